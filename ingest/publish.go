@@ -1,0 +1,139 @@
+package ingest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// Names of the JetStream resources ingest publishes to and keeps state in.
+const (
+	// StreamName is the stream of entity events (upserts and tombstones).
+	StreamName = "ENTITIES"
+	// StateBucket is the key-value bucket holding resync state, import
+	// status and the resync lease.
+	StateBucket = "LOREKEEPER_STATE"
+	// OrcBrewBucket is the object-store bucket watched for .orcbrew files.
+	OrcBrewBucket = "ORCBREW"
+	// DuplicateWindow is how long JetStream remembers a Nats-Msg-Id: long
+	// enough to absorb a retried publish or an ingest restarted mid-run, short
+	// enough that content edited A -> B -> A is not dropped as a duplicate of
+	// the first A. Unchanged content outside it is caught by the resync state.
+	DuplicateWindow = 10 * time.Minute
+)
+
+// StreamConfig is the ENTITIES stream: file storage, every entity subject.
+// replicas is 1 on a single server, 3 on a cluster.
+func StreamConfig(replicas int) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        StreamName,
+		Description: "LoreKeeper entity upserts and tombstones",
+		Subjects:    []string{lkv1.SubjectPrefix + ".>"},
+		Storage:     jetstream.FileStorage,
+		// Every event is kept: a new query node replays the stream from the
+		// start to build its own replica.
+		Retention:  jetstream.LimitsPolicy,
+		Duplicates: DuplicateWindow,
+		Replicas:   max(replicas, 1),
+		MaxMsgSize: 8 << 20,
+	}
+}
+
+// EnsureResources creates or updates the stream, the state bucket and the
+// OrcBrew bucket. It is idempotent, so every process may call it at start.
+func EnsureResources(ctx context.Context, js jetstream.JetStream, replicas int) error {
+	if _, err := js.CreateOrUpdateStream(ctx, StreamConfig(replicas)); err != nil {
+		return fmt.Errorf("ensure stream %s: %w", StreamName, err)
+	}
+	if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:       StateBucket,
+		Description:  "LoreKeeper resync state, import status and leases",
+		Storage:      jetstream.FileStorage,
+		Replicas:     max(replicas, 1),
+		MaxValueSize: 8 << 20,
+	}); err != nil {
+		return fmt.Errorf("ensure key-value bucket %s: %w", StateBucket, err)
+	}
+	if _, err := js.CreateOrUpdateObjectStore(ctx, jetstream.ObjectStoreConfig{
+		Bucket:      OrcBrewBucket,
+		Description: "OrcBrew homebrew files to import",
+		Storage:     jetstream.FileStorage,
+		Replicas:    max(replicas, 1),
+	}); err != nil {
+		return fmt.Errorf("ensure object store %s: %w", OrcBrewBucket, err)
+	}
+	return nil
+}
+
+// Header names set on every entity event.
+const (
+	HeaderKey  = "Lorekeeper-Key"
+	HeaderHash = "Lorekeeper-Hash"
+	HeaderOp   = "Lorekeeper-Op" // "upsert" or "tombstone"
+)
+
+// ErrInvalidEntity is returned for an entity that cannot be published.
+var ErrInvalidEntity = errors.New("invalid entity")
+
+// UpsertMsg builds the stream message for an upsert of e. Its Nats-Msg-Id is
+// derived from the key and the content hash, so JetStream drops a republish
+// of unchanged content.
+func UpsertMsg(e *lkv1.Entity, now time.Time) (*nats.Msg, error) {
+	if e.GetKey() == "" || e.GetKind() == lkv1.Kind_KIND_UNSPECIFIED || e.GetDocument().GetSource() == lkv1.Source_SOURCE_UNSPECIFIED {
+		return nil, fmt.Errorf("%w: %q needs a key, a kind and a source", ErrInvalidEntity, e.GetKey())
+	}
+	if e.GetContentHash() == "" {
+		return nil, fmt.Errorf("%w: %q has no content hash", ErrInvalidEntity, e.GetKey())
+	}
+	data, err := proto.Marshal(&lkv1.EntityEvent{
+		Event:       &lkv1.EntityEvent_Upsert{Upsert: e},
+		PublishedAt: timestamppb.New(now),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("marshal upsert %q: %w", e.GetKey(), err)
+	}
+	m := nats.NewMsg(lkv1.Subject(e.GetDocument().GetSource(), e.GetKind()))
+	m.Data = data
+	m.Header.Set(jetstream.MsgIDHeader, msgID(e.GetKey(), e.GetContentHash()))
+	m.Header.Set(HeaderKey, e.GetKey())
+	m.Header.Set(HeaderHash, e.GetContentHash())
+	m.Header.Set(HeaderOp, "upsert")
+	return m, nil
+}
+
+// TombstoneMsg builds the stream message saying the entity t.Key is gone.
+func TombstoneMsg(t *lkv1.Tombstone, now time.Time) (*nats.Msg, error) {
+	if t.GetKey() == "" || t.GetKind() == lkv1.Kind_KIND_UNSPECIFIED || t.GetSource() == lkv1.Source_SOURCE_UNSPECIFIED {
+		return nil, fmt.Errorf("%w: tombstone %q needs a key, a kind and a source", ErrInvalidEntity, t.GetKey())
+	}
+	data, err := proto.Marshal(&lkv1.EntityEvent{
+		Event:       &lkv1.EntityEvent_Tombstone{Tombstone: t},
+		PublishedAt: timestamppb.New(now),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("marshal tombstone %q: %w", t.GetKey(), err)
+	}
+	m := nats.NewMsg(lkv1.Subject(t.GetSource(), t.GetKind()))
+	m.Data = data
+	// A tombstone's ID includes the time: deleting, re-adding and deleting
+	// again inside the duplicate window must publish the second tombstone.
+	m.Header.Set(jetstream.MsgIDHeader, msgID(t.GetKey(), fmt.Sprintf("tombstone-%d", now.UnixNano())))
+	m.Header.Set(HeaderKey, t.GetKey())
+	m.Header.Set(HeaderOp, "tombstone")
+	return m, nil
+}
+
+func msgID(key, hash string) string {
+	sum := sha256.Sum256([]byte(key + "\x00" + hash))
+	return hex.EncodeToString(sum[:16])
+}
