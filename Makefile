@@ -53,7 +53,7 @@ tools: ## Debian packages the build needs (protoc).
 	@go mod download -x 2>/dev/null || true
 
 model: ## Fetch the ONNX Runtime library and the default model, verified.
-	@echo "model: not yet wired"
+	@scripts/model.sh "$(LOREKEEPER_MODEL_DIR)"
 
 clean: ## Remove build output (not ./data, not the models).
 	rm -rf bin

@@ -1,0 +1,327 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+const defaultGRPCAddr = "127.0.0.1:7411"
+
+// clientFlags are the flags of every command that asks a query node.
+type clientFlags struct {
+	addr    string
+	timeout time.Duration
+	json    bool
+}
+
+func (c *clientFlags) register(fs *flagSet) {
+	fs.String(&c.addr, "grpc-addr", defaultGRPCAddr, "query service address (host:port)")
+	fs.Duration(&c.timeout, "timeout", 10*time.Second, "how long to wait for an answer")
+	fs.Bool(&c.json, "json", false, "print JSON instead of text")
+}
+
+func (c *clientFlags) dial() (lkv1.QueryServiceClient, func(), error) {
+	conn, err := grpc.NewClient(c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to the query service at %s: %w", c.addr, err)
+	}
+	return lkv1.NewQueryServiceClient(conn), func() { conn.Close() }, nil
+}
+
+// unreachable turns a connection failure into advice.
+func (c *clientFlags) unreachable(err error) error {
+	return fmt.Errorf("%w\n(is LoreKeeper running? start it with `make run` or `lorekeeper up`, or point --grpc-addr at a node)", err)
+}
+
+var jsonOut = protojson.MarshalOptions{Multiline: true, Indent: "  ", EmitUnpopulated: false}
+
+func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("search", `Usage: lorekeeper search [flags] QUERY
+
+Searches every kind of content (spells, creatures, items, rules, ...) by
+meaning, keywords and typo-tolerant names, and prints the best results per kind.`, stderr)
+	var cf clientFlags
+	cf.register(fs)
+	var limit int
+	var kinds, docs string
+	var keyword bool
+	fs.Int(&limit, "limit", 5, "results per kind")
+	fs.String(&kinds, "kinds", "", "comma-separated kinds to search, e.g. spell,creature (default all)")
+	fs.String(&docs, "documents", "", "comma-separated document keys, e.g. srd-2014 (default all)")
+	fs.Bool(&keyword, "keyword", false, "keyword and name matching only, no semantic ranking")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	query := strings.Join(fs.Args(), " ")
+	if query == "" {
+		fs.Usage()
+		return errUsage
+	}
+	req := &lkv1.SearchRequest{Query: query, Limit: uint32(max(limit, 0))}
+	for _, k := range splitList(kinds) {
+		kind, ok := lkv1.KindFromSlug(k)
+		if !ok {
+			return fmt.Errorf("--kinds: unknown kind %q", k)
+		}
+		req.Kinds = append(req.Kinds, kind)
+	}
+	if docs != "" {
+		req.Documents = &lkv1.DocumentFilter{Documents: splitList(docs)}
+	}
+	if keyword {
+		f := false
+		req.Semantic = &f
+	}
+	client, closeConn, err := cf.dial()
+	if err != nil {
+		return err
+	}
+	defer closeConn()
+	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	defer cancel()
+	resp, err := client.Search(ctx, req)
+	if err != nil {
+		return cf.unreachable(err)
+	}
+	if cf.json {
+		b, _ := jsonOut.Marshal(resp)
+		fmt.Fprintln(stdout, string(b))
+		return nil
+	}
+	for _, w := range resp.GetWarnings() {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	if r := resp.GetFallbackReason(); r != "" {
+		fmt.Fprintln(stderr, "note: keyword ranking only:", r)
+	}
+	if len(resp.GetGroups()) == 0 {
+		fmt.Fprintln(stdout, "No results.")
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	for _, g := range resp.GetGroups() {
+		fmt.Fprintf(tw, "%s\n", strings.ToUpper(g.GetKind().Slug()))
+		for _, r := range g.GetResults() {
+			e := r.GetEntity()
+			score := ""
+			if r.SimilarityScore != nil {
+				score = fmt.Sprintf("%.3f", r.GetSimilarityScore())
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", e.GetName(), e.GetDocument().GetKey(), score, e.GetKey())
+		}
+	}
+	return tw.Flush()
+}
+
+func runGet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("get", `Usage: lorekeeper get [flags] KEY|URI
+
+Prints one entity, by key (open5e_v2:srd-2014:spell:fireball) or by URI
+(lorekeeper://entity/...). Keys are shown by search.`, stderr)
+	var cf clientFlags
+	cf.register(fs)
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errUsage
+	}
+	client, closeConn, err := cf.dial()
+	if err != nil {
+		return err
+	}
+	defer closeConn()
+	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	defer cancel()
+	resp, err := client.GetEntity(ctx, &lkv1.GetEntityRequest{Key: fs.Arg(0)})
+	if err != nil {
+		return cf.unreachable(err)
+	}
+	e := resp.GetEntity()
+	if cf.json {
+		b, _ := jsonOut.Marshal(e)
+		fmt.Fprintln(stdout, string(b))
+		return nil
+	}
+	fmt.Fprintf(stdout, "# %s\n%s from %s (%s)\n%s\n\n%s\n", e.GetName(), e.GetKind().Slug(),
+		e.GetDocument().GetName(), e.GetDocument().GetKey(), resp.GetUri(), e.GetDescription())
+	if h := e.GetHigherLevel(); h != "" {
+		fmt.Fprintf(stdout, "\nAt higher levels. %s\n", h)
+	}
+	for _, b := range e.GetBlocks() {
+		fmt.Fprintf(stdout, "\n**%s.** %s\n", b.GetName(), b.GetText())
+	}
+	return nil
+}
+
+func runDocs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("docs", `Usage: lorekeeper docs [flags]
+
+Lists the source documents LoreKeeper holds, largest first.`, stderr)
+	var cf clientFlags
+	cf.register(fs)
+	var source string
+	fs.String(&source, "source", "", "only this source: open5e_v1, open5e_v2 or orcbrew")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	req := &lkv1.ListDocumentsRequest{}
+	if source != "" {
+		s, ok := lkv1.SourceFromSlug(source)
+		if !ok {
+			return fmt.Errorf("--source: %q is not one of open5e_v1, open5e_v2, orcbrew", source)
+		}
+		req.Sources = []lkv1.Source{s}
+	}
+	client, closeConn, err := cf.dial()
+	if err != nil {
+		return err
+	}
+	defer closeConn()
+	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	defer cancel()
+	resp, err := client.ListDocuments(ctx, req)
+	if err != nil {
+		return cf.unreachable(err)
+	}
+	if cf.json {
+		b, _ := jsonOut.Marshal(resp)
+		fmt.Fprintln(stdout, string(b))
+		return nil
+	}
+	if len(resp.GetDocuments()) == 0 {
+		fmt.Fprintln(stdout, "No documents yet: the first sync may still be running (see lorekeeper status).")
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tNAME\tSOURCE\tSYSTEM\tENTITIES\tLICENSE")
+	for _, d := range resp.GetDocuments() {
+		doc := d.GetDocument()
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", doc.GetKey(), doc.GetName(), doc.GetSource().Slug(),
+			doc.GetGameSystem(), d.GetEntityCount(), strings.Join(doc.GetLicenses(), ", "))
+	}
+	return tw.Flush()
+}
+
+// statusReport is what `lorekeeper status --json` prints.
+type statusReport struct {
+	Node    json.RawMessage   `json:"node,omitempty"`
+	Syncs   []json.RawMessage `json:"syncs,omitempty"`
+	Imports []json.RawMessage `json:"imports,omitempty"`
+}
+
+func runStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("status", `Usage: lorekeeper status [flags]
+
+Shows what the query node holds (entities, vectors, model, lag) and, from
+NATS, the state of each Open5e endpoint's sync and each OrcBrew import.`, stderr)
+	var cf clientFlags
+	cf.register(fs)
+	var nf natsFlags
+	nf.register(fs)
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	client, closeConn, err := cf.dial()
+	if err != nil {
+		return err
+	}
+	defer closeConn()
+	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	defer cancel()
+	var report statusReport
+	node, nodeErr := client.Status(ctx, &lkv1.StatusRequest{})
+	syncs, imports, stateErr := readState(ctx, &nf)
+	if cf.json {
+		if nodeErr == nil {
+			report.Node, _ = protojson.Marshal(node)
+		}
+		for _, s := range syncs {
+			s.Entities = nil // thousands of hashes; not for people
+			b, _ := protojson.Marshal(s)
+			report.Syncs = append(report.Syncs, b)
+		}
+		for _, s := range imports {
+			s.EntityKeys = nil
+			b, _ := protojson.Marshal(s)
+			report.Imports = append(report.Imports, b)
+		}
+		b, _ := json.MarshalIndent(report, "", "  ")
+		fmt.Fprintln(stdout, string(b))
+	} else {
+		printStatus(stdout, node, nodeErr, syncs, imports, stateErr)
+	}
+	if nodeErr != nil {
+		return cf.unreachable(nodeErr)
+	}
+	return nil
+}
+
+func printStatus(w io.Writer, node *lkv1.StatusResponse, nodeErr error, syncs []*lkv1.EndpointState, imports []*lkv1.ImportState, stateErr error) {
+	if nodeErr != nil {
+		fmt.Fprintf(w, "Query node: unreachable: %v\n", nodeErr)
+	} else {
+		fmt.Fprintf(w, "Query node (%s)\n  entities %d, vectors %d, pending %d\n  model %s (%d dimensions), vector index %s, semantic search %s\n",
+			node.GetVersion(), node.GetEntities(), node.GetVectors(), node.GetPending(),
+			node.GetEmbeddingModel(), node.GetEmbeddingDimensions(), node.GetVectorBackend(),
+			map[bool]string{true: "available", false: "unavailable"}[node.GetSemanticAvailable()])
+		kinds := make([]string, 0, len(node.GetCounts()))
+		for k := range node.GetCounts() {
+			kinds = append(kinds, k)
+		}
+		sort.Strings(kinds)
+		for _, k := range kinds {
+			fmt.Fprintf(w, "    %-16s %d\n", k, node.GetCounts()[k])
+		}
+	}
+	if stateErr != nil {
+		fmt.Fprintf(w, "Sync and import state: unavailable: %v\n", stateErr)
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if len(syncs) > 0 {
+		fmt.Fprintln(tw, "\nOpen5e endpoint\tlast success\tentities\tlast error")
+		for _, s := range syncs {
+			last := "never"
+			if s.GetLastSuccess() != nil {
+				last = s.GetLastSuccess().AsTime().Local().Format(time.DateTime)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.GetEndpoint(), last, len(s.GetEntities()), s.GetLastError())
+		}
+	}
+	if len(imports) > 0 {
+		fmt.Fprintln(tw, "\nOrcBrew object\tstatus\tentities\tbooks\terror")
+		for _, s := range imports {
+			var n uint64
+			for _, c := range s.GetCounts() {
+				n += c
+			}
+			status := strings.ToLower(strings.TrimPrefix(s.GetStatus().String(), "STATUS_"))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.GetObject(), status, n, strings.Join(s.GetBooks(), ", "), s.GetError())
+		}
+	}
+	tw.Flush()
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

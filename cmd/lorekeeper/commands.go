@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"lorekeeper.dev/embedder/modelfile"
+	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/open5e"
+	"lorekeeper.dev/ingest/orcbrew"
+	"lorekeeper.dev/mcpserver"
+)
+
+func runNode(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := newFlagSet("node", `Usage: lorekeeper node [flags]
+
+Runs a query node: a durable consumer of the ENTITIES stream that embeds and
+stores every entity in its own Badger directory, and the gRPC query service
+over it. Run one per replica, each with its own --data-dir and --consumer.`, stderr)
+	var nf natsFlags
+	var node nodeFlags
+	var lf logFlags
+	var dataDir, metricsAddr string
+	nf.register(fs)
+	node.register(fs)
+	lf.register(fs)
+	fs.String(&dataDir, "data-dir", "./data", "where Badger keeps this node's files")
+	fs.String(&metricsAddr, "metrics-addr", "127.0.0.1:7410", "address of /metrics, /healthz and /readyz")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	log, err := lf.logger(stderr)
+	if err != nil {
+		return err
+	}
+	nc, js, err := nf.connect("node", log)
+	if err != nil {
+		return err
+	}
+	defer drain(nc)
+	if err := ingest.EnsureResources(ctx, js, nf.replicas); err != nil {
+		return err
+	}
+	reg, ready := newRegistry(), &readiness{}
+	ops, err := startOps(metricsAddr, reg, ready, log)
+	if err != nil {
+		return err
+	}
+	defer ops.close(context.Background())
+	n, err := startNode(ctx, js, dataDir+"/badger", &node, reg, ready, log)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	log.Info("shutting down")
+	return n.close(context.Background())
+}
+
+func runIngest(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := newFlagSet("ingest", `Usage: lorekeeper ingest [flags]
+
+Runs ingestion against a NATS server: the scheduled Open5e resync and the
+OrcBrew bucket watcher. Several may run; a lease in the state bucket keeps
+two resyncs from running at once.`, stderr)
+	var nf natsFlags
+	var ing ingestFlags
+	var lf logFlags
+	var metricsAddr string
+	nf.register(fs)
+	ing.register(fs)
+	lf.register(fs)
+	fs.String(&metricsAddr, "metrics-addr", "127.0.0.1:7413", "address of /metrics, /healthz and /readyz")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	log, err := lf.logger(stderr)
+	if err != nil {
+		return err
+	}
+	nc, js, err := nf.connect("ingest", log)
+	if err != nil {
+		return err
+	}
+	defer drain(nc)
+	if err := ingest.EnsureResources(ctx, js, nf.replicas); err != nil {
+		return err
+	}
+	reg, ready := newRegistry(), &readiness{}
+	ops, err := startOps(metricsAddr, reg, ready, log)
+	if err != nil {
+		return err
+	}
+	defer ops.close(context.Background())
+	ri, err := startIngest(ctx, js, &ing, reg, log)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return ri.close(context.Background())
+}
+
+func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("mcp", `Usage: lorekeeper mcp [flags]
+
+Serves the MCP tools to an AI assistant. By default it speaks MCP on stdin and
+stdout (what desktop clients start); --http serves streamable HTTP instead.
+Either way it answers from the query service at --grpc-addr (started by
+make run / lorekeeper up, or lorekeeper node).`, stderr)
+	var cf clientFlags
+	var mf mcpHTTPFlags
+	var lf logFlags
+	var httpMode bool
+	var metricsAddr string
+	cf.register(fs)
+	mf.register(fs)
+	lf.register(fs)
+	fs.Bool(&httpMode, "http", false, "serve streamable HTTP on --mcp-addr instead of stdio")
+	fs.String(&metricsAddr, "metrics-addr", "", "address of /metrics and health (HTTP mode; empty: none)")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	// stdout belongs to the protocol in stdio mode: logs go to stderr.
+	log, err := lf.logger(stderr)
+	if err != nil {
+		return err
+	}
+	reg, ready := newRegistry(), &readiness{}
+	if httpMode {
+		if metricsAddr != "" {
+			ops, err := startOps(metricsAddr, reg, ready, log)
+			if err != nil {
+				return err
+			}
+			defer ops.close(context.Background())
+		}
+		m, err := startMCPHTTP(ctx, cf.addr, &mf, reg, log)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "MCP (streamable HTTP): %s\n", m.url)
+		<-ctx.Done()
+		return m.close(context.Background())
+	}
+	conn, client, err := dialQuery(cf.addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	srv := mcpserver.New(client, &mcpserver.Options{Logger: log, Metrics: mcpserver.NewMetrics(reg), Version: version})
+	return srv.RunIO(ctx, stdin, stdout)
+}
+
+func runSync(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("sync", `Usage: lorekeeper sync [flags]
+
+Resyncs Open5e now: fetches every endpoint, publishes what is new or changed
+and tombstones what is gone, then prints a line per endpoint. Waits if
+another resync holds the lease.`, stderr)
+	var nf natsFlags
+	var ing ingestFlags
+	var lf logFlags
+	nf.register(fs)
+	ing.register(fs)
+	lf.register(fs)
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	log, err := lf.logger(stderr)
+	if err != nil {
+		return err
+	}
+	nc, js, err := nf.connect("sync", log)
+	if err != nil {
+		return err
+	}
+	defer drain(nc)
+	if err := ingest.EnsureResources(ctx, js, nf.replicas); err != nil {
+		return err
+	}
+	base, stopSnapshot, err := open5eBase(ing.open5eURL)
+	if err != nil {
+		return err
+	}
+	defer stopSnapshot()
+	bar := newProgressBar(stderr)
+	f := open5e.NewFetcher(js, base, &open5e.Options{Logger: log, Progress: func(p open5e.Progress) {
+		bar.set(p.Endpoint, p.Done, p.Total)
+	}})
+	sum, err := f.Sync(ctx)
+	bar.finish()
+	for _, line := range sum.Lines() {
+		fmt.Fprintln(stdout, line)
+	}
+	return err
+}
+
+func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("import", `Usage: lorekeeper import [flags] FILE|DIR ...
+
+Puts OrcBrew files (.orcbrew) into the watched bucket; the ingest role
+imports them and lorekeeper status shows how each went. A directory puts
+every .orcbrew file in it.`, stderr)
+	var nf natsFlags
+	nf.register(fs)
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return errUsage
+	}
+	nc, js, err := nf.connect("import", slog.New(slog.NewTextHandler(stderr, nil)))
+	if err != nil {
+		return err
+	}
+	defer drain(nc)
+	if err := ingest.EnsureResources(ctx, js, nf.replicas); err != nil {
+		return err
+	}
+	for _, path := range fs.Args() {
+		st, err := os.Stat(path)
+		if err != nil {
+			return err
+		}
+		var names []string
+		if st.IsDir() {
+			names, err = orcbrew.PutDir(ctx, js, path)
+		} else {
+			var name string
+			name, err = orcbrew.PutFile(ctx, js, path)
+			names = []string{name}
+		}
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			fmt.Fprintf(stdout, "queued %s\n", n)
+		}
+	}
+	fmt.Fprintln(stdout, "Run `lorekeeper status` to see how the import went.")
+	return nil
+}
+
+func runModel(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("model", `Usage: lorekeeper model pull NAME
+
+Downloads an embedding model into --model-dir and verifies its checksum.
+Models: minilm-l6-v2 (all-MiniLM-L6-v2, needs Hugging Face to be reachable).
+The default model, use-lite, comes with make model.`, stderr)
+	var dir string
+	fs.String(&dir, "model-dir", defaultModelDir(), "where models are kept")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 || fs.Arg(0) != "pull" {
+		fs.Usage()
+		return errUsage
+	}
+	if err := modelfile.Pull(ctx, fs.Arg(1), dir, nil); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s is ready in %s; start with --model %s\n", fs.Arg(1), dir, fs.Arg(1))
+	return nil
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// flagSet wraps flag.FlagSet so that every flag has a LOREKEEPER_* environment
+// variable: the variable sets the default, the flag overrides it, and the
+// help text names both.
+type flagSet struct {
+	*flag.FlagSet
+	usage string
+	// envErr is the first environment variable that did not parse.
+	envErr error
+}
+
+func newFlagSet(name, usage string, stderr io.Writer) *flagSet {
+	fs := &flagSet{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), usage: usage}
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "%s\n\nFlags (each also set by the environment variable shown):\n", strings.TrimSpace(fs.usage))
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// envName is the environment variable for a flag: --grpc-addr is
+// LOREKEEPER_GRPC_ADDR.
+func envName(flagName string) string {
+	return "LOREKEEPER_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+func (fs *flagSet) env(name string) (string, bool) {
+	return os.LookupEnv(envName(name))
+}
+
+func (fs *flagSet) help(name, usage string) string {
+	return usage + " [$" + envName(name) + "]"
+}
+
+func (fs *flagSet) String(p *string, name, def, usage string) {
+	if v, ok := fs.env(name); ok {
+		def = v
+	}
+	fs.StringVar(p, name, def, fs.help(name, usage))
+}
+
+func (fs *flagSet) Bool(p *bool, name string, def bool, usage string) {
+	if v, ok := fs.env(name); ok {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			fs.setEnvErr(name, v, err)
+		} else {
+			def = b
+		}
+	}
+	fs.BoolVar(p, name, def, fs.help(name, usage))
+}
+
+func (fs *flagSet) Int(p *int, name string, def int, usage string) {
+	if v, ok := fs.env(name); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			fs.setEnvErr(name, v, err)
+		} else {
+			def = n
+		}
+	}
+	fs.IntVar(p, name, def, fs.help(name, usage))
+}
+
+func (fs *flagSet) Duration(p *time.Duration, name string, def time.Duration, usage string) {
+	if v, ok := fs.env(name); ok {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			fs.setEnvErr(name, v, err)
+		} else {
+			def = d
+		}
+	}
+	fs.DurationVar(p, name, def, fs.help(name, usage))
+}
+
+func (fs *flagSet) setEnvErr(name, v string, err error) {
+	if fs.envErr == nil {
+		fs.envErr = fmt.Errorf("%s=%q: %w", envName(name), v, err)
+	}
+}
+
+// parse parses args and reports a bad environment variable as a usage error.
+func (fs *flagSet) parse(args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	return fs.envErr
+}

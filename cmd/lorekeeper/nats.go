@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+
+	"lorekeeper.dev/ingest"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+const defaultNATSURL = "nats://127.0.0.1:4222"
+
+// natsFlags are the flags of every command that talks to NATS.
+type natsFlags struct {
+	url      string
+	creds    string
+	replicas int
+}
+
+func (n *natsFlags) register(fs *flagSet) {
+	fs.String(&n.url, "nats-url", defaultNATSURL, "NATS server URL(s), comma-separated")
+	fs.String(&n.creds, "nats-creds", "", "NATS credentials file (user JWT and nkey seed)")
+	fs.Int(&n.replicas, "nats-replicas", 1, "JetStream replicas for the stream and buckets (3 on a cluster)")
+}
+
+// connect dials NATS; the caller drains the connection.
+func (n *natsFlags) connect(name string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, error) {
+	opts := []nats.Option{
+		nats.Name("lorekeeper " + name),
+		nats.MaxReconnects(-1),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("disconnected from NATS", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("reconnected to NATS", "url", c.ConnectedUrl()) }),
+	}
+	if n.creds != "" {
+		opts = append(opts, nats.UserCredentials(n.creds))
+	}
+	nc, err := nats.Connect(n.url, opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to NATS at %s: %w (is `lorekeeper up` or a NATS server running? set --nats-url)", n.url, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("jetstream: %w", err)
+	}
+	return nc, js, nil
+}
+
+// embeddedNATS starts a NATS server with JetStream storing under dir,
+// listening on listen ("host:port"; port 0 picks a free one). Other
+// processes (lorekeeper import, sync, status) reach it there.
+func embeddedNATS(dir, listen string, log *slog.Logger) (*natsserver.Server, error) {
+	host, portStr, err := net.SplitHostPort(listen)
+	if err != nil {
+		return nil, fmt.Errorf("--nats-listen %q: %w", listen, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return nil, fmt.Errorf("--nats-listen %q: bad port", listen)
+	}
+	if port == 0 {
+		port = natsserver.RANDOM_PORT
+	}
+	ns, err := natsserver.NewServer(&natsserver.Options{
+		ServerName: "lorekeeper",
+		Host:       host,
+		Port:       port,
+		JetStream:  true,
+		StoreDir:   filepath.Join(dir, "nats"),
+		NoSigs:     true,
+		NoLog:      true,
+		MaxPayload: 8 << 20,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("embedded NATS: %w", err)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(30 * time.Second) {
+		ns.Shutdown()
+		return nil, fmt.Errorf("embedded NATS did not start listening on %s (is the port taken? set --nats-listen)", listen)
+	}
+	log.Info("embedded NATS ready", "url", ns.ClientURL(), "store", filepath.Join(dir, "nats"))
+	return ns, nil
+}
+
+// readState reads ingest's sync and import state from the KV bucket.
+func readState(ctx context.Context, nf *natsFlags) ([]*lkv1.EndpointState, []*lkv1.ImportState, error) {
+	nc, js, err := nf.connect("status", slog.New(slog.DiscardHandler))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer nc.Close()
+	kv, err := js.KeyValue(ctx, ingest.StateBucket)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open state bucket: %w", err)
+	}
+	keys, err := kv.Keys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("list state: %w", err)
+	}
+	sort.Strings(keys)
+	var syncs []*lkv1.EndpointState
+	var imports []*lkv1.ImportState
+	for _, k := range keys {
+		var msg proto.Message
+		switch {
+		case strings.HasPrefix(k, "sync."):
+			s := &lkv1.EndpointState{}
+			syncs, msg = append(syncs, s), s
+		case strings.HasPrefix(k, "import."):
+			s := &lkv1.ImportState{}
+			imports, msg = append(imports, s), s
+		default:
+			continue
+		}
+		e, err := kv.Get(ctx, k)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read state %s: %w", k, err)
+		}
+		if err := proto.Unmarshal(e.Value(), msg); err != nil {
+			return nil, nil, fmt.Errorf("decode state %s: %w", k, err)
+		}
+	}
+	return syncs, imports, nil
+}

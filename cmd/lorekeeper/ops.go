@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// newRegistry is the one registry a process exports; every role registers
+// its metrics on it.
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return reg
+}
+
+// readiness collects named checks; /readyz passes only when all pass.
+type readiness struct {
+	mu     sync.Mutex
+	checks map[string]func(context.Context) error
+}
+
+func (r *readiness) add(name string, check func(context.Context) error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.checks == nil {
+		r.checks = map[string]func(context.Context) error{}
+	}
+	r.checks[name] = check
+}
+
+func (r *readiness) run(ctx context.Context) map[string]string {
+	r.mu.Lock()
+	checks := make(map[string]func(context.Context) error, len(r.checks))
+	for k, v := range r.checks {
+		checks[k] = v
+	}
+	r.mu.Unlock()
+	out := make(map[string]string, len(checks))
+	for name, check := range checks {
+		if err := check(ctx); err != nil {
+			out[name] = err.Error()
+		} else {
+			out[name] = "ok"
+		}
+	}
+	return out
+}
+
+// opsServer serves /metrics, /healthz (the process is up) and /readyz
+// (every readiness check passes) on addr.
+type opsServer struct {
+	srv *http.Server
+	ln  net.Listener
+}
+
+func startOps(addr string, reg *prometheus.Registry, ready *readiness, log *slog.Logger) (*opsServer, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics listener on %s: %w (set --metrics-addr)", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		results := ready.run(ctx)
+		status := http.StatusOK
+		for _, v := range results {
+			if v != "ok" {
+				status = http.StatusServiceUnavailable
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		json.NewEncoder(w).Encode(results)
+	})
+	s := &opsServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln}
+	go func() {
+		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics server stopped", "err", err)
+		}
+	}()
+	return s, nil
+}
+
+func (s *opsServer) addr() string { return s.ln.Addr().String() }
+
+func (s *opsServer) close(ctx context.Context) error { return s.srv.Shutdown(ctx) }

@@ -1,0 +1,338 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/natsconsume"
+	"lorekeeper.dev/embedder/onnx"
+	"lorekeeper.dev/embedder/vectorindex"
+	"lorekeeper.dev/embedder/vectorindex/embeddedindex"
+	"lorekeeper.dev/embedder/vectorindex/qdrantindex"
+	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/open5e"
+	"lorekeeper.dev/ingest/open5esnapshot"
+	"lorekeeper.dev/ingest/orcbrew"
+	"lorekeeper.dev/mcpserver"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+	"lorekeeper.dev/query"
+)
+
+// --- node: embedder + storage + query service -------------------------------
+
+type nodeFlags struct {
+	grpcAddr      string
+	modelDir      string
+	model         string
+	vectorBackend string
+	qdrantAddr    string
+	qdrantKeyFile string
+	qdrantTLS     bool
+	durable       string
+	semanticWait  time.Duration
+}
+
+func (n *nodeFlags) register(fs *flagSet) {
+	fs.String(&n.grpcAddr, "grpc-addr", defaultGRPCAddr, "the query service's gRPC address")
+	fs.String(&n.modelDir, "model-dir", defaultModelDir(), "where `make model` put the ONNX Runtime library and the models")
+	fs.String(&n.model, "model", "use-lite", "embedding model: use-lite or minilm-l6-v2")
+	fs.String(&n.vectorBackend, "vector-index", "embedded", "vector index backend: embedded or qdrant")
+	fs.String(&n.qdrantAddr, "qdrant-addr", "127.0.0.1:6334", "Qdrant's gRPC address, for --vector-index qdrant")
+	fs.String(&n.qdrantKeyFile, "qdrant-api-key-file", "", "file holding Qdrant's API key")
+	fs.Bool(&n.qdrantTLS, "qdrant-tls", false, "connect to Qdrant over TLS")
+	fs.String(&n.durable, "consumer", "embedder", "the durable consumer's name: one per node, since each keeps its own replica")
+	fs.Duration(&n.semanticWait, "semantic-timeout", 2*time.Second, "how long semantic ranking may take before a query falls back to keywords")
+}
+
+// defaultModelDir is ./.models beside the binary's checkout when run from
+// the repository (what make does), else LOREKEEPER_MODEL_DIR.
+func defaultModelDir() string {
+	if d := os.Getenv("LOREKEEPER_MODEL_DIR"); d != "" {
+		return d
+	}
+	return ".models"
+}
+
+func (n *nodeFlags) qdrantConfig() (*qdrant.Config, error) {
+	host, portStr, err := net.SplitHostPort(n.qdrantAddr)
+	if err != nil {
+		return nil, fmt.Errorf("--qdrant-addr %q: %w", n.qdrantAddr, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return nil, fmt.Errorf("--qdrant-addr %q: bad port", n.qdrantAddr)
+	}
+	c := &qdrant.Config{Host: host, Port: port, UseTLS: n.qdrantTLS}
+	if n.qdrantKeyFile != "" {
+		b, err := os.ReadFile(n.qdrantKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--qdrant-api-key-file: %w", err)
+		}
+		c.APIKey = string(trimSpace(b))
+	}
+	return c, nil
+}
+
+// runningNode is a started node role.
+type runningNode struct {
+	grpcAddr string
+	close    func(context.Context) error
+}
+
+func startNode(ctx context.Context, js jetstream.JetStream, badgerDir string, cfg *nodeFlags, reg prometheus.Registerer, ready *readiness, log *slog.Logger) (_ *runningNode, err error) {
+	var closers []func(context.Context) error
+	closeAll := func(ctx context.Context) error {
+		var errs []error
+		for i := len(closers) - 1; i >= 0; i-- {
+			errs = append(errs, closers[i](ctx))
+		}
+		return errors.Join(errs...)
+	}
+	defer func() {
+		if err != nil {
+			closeAll(context.Background())
+		}
+	}()
+
+	model, err := onnx.Open(cfg.modelDir, &onnx.Options{Model: cfg.model})
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, func(context.Context) error { return model.Close() })
+	info := model.Info()
+	log.Info("embedding model loaded", "model", info.Name, "dimensions", info.Dimensions, "dir", cfg.modelDir)
+
+	idxOpts := &vectorindex.Options{
+		Dimensions: info.Dimensions,
+		Model:      info.Name,
+		Fields:     badgerstore.PayloadFields(),
+		Metrics:    vectorindex.NewMetrics(reg),
+		Logger:     log,
+	}
+	var idx *vectorindex.Index
+	switch cfg.vectorBackend {
+	case "embedded":
+		idx, err = embeddedindex.Open(idxOpts)
+	case "qdrant":
+		qc, cerr := cfg.qdrantConfig()
+		if cerr != nil {
+			return nil, cerr
+		}
+		client, cerr := qdrant.NewClient(qc)
+		if cerr != nil {
+			return nil, fmt.Errorf("qdrant at %s: %w", cfg.qdrantAddr, cerr)
+		}
+		closers = append(closers, func(context.Context) error { return client.Close() })
+		idx, err = qdrantindex.Open(ctx, client, idxOpts)
+	default:
+		return nil, fmt.Errorf("--vector-index %q: want embedded or qdrant", cfg.vectorBackend)
+	}
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, func(context.Context) error { return idx.Close() })
+
+	store, err := badgerstore.Open(badgerDir, idx, &badgerstore.Options{Logger: log, Model: info.Name})
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, func(context.Context) error { return store.Close() })
+
+	cons := natsconsume.New(js, store, model, &natsconsume.Options{
+		Durable: cfg.durable, Logger: log, Metrics: natsconsume.NewMetrics(reg),
+	})
+	jc, err := cons.Ensure(ctx, ingest.StreamName, 1)
+	if err != nil {
+		return nil, err
+	}
+	consCtx, stopConsumer := context.WithCancel(ctx)
+	consDone := make(chan error, 1)
+	go func() { consDone <- cons.Run(consCtx, jc) }()
+	// Stop the consumer before the store closes: Run returns only after
+	// its batch in flight is stored and acknowledged.
+	closers = append(closers, func(context.Context) error { stopConsumer(); return <-consDone })
+
+	svc := query.NewService(store, model, &query.Options{SemanticTimeout: cfg.semanticWait, Logger: log})
+	srv := query.NewServer(svc, &query.ServerOptions{Logger: log, Metrics: query.NewMetrics(reg)})
+	ln, err := net.Listen("tcp", cfg.grpcAddr)
+	if err != nil {
+		return nil, fmt.Errorf("gRPC listener on %s: %w (set --grpc-addr)", cfg.grpcAddr, err)
+	}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+			log.Error("gRPC server stopped", "err", err)
+		}
+	}()
+	closers = append(closers, func(ctx context.Context) error { return query.Shutdown(ctx, srv) })
+	ready.add("storage", func(ctx context.Context) error { return store.Ready(ctx) })
+	log.Info("query service listening", "addr", ln.Addr().String())
+	return &runningNode{grpcAddr: ln.Addr().String(), close: closeAll}, nil
+}
+
+// --- ingest: Open5e resync and OrcBrew watcher -------------------------------
+
+type ingestFlags struct {
+	open5eURL  string
+	interval   time.Duration
+	orcbrewDir string
+}
+
+func (i *ingestFlags) register(fs *flagSet) {
+	fs.String(&i.open5eURL, "open5e-url", "snapshot", `Open5e API base URL; "snapshot" serves the bundled offline copy, "live" is the public API`)
+	fs.Duration(&i.interval, "resync-interval", 24*time.Hour, "how often to resync Open5e (with jitter); 0 disables the schedule")
+	fs.String(&i.orcbrewDir, "orcbrew-dir", "./orcbrew", "folder mirrored into the OrcBrew bucket; empty disables it")
+}
+
+type runningIngest struct {
+	close func(context.Context) error
+}
+
+// open5eBase resolves --open5e-url; the returned close stops a snapshot server.
+func open5eBase(u string) (string, func(), error) {
+	switch u {
+	case "live":
+		return open5e.LiveURL, func() {}, nil
+	case "snapshot", "":
+		return open5esnapshot.Serve()
+	default:
+		return u, func() {}, nil
+	}
+}
+
+func startIngest(ctx context.Context, js jetstream.JetStream, cfg *ingestFlags, reg prometheus.Registerer, log *slog.Logger) (*runningIngest, error) {
+	base, stopSnapshot, err := open5eBase(cfg.open5eURL)
+	if err != nil {
+		return nil, err
+	}
+	fetcher := open5e.NewFetcher(js, base, &open5e.Options{
+		Interval: cfg.interval, Logger: log, Metrics: open5e.NewMetrics(reg),
+	})
+	watcher := orcbrew.NewWatcher(js, &orcbrew.Options{Logger: log, Metrics: orcbrew.NewMetrics(reg)})
+
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	goRun := func(name string, f func(context.Context) error) {
+		wg.Go(func() {
+			if err := f(runCtx); err != nil && runCtx.Err() == nil {
+				log.Error(name+" stopped", "err", err)
+			}
+		})
+	}
+	goRun("open5e resync", fetcher.Run)
+	goRun("orcbrew watcher", watcher.Run)
+	if cfg.orcbrewDir != "" {
+		if err := os.MkdirAll(cfg.orcbrewDir, 0o755); err != nil {
+			stop()
+			stopSnapshot()
+			return nil, fmt.Errorf("--orcbrew-dir: %w", err)
+		}
+		dir, _ := filepath.Abs(cfg.orcbrewDir)
+		log.Info("mirroring OrcBrew folder into the bucket", "dir", dir)
+		goRun("orcbrew folder mirror", func(ctx context.Context) error { return orcbrew.MirrorDir(ctx, js, dir, nil) })
+	}
+	return &runningIngest{close: func(context.Context) error {
+		stop()
+		wg.Wait()
+		stopSnapshot()
+		return nil
+	}}, nil
+}
+
+// --- MCP over streamable HTTP ---------------------------------------------------
+
+type mcpHTTPFlags struct {
+	addr      string
+	stateless bool
+	token     string
+	tokenFile string
+	hosts     string
+}
+
+func (m *mcpHTTPFlags) register(fs *flagSet) {
+	fs.String(&m.addr, "mcp-addr", "127.0.0.1:7412", "address of MCP over streamable HTTP (path /mcp)")
+	fs.Bool(&m.stateless, "mcp-stateless", false, "serve MCP without sessions, so any replica can answer any request")
+	fs.String(&m.token, "mcp-token", "", "require this bearer token on MCP over HTTP (prefer --mcp-token-file)")
+	fs.String(&m.tokenFile, "mcp-token-file", "", "file holding the bearer token for MCP over HTTP")
+	fs.String(&m.hosts, "mcp-allowed-hosts", "", "comma-separated Host names accepted besides loopback (DNS-rebinding protection)")
+}
+
+func (m *mcpHTTPFlags) bearer() (string, error) {
+	if m.tokenFile == "" {
+		return m.token, nil
+	}
+	b, err := os.ReadFile(m.tokenFile)
+	if err != nil {
+		return "", fmt.Errorf("--mcp-token-file: %w", err)
+	}
+	return string(trimSpace(b)), nil
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == ' ') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+type runningMCP struct {
+	url   string
+	close func(context.Context) error
+}
+
+func dialQuery(addr string) (*grpc.ClientConn, lkv1.QueryServiceClient, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, nil, fmt.Errorf("query service at %s: %w", addr, err)
+	}
+	return conn, lkv1.NewQueryServiceClient(conn), nil
+}
+
+func startMCPHTTP(ctx context.Context, grpcAddr string, cfg *mcpHTTPFlags, reg prometheus.Registerer, log *slog.Logger) (*runningMCP, error) {
+	token, err := cfg.bearer()
+	if err != nil {
+		return nil, err
+	}
+	conn, client, err := dialQuery(grpcAddr)
+	if err != nil {
+		return nil, err
+	}
+	srv := mcpserver.New(client, &mcpserver.Options{Logger: log, Metrics: mcpserver.NewMetrics(reg), Version: version})
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("MCP listener on %s: %w (set --mcp-addr)", cfg.addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv.HTTPHandler(&mcpserver.HTTPOptions{
+		Stateless: cfg.stateless, BearerToken: token, AllowedHosts: splitList(cfg.hosts),
+	}))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("MCP HTTP server stopped", "err", err)
+		}
+	}()
+	url := "http://" + ln.Addr().String() + "/mcp"
+	log.Info("MCP over streamable HTTP", "url", url)
+	return &runningMCP{url: url, close: func(ctx context.Context) error {
+		err := hs.Shutdown(ctx)
+		conn.Close()
+		return err
+	}}, nil
+}

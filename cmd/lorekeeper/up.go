@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"lorekeeper.dev/ingest"
+)
+
+// upConfig is everything `lorekeeper up` is configured by.
+type upConfig struct {
+	dataDir     string
+	natsListen  string
+	metricsAddr string
+	log         logFlags
+	node        nodeFlags
+	ingest      ingestFlags
+	mcp         mcpHTTPFlags
+}
+
+const upUsage = `Usage: lorekeeper up [flags]
+
+Starts all of LoreKeeper in one process, on the embedded defaults: NATS with
+JetStream on the data directory, the Open5e sync (the bundled offline snapshot
+unless --open5e-url names the live API), the OrcBrew folder, the embedder with
+its Badger store and embedded vector index, the gRPC query service, MCP over
+streamable HTTP, and /metrics, /healthz and /readyz.
+
+Every listener binds loopback unless told otherwise. Stop it with Ctrl-C: the
+batch in flight is stored and acknowledged, then everything closes in order.`
+
+func (c *upConfig) register(fs *flagSet) {
+	fs.String(&c.dataDir, "data-dir", "./data", "where NATS and Badger keep their files")
+	fs.String(&c.natsListen, "nats-listen", "127.0.0.1:4222", "the embedded NATS server's address (port 0: any free port)")
+	fs.String(&c.metricsAddr, "metrics-addr", "127.0.0.1:7410", "address of /metrics, /healthz and /readyz")
+	c.log.register(fs)
+	c.node.register(fs)
+	c.ingest.register(fs)
+	c.mcp.register(fs)
+}
+
+func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("up", upUsage, stderr)
+	var cfg upConfig
+	cfg.register(fs)
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	log, err := cfg.log.logger(stderr)
+	if err != nil {
+		return err
+	}
+	st, err := startUp(ctx, &cfg, log)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "LoreKeeper is ready.\n  MCP (streamable HTTP): %s\n  gRPC query service:   %s\n  NATS:                 %s\n  metrics and health:   http://%s/metrics\n  data:                 %s\nStop with Ctrl-C.\n",
+		st.mcpURL, st.grpcAddr, st.natsURL, st.metricsAddr, cfg.dataDir)
+	<-ctx.Done()
+	log.Info("shutting down")
+	return st.close()
+}
+
+// upStack is a running `lorekeeper up`: what tests start in process.
+type upStack struct {
+	log *slog.Logger
+
+	natsURL, grpcAddr, mcpURL, metricsAddr string
+
+	closers []func(context.Context) error // run in reverse order
+}
+
+func (s *upStack) onClose(f func(context.Context) error) { s.closers = append(s.closers, f) }
+
+// close stops everything in reverse order of starting. It keeps going after
+// an error so that Badger is always closed, and returns the errors joined.
+func (s *upStack) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var errs []error
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		if err := s.closers[i](ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.closers = nil
+	return errors.Join(errs...)
+}
+
+// startUp starts every role. On error, whatever was started is closed.
+// The roles stop when ctx is done or close is called.
+func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (st *upStack, err error) {
+	st = &upStack{log: log}
+	defer func() {
+		if err != nil {
+			if cerr := st.close(); cerr != nil {
+				log.Error("cleanup after failed start", "err", cerr)
+			}
+			st = nil
+		}
+	}()
+	// Roles run under their own context so close can stop them in order
+	// even when the caller's ctx is still live (tests).
+	runCtx, stopRoles := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		<-ctx.Done()
+		stopRoles()
+	}()
+	st.onClose(func(context.Context) error { stopRoles(); return nil })
+
+	if err := os.MkdirAll(cfg.dataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	reg := newRegistry()
+	ready := &readiness{}
+
+	ns, err := embeddedNATS(cfg.dataDir, cfg.natsListen, log)
+	if err != nil {
+		return nil, err
+	}
+	st.onClose(func(context.Context) error { ns.Shutdown(); ns.WaitForShutdown(); return nil })
+	st.natsURL = ns.ClientURL()
+	nc, err := nats.Connect(st.natsURL, nats.Name("lorekeeper up"), nats.MaxReconnects(-1))
+	if err != nil {
+		return nil, fmt.Errorf("connect to embedded NATS: %w", err)
+	}
+	st.onClose(func(context.Context) error { return drain(nc) })
+	js, err := newJetStream(nc)
+	if err != nil {
+		return nil, err
+	}
+	if err := ingest.EnsureResources(ctx, js, 1); err != nil {
+		return nil, err
+	}
+	ready.add("nats", func(context.Context) error {
+		if !nc.IsConnected() {
+			return errors.New("not connected")
+		}
+		return nil
+	})
+
+	ops, err := startOps(cfg.metricsAddr, reg, ready, log)
+	if err != nil {
+		return nil, err
+	}
+	st.onClose(ops.close)
+	st.metricsAddr = ops.addr()
+
+	node, err := startNode(runCtx, js, filepath.Join(cfg.dataDir, "badger"), &cfg.node, reg, ready, log)
+	if err != nil {
+		return nil, err
+	}
+	st.onClose(node.close)
+	st.grpcAddr = node.grpcAddr
+
+	ing, err := startIngest(runCtx, js, &cfg.ingest, reg, log)
+	if err != nil {
+		return nil, err
+	}
+	st.onClose(ing.close)
+
+	mcp, err := startMCPHTTP(runCtx, st.grpcAddr, &cfg.mcp, reg, log)
+	if err != nil {
+		return nil, err
+	}
+	st.onClose(mcp.close)
+	st.mcpURL = mcp.url
+	return st, nil
+}
+
+// drain drains a NATS connection and waits until it is closed.
+func drain(nc *nats.Conn) error {
+	closed := make(chan struct{})
+	nc.SetClosedHandler(func(*nats.Conn) { close(closed) })
+	if err := nc.Drain(); err != nil {
+		nc.Close()
+		return nil
+	}
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		nc.Close()
+	}
+	return nil
+}

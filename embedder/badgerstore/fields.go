@@ -1,0 +1,234 @@
+package badgerstore
+
+import (
+	"strconv"
+	"strings"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// Filter fields: the names of the secondary indexes, the in-memory posting
+// lists and the vector index payload. Keyword fields hold lower-case
+// values; bool fields hold "true" or "false"; number fields are columns.
+const (
+	FieldKind       = "kind"        // Kind slug
+	FieldDocument   = "document"    // lower-case document key
+	FieldSource     = "source"      // Source slug
+	FieldGameSystem = "game_system" // "5e-2014", "5e-2024", "a5e"
+	FieldName       = "name"        // lower-case name
+	FieldSlug       = "slug"
+	FieldKey        = "key"        // lower-case entity key
+	FieldSourceKey  = "source_key" // lower-case source key ("srd_fireball")
+
+	// Spells.
+	FieldLevel         = "level" // number
+	FieldSchool        = "school"
+	FieldClass         = "class"
+	FieldConcentration = "concentration" // bool
+	FieldRitual        = "ritual"        // bool
+	FieldCastingTime   = "casting_time"
+	FieldDamageType    = "damage_type" // spells and weapons
+	FieldVerbal        = "verbal"      // bool
+	FieldSomatic       = "somatic"     // bool
+	FieldMaterial      = "material"    // bool
+	FieldSavingThrow   = "saving_throw"
+
+	// Creatures.
+	FieldCR                  = "cr" // number
+	FieldCreatureType        = "creature_type"
+	FieldSize                = "size"
+	FieldArmorClass          = "armor_class" // number: creatures, and armor's base AC
+	FieldHitPoints           = "hit_points"  // number
+	FieldAbilityPrefix       = "ability_"    // number: ability_strength ...
+	FieldLegendary           = "legendary"   // bool
+	FieldDamageImmunity      = "damage_immunity"
+	FieldDamageResistance    = "damage_resistance"
+	FieldDamageVulnerability = "damage_vulnerability"
+	FieldRarity              = "rarity"
+	FieldAttunement          = "attunement" // bool
+	FieldMagic               = "magic"      // bool
+	FieldSimple              = "simple"     // bool
+	FieldDamageDice          = "damage_dice"
+	FieldProperty            = "property"
+	FieldArmorCategory       = "armor_category"
+	FieldCost                = "cost_gp"   // number
+	FieldWeight              = "weight_lb" // number
+	FieldStealthDisadvantage = "stealth_disadvantage"
+	FieldCategory            = "category"
+	FieldParent              = "parent"  // parent key, name and slug, lower-case
+	FieldSection             = "section" // rule section slug and name, lower-case
+	fieldAbilityStrength     = FieldAbilityPrefix + "strength"
+	fieldAbilityDexterity    = FieldAbilityPrefix + "dexterity"
+	fieldAbilityConstitution = FieldAbilityPrefix + "constitution"
+	fieldAbilityIntelligence = FieldAbilityPrefix + "intelligence"
+	fieldAbilityWisdom       = FieldAbilityPrefix + "wisdom"
+	fieldAbilityCharisma     = FieldAbilityPrefix + "charisma"
+)
+
+// Fields are an entity's filterable values.
+type Fields struct {
+	Keywords map[string][]string
+	Numbers  map[string]float64
+	Bools    map[string]bool
+}
+
+func (f *Fields) kw(field string, values ...string) {
+	for _, v := range values {
+		v = strings.ToLower(strings.TrimSpace(v))
+		if v == "" {
+			continue
+		}
+		if f.Keywords == nil {
+			f.Keywords = map[string][]string{}
+		}
+		dup := false
+		for _, have := range f.Keywords[field] {
+			if have == v {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			f.Keywords[field] = append(f.Keywords[field], v)
+		}
+	}
+}
+
+func (f *Fields) num(field string, v float64) {
+	if f.Numbers == nil {
+		f.Numbers = map[string]float64{}
+	}
+	f.Numbers[field] = v
+}
+
+func (f *Fields) bool(field string, v bool) {
+	if f.Bools == nil {
+		f.Bools = map[string]bool{}
+	}
+	f.Bools[field] = v
+}
+
+// Slugify lower-cases s and joins its words with hyphens, as entity slugs
+// are written ("Ancient Red Dragon" -> "ancient-red-dragon").
+func Slugify(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(r)
+			continue
+		}
+		if r == '\'' || r == '’' {
+			continue
+		}
+		dash = true
+	}
+	return b.String()
+}
+
+// EntityFields returns the values every secondary index holds for e: the
+// one definition of what is filterable.
+func EntityFields(e *lkv1.Entity) Fields {
+	var f Fields
+	doc := e.GetDocument()
+	f.kw(FieldKind, e.GetKind().Slug())
+	f.kw(FieldDocument, doc.GetKey())
+	f.kw(FieldSource, doc.GetSource().Slug())
+	f.kw(FieldGameSystem, doc.GetGameSystem())
+	f.kw(FieldName, e.GetName())
+	f.kw(FieldSlug, e.GetSlug(), Slugify(e.GetName()))
+	f.kw(FieldKey, e.GetKey())
+	f.kw(FieldSourceKey, e.GetSourceKey())
+
+	switch d := e.GetDetails().(type) {
+	case *lkv1.Entity_Spell:
+		sp := d.Spell
+		f.num(FieldLevel, float64(sp.GetLevel()))
+		f.kw(FieldSchool, sp.GetSchool())
+		f.kw(FieldClass, sp.GetClasses()...)
+		f.bool(FieldConcentration, sp.GetConcentration())
+		f.bool(FieldRitual, sp.GetRitual())
+		f.kw(FieldCastingTime, sp.GetCastingTimeKey())
+		f.kw(FieldDamageType, sp.GetDamageTypes()...)
+		f.bool(FieldVerbal, sp.GetVerbal())
+		f.bool(FieldSomatic, sp.GetSomatic())
+		f.bool(FieldMaterial, sp.GetMaterial())
+		f.kw(FieldSavingThrow, sp.GetSavingThrowAbility())
+	case *lkv1.Entity_Creature:
+		c := d.Creature
+		f.num(FieldCR, c.GetChallengeRating())
+		f.kw(FieldCreatureType, c.GetType())
+		f.kw(FieldSize, c.GetSize())
+		f.num(FieldArmorClass, float64(c.GetArmorClass()))
+		f.num(FieldHitPoints, float64(c.GetHitPoints()))
+		if a := c.GetAbilityScores(); a != nil {
+			f.num(fieldAbilityStrength, float64(a.GetStrength()))
+			f.num(fieldAbilityDexterity, float64(a.GetDexterity()))
+			f.num(fieldAbilityConstitution, float64(a.GetConstitution()))
+			f.num(fieldAbilityIntelligence, float64(a.GetIntelligence()))
+			f.num(fieldAbilityWisdom, float64(a.GetWisdom()))
+			f.num(fieldAbilityCharisma, float64(a.GetCharisma()))
+		}
+		f.bool(FieldLegendary, c.GetHasLegendaryActions())
+		f.kw(FieldDamageImmunity, damageWords(c.GetDamageImmunities())...)
+		f.kw(FieldDamageResistance, damageWords(c.GetDamageResistances())...)
+		f.kw(FieldDamageVulnerability, damageWords(c.GetDamageVulnerabilities())...)
+	case *lkv1.Entity_Item:
+		it := d.Item
+		f.kw(FieldRarity, it.GetRarity())
+		f.bool(FieldAttunement, it.GetRequiresAttunement())
+		f.bool(FieldMagic, it.GetIsMagic())
+		f.kw(FieldCategory, it.GetCategory())
+		if it.CostGp != nil {
+			f.num(FieldCost, it.GetCostGp())
+		}
+		if it.WeightLb != nil {
+			f.num(FieldWeight, it.GetWeightLb())
+		}
+		if w := it.GetWeapon(); w != nil {
+			f.bool(FieldSimple, w.GetIsSimple())
+			f.kw(FieldDamageDice, w.GetDamageDice())
+			f.kw(FieldDamageType, w.GetDamageType())
+			f.kw(FieldProperty, w.GetProperties()...)
+		}
+		if a := it.GetArmor(); a != nil {
+			f.kw(FieldArmorCategory, a.GetCategory())
+			if a.GetAcBase() > 0 {
+				f.num(FieldArmorClass, float64(a.GetAcBase()))
+			}
+			f.bool(FieldStealthDisadvantage, a.GetStealthDisadvantage())
+		}
+	case *lkv1.Entity_CharacterOption:
+		co := d.CharacterOption
+		f.kw(FieldParent, co.GetParentKey(), co.GetParentName(), Slugify(co.GetParentName()))
+	case *lkv1.Entity_Rule:
+		r := d.Rule
+		f.kw(FieldSection, r.GetSection(), r.GetSectionName(), Slugify(r.GetSectionName()))
+	}
+	return f
+}
+
+// damageWords indexes a creature's damage list by its entries and by each
+// word in them, so "fire" finds "fire" and "bludgeoning" finds
+// "bludgeoning, piercing, and slashing from nonmagical attacks".
+func damageWords(list []string) []string {
+	var out []string
+	for _, v := range list {
+		out = append(out, v)
+		for _, w := range strings.FieldsFunc(strings.ToLower(v), func(r rune) bool {
+			return !(r >= 'a' && r <= 'z')
+		}) {
+			if len(w) > 3 && w != "from" && w != "nonmagical" && w != "attacks" && w != "that" && w != "aren" {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+// boolValue is how a bool field is written in posting lists.
+func boolValue(v bool) string { return strconv.FormatBool(v) }

@@ -1,0 +1,589 @@
+// Package badgerstore owns LoreKeeper's storage layout: entity documents,
+// their secondary indexes, vectors, the embedding cache and the model
+// metadata, in one Badger directory, kept in step with a vector index.
+//
+// Badger allows one process per directory, and that process (a query node)
+// keeps an in-memory index over the stored entities, built at Open and
+// maintained by Apply: posting lists per (field, value), sorted numeric
+// columns, names in order, BM25 term lists and the vectors. Queries answer
+// their filters from it and read from Badger only the entities they return.
+//
+// Keys:
+//
+//	d/<entity key>                          Entity, protobuf
+//	v/<entity key>                          vector, little-endian float32
+//	i/<field>\x00<value>\x00<entity key>    keyword and bool indexes (empty value)
+//	n/<field>\x00<sortable float64><entity key>  number indexes
+//	c/<model>\x00<content hash>             embedding cache, little-endian float32
+//	m/model                                 ModelInfo, JSON
+//	m/last_write                            time of the last Apply, RFC 3339
+package badgerstore
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"google.golang.org/protobuf/proto"
+
+	"lorekeeper.dev/embedder"
+	"lorekeeper.dev/embedder/vectorindex"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// Errors returned by the store, matched with errors.Is.
+var (
+	// ErrNotFound: no entity has the key.
+	ErrNotFound = errors.New("badgerstore: not found")
+	// ErrInvalidWrite: a Write with neither an entity nor a key to delete,
+	// or an entity without a key.
+	ErrInvalidWrite = errors.New("badgerstore: invalid write")
+	// ErrClosed: the store was closed.
+	ErrClosed = errors.New("badgerstore: closed")
+)
+
+// ModelInfo records which embedding model made the stored vectors; it is
+// the model's own embedder.ModelInfo.
+type ModelInfo = embedder.ModelInfo
+
+// Options configure a Store. A nil *Options, and every zero field, means the
+// default.
+type Options struct {
+	// NoIndexReload skips loading the stored vectors into the vector index
+	// at Open: for a backend that keeps its points itself (Qdrant).
+	NoIndexReload bool
+	// InMemory runs Badger without a directory (tests, benchmarks).
+	InMemory bool
+	Logger   *slog.Logger
+}
+
+// Write is one change Apply makes: an upsert of Entity with its Vector (nil
+// when the entity has none yet), or, when Entity is nil, a delete of
+// DeleteKey.
+type Write struct {
+	Entity    *lkv1.Entity
+	Vector    []float32
+	DeleteKey string
+}
+
+// Store is the storage of one node. It is safe for concurrent use.
+type Store struct {
+	db     *badger.DB
+	idx    *vectorindex.Index
+	logger *slog.Logger
+
+	mu        sync.RWMutex
+	mem       *memIndex
+	model     ModelInfo
+	lastWrite time.Time
+	closed    bool
+
+	reads atomic.Uint64 // entities read by views
+}
+
+const (
+	prefixDoc    = "d/"
+	prefixVector = "v/"
+	prefixIndex  = "i/"
+	prefixNumber = "n/"
+	prefixCache  = "c/"
+	keyModel     = "m/model"
+	keyLastWrite = "m/last_write"
+)
+
+// Open opens (creating if needed) the store in dir, builds the in-memory
+// index from it and loads the stored vectors into idx (nil: no vector
+// index). The caller keeps ownership of idx.
+func Open(dir string, idx *vectorindex.Index, opts *Options) (*Store, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	bopts := badger.DefaultOptions(dir).WithSyncWrites(true).WithLogger(nil).WithNumVersionsToKeep(1)
+	if opts.InMemory {
+		bopts = badger.DefaultOptions("").WithInMemory(true).WithLogger(nil)
+	}
+	db, err := badger.Open(bopts)
+	if err != nil {
+		return nil, fmt.Errorf("open badger in %q: %w", dir, err)
+	}
+	s := &Store{db: db, idx: idx, logger: logger, mem: newMemIndex()}
+	if err := s.load(opts); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) load(opts *Options) error {
+	ctx := context.Background()
+	var points []vectorindex.Point
+	flush := func() error {
+		if len(points) == 0 || s.idx == nil {
+			points = points[:0]
+			return nil
+		}
+		err := s.idx.Upsert(ctx, points)
+		points = points[:0]
+		if errors.Is(err, vectorindex.ErrDimensionMismatch) {
+			// The vectors are from another model; re-embedding replaces them.
+			s.logger.Warn("stored vectors do not fit the vector index; not loaded", "err", err)
+			s.idx = nil
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("load vectors into the index: %w", err)
+		}
+		return nil
+	}
+	err := s.db.View(func(txn *badger.Txn) error {
+		if it, err := txn.Get([]byte(keyModel)); err == nil {
+			if err := it.Value(func(v []byte) error { return json.Unmarshal(v, &s.model) }); err != nil {
+				return fmt.Errorf("read model metadata: %w", err)
+			}
+		} else if !errors.Is(err, badger.ErrKeyNotFound) {
+			return fmt.Errorf("read model metadata: %w", err)
+		}
+		if it, err := txn.Get([]byte(keyLastWrite)); err == nil {
+			_ = it.Value(func(v []byte) error {
+				s.lastWrite, _ = time.Parse(time.RFC3339Nano, string(v))
+				return nil
+			})
+		}
+		iopts := badger.DefaultIteratorOptions
+		iopts.Prefix = []byte(prefixDoc)
+		it := txn.NewIterator(iopts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			e := &lkv1.Entity{}
+			if err := it.Item().Value(func(v []byte) error { return proto.Unmarshal(v, e) }); err != nil {
+				return fmt.Errorf("read entity %q: %w", it.Item().Key(), err)
+			}
+			vec, err := getVector(txn, prefixVector+e.GetKey())
+			if err != nil {
+				return err
+			}
+			s.mem.put(e, vec)
+			if vec != nil && !opts.NoIndexReload {
+				points = append(points, vectorindex.Point{ID: e.GetKey(), Vector: vec, Payload: payload(e)})
+				if len(points) >= 512 {
+					if err := flush(); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load store: %w", err)
+	}
+	s.mem.finish()
+	return flush()
+}
+
+// Close closes Badger. It does not close the vector index.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close badger: %w", err)
+	}
+	return nil
+}
+
+// Apply makes writes durable: documents, secondary indexes, vectors and
+// embedding-cache entries in Badger transactions committed with sync, then
+// the vector index, then the in-memory index. It is idempotent: applying
+// the same writes again changes nothing.
+func (s *Store) Apply(ctx context.Context, writes []Write) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for i, w := range writes {
+		if w.Entity == nil && w.DeleteKey == "" || w.Entity != nil && w.Entity.GetKey() == "" {
+			return fmt.Errorf("write %d: %w", i, ErrInvalidWrite)
+		}
+	}
+	s.mu.RLock()
+	closed, model := s.closed, s.model.Name
+	s.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	now := time.Now().UTC()
+	txn := s.db.NewTransaction(true)
+	defer func() { txn.Discard() }()
+	// set retries once in a fresh transaction when this one is full; each
+	// entity's writes are idempotent, so a split batch is still correct.
+	set := func(op func(*badger.Txn) error) error {
+		err := op(txn)
+		if errors.Is(err, badger.ErrTxnTooBig) {
+			if err := txn.Commit(); err != nil {
+				return fmt.Errorf("commit: %w", err)
+			}
+			txn = s.db.NewTransaction(true)
+			err = op(txn)
+		}
+		return err
+	}
+	for _, w := range writes {
+		key := w.DeleteKey
+		if w.Entity != nil {
+			key = w.Entity.GetKey()
+		}
+		if err := s.removeKeys(txn, set, key); err != nil {
+			return err
+		}
+		if w.Entity == nil {
+			continue
+		}
+		doc, err := proto.Marshal(w.Entity)
+		if err != nil {
+			return fmt.Errorf("marshal entity %q: %w", key, err)
+		}
+		if err := set(func(t *badger.Txn) error { return t.Set([]byte(prefixDoc+key), doc) }); err != nil {
+			return fmt.Errorf("write entity %q: %w", key, err)
+		}
+		for _, ik := range indexKeys(w.Entity) {
+			if err := set(func(t *badger.Txn) error { return t.Set(ik, nil) }); err != nil {
+				return fmt.Errorf("write index of %q: %w", key, err)
+			}
+		}
+		if len(w.Vector) > 0 {
+			vb := encodeVector(w.Vector)
+			if err := set(func(t *badger.Txn) error { return t.Set([]byte(prefixVector+key), vb) }); err != nil {
+				return fmt.Errorf("write vector of %q: %w", key, err)
+			}
+			if h := w.Entity.GetContentHash(); h != "" {
+				if err := set(func(t *badger.Txn) error { return t.Set([]byte(cacheKey(model, h)), vb) }); err != nil {
+					return fmt.Errorf("write embedding cache of %q: %w", key, err)
+				}
+			}
+		}
+	}
+	if err := set(func(t *badger.Txn) error {
+		return t.Set([]byte(keyLastWrite), []byte(now.Format(time.RFC3339Nano)))
+	}); err != nil {
+		return fmt.Errorf("write last-write time: %w", err)
+	}
+	if err := txn.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+
+	if s.idx != nil {
+		var points []vectorindex.Point
+		var deletes []string
+		seen := map[string]int{}
+		for _, w := range writes {
+			if w.Entity != nil && len(w.Vector) > 0 {
+				p := vectorindex.Point{ID: w.Entity.GetKey(), Vector: w.Vector, Payload: payload(w.Entity)}
+				if i, ok := seen[p.ID]; ok {
+					points[i] = p
+					continue
+				}
+				seen[p.ID] = len(points)
+				points = append(points, p)
+			} else {
+				key := w.DeleteKey
+				if w.Entity != nil {
+					key = w.Entity.GetKey()
+				}
+				deletes = append(deletes, key)
+			}
+		}
+		if len(deletes) > 0 {
+			if err := s.idx.Delete(ctx, deletes); err != nil {
+				return fmt.Errorf("delete from the vector index: %w", err)
+			}
+		}
+		if len(points) > 0 {
+			if err := s.idx.Upsert(ctx, points); err != nil {
+				return fmt.Errorf("upsert into the vector index: %w", err)
+			}
+		}
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range writes {
+		if w.Entity == nil {
+			s.mem.remove(w.DeleteKey)
+			continue
+		}
+		s.mem.put(w.Entity, w.Vector)
+	}
+	s.mem.finish()
+	s.lastWrite = now
+	return nil
+}
+
+// removeKeys deletes what is stored under key: its document, indexes and
+// vector (the embedding cache stays).
+func (s *Store) removeKeys(txn *badger.Txn, set func(func(*badger.Txn) error) error, key string) error {
+	item, err := txn.Get([]byte(prefixDoc + key))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read entity %q: %w", key, err)
+	}
+	old := &lkv1.Entity{}
+	if err := item.Value(func(v []byte) error { return proto.Unmarshal(v, old) }); err != nil {
+		return fmt.Errorf("read entity %q: %w", key, err)
+	}
+	keys := append(indexKeys(old), []byte(prefixDoc+key), []byte(prefixVector+key))
+	for _, k := range keys {
+		if err := set(func(t *badger.Txn) error { return t.Delete(k) }); err != nil {
+			return fmt.Errorf("delete %q: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// indexKeys are the secondary index keys of e.
+func indexKeys(e *lkv1.Entity) [][]byte {
+	f := EntityFields(e)
+	key := e.GetKey()
+	var out [][]byte
+	for field, vals := range f.Keywords {
+		for _, v := range vals {
+			out = append(out, []byte(prefixIndex+field+"\x00"+v+"\x00"+key))
+		}
+	}
+	for field, v := range f.Bools {
+		out = append(out, []byte(prefixIndex+field+"\x00"+boolValue(v)+"\x00"+key))
+	}
+	for field, v := range f.Numbers {
+		k := make([]byte, 0, len(prefixNumber)+len(field)+9+len(key))
+		k = append(k, prefixNumber...)
+		k = append(k, field...)
+		k = append(k, 0)
+		k = binary.BigEndian.AppendUint64(k, sortableFloat(v))
+		k = append(k, key...)
+		out = append(out, k)
+	}
+	return out
+}
+
+// sortableFloat maps v to an integer with the same order.
+func sortableFloat(v float64) uint64 {
+	b := math.Float64bits(v)
+	if b>>63 == 1 {
+		return ^b
+	}
+	return b | 1<<63
+}
+
+func cacheKey(model, hash string) string { return prefixCache + model + "\x00" + hash }
+
+func encodeVector(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func decodeVector(b []byte) []float32 {
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+func getVector(txn *badger.Txn, key string) ([]float32, error) {
+	item, err := txn.Get([]byte(key))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %q: %w", key, err)
+	}
+	var v []float32
+	err = item.Value(func(b []byte) error {
+		v = decodeVector(b)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read %q: %w", key, err)
+	}
+	return v, nil
+}
+
+// CachedVector returns the vector model made for content with contentHash,
+// if it was stored before: unchanged content is never embedded twice.
+func (s *Store) CachedVector(ctx context.Context, model, contentHash string) ([]float32, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	if contentHash == "" {
+		return nil, false, nil
+	}
+	var v []float32
+	err := s.db.View(func(txn *badger.Txn) error {
+		var err error
+		v, err = getVector(txn, cacheKey(model, contentHash))
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("read embedding cache: %w", err)
+	}
+	return v, v != nil, nil
+}
+
+// Model returns the model that made the stored vectors (zero if none yet).
+func (s *Store) Model() ModelInfo {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.model
+}
+
+// SetModel records the model that makes the vectors from now on. Call it
+// before re-embedding with a new model.
+func (s *Store) SetModel(ctx context.Context, m ModelInfo) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("marshal model metadata: %w", err)
+	}
+	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(keyModel), b) }); err != nil {
+		return fmt.Errorf("write model metadata: %w", err)
+	}
+	s.mu.Lock()
+	s.model = m
+	s.mu.Unlock()
+	return nil
+}
+
+// Get returns the entity stored under key, or ErrNotFound.
+func (s *Store) Get(ctx context.Context, key string) (*lkv1.Entity, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	e := &lkv1.Entity{}
+	err := s.db.View(func(txn *badger.Txn) error { return readEntity(txn, key, e) })
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func readEntity(txn *badger.Txn, key string, e *lkv1.Entity) error {
+	item, err := txn.Get([]byte(prefixDoc + key))
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return fmt.Errorf("entity %q: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("read entity %q: %w", key, err)
+	}
+	if err := item.Value(func(v []byte) error { return proto.Unmarshal(v, e) }); err != nil {
+		return fmt.Errorf("read entity %q: %w", key, err)
+	}
+	return nil
+}
+
+// ForEach calls fn with every stored entity, in key order, until fn returns
+// an error (returned) or ctx ends: for re-embedding after a model change.
+func (s *Store) ForEach(ctx context.Context, fn func(*lkv1.Entity) error) error {
+	return s.db.View(func(txn *badger.Txn) error {
+		iopts := badger.DefaultIteratorOptions
+		iopts.Prefix = []byte(prefixDoc)
+		it := txn.NewIterator(iopts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			e := &lkv1.Entity{}
+			if err := it.Item().Value(func(v []byte) error { return proto.Unmarshal(v, e) }); err != nil {
+				return fmt.Errorf("read entity %q: %w", it.Item().Key(), err)
+			}
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Stats are the store's counts.
+type Stats struct {
+	Entities int
+	Vectors  int
+	// Kind slug -> entities.
+	Kinds     map[string]int
+	LastWrite time.Time
+	// EntityReads counts the entities views have read from Badger: a query
+	// reads only those it returns.
+	EntityReads uint64
+}
+
+// Stats returns the counts of what is stored.
+func (s *Store) Stats() Stats {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	st := Stats{Entities: len(s.mem.bySlot), Vectors: s.mem.vectors, Kinds: map[string]int{}, LastWrite: s.lastWrite, EntityReads: s.reads.Load()}
+	s.mem.live.Each(func(slot uint32) bool {
+		st.Kinds[s.mem.slots[slot].kind.Slug()]++
+		return true
+	})
+	return st
+}
+
+// VectorIndex returns the vector index the store keeps in step (nil if
+// none).
+func (s *Store) VectorIndex() *vectorindex.Index { return s.idx }
+
+// Schema is the payload schema of the vector index points the store
+// writes: pass it as vectorindex.Options.Fields.
+func Schema() []vectorindex.FieldSchema {
+	kw := []string{FieldKind, FieldDocument, FieldSource, FieldGameSystem, FieldSchool, FieldClass,
+		FieldCastingTime, FieldDamageType, FieldSavingThrow, FieldCreatureType, FieldSize,
+		FieldDamageImmunity, FieldDamageResistance, FieldDamageVulnerability, FieldRarity,
+		FieldDamageDice, FieldProperty, FieldArmorCategory, FieldCategory, FieldParent, FieldSection}
+	num := []string{FieldLevel, FieldCR, FieldArmorClass, FieldHitPoints, FieldCost, FieldWeight,
+		fieldAbilityStrength, fieldAbilityDexterity, fieldAbilityConstitution,
+		fieldAbilityIntelligence, fieldAbilityWisdom, fieldAbilityCharisma}
+	bl := []string{FieldConcentration, FieldRitual, FieldVerbal, FieldSomatic, FieldMaterial,
+		FieldLegendary, FieldAttunement, FieldMagic, FieldSimple, FieldStealthDisadvantage}
+	var out []vectorindex.FieldSchema
+	for _, f := range kw {
+		out = append(out, vectorindex.FieldSchema{Name: f, Type: vectorindex.FieldKeyword})
+	}
+	for _, f := range num {
+		out = append(out, vectorindex.FieldSchema{Name: f, Type: vectorindex.FieldNumber})
+	}
+	for _, f := range bl {
+		out = append(out, vectorindex.FieldSchema{Name: f, Type: vectorindex.FieldBool})
+	}
+	return out
+}
+
+// payload is e's filter fields for the vector index, without the name,
+// slug and key fields (matched in memory, never in the index).
+func payload(e *lkv1.Entity) vectorindex.Payload {
+	f := EntityFields(e)
+	for _, k := range []string{FieldName, FieldSlug, FieldKey, FieldSourceKey} {
+		delete(f.Keywords, k)
+	}
+	return vectorindex.Payload{Keywords: f.Keywords, Numbers: f.Numbers, Bools: f.Bools}
+}

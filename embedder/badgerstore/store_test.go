@@ -1,0 +1,204 @@
+package badgerstore_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/vectorindex"
+	"lorekeeper.dev/embedder/vectorindex/embeddedindex"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+var srd = &lkv1.Document{Key: "srd-2014", Name: "System Reference Document 5.1", Source: lkv1.Source_SOURCE_OPEN5E_V2, GameSystem: "5e-2014"}
+
+func spell(slug, name string, level int32, school, hash string) *lkv1.Entity {
+	return &lkv1.Entity{
+		Key: "open5e_v2:srd-2014:spell:" + slug, Slug: slug, Kind: lkv1.Kind_KIND_SPELL, Name: name,
+		Document: srd, SourceKey: "srd_" + slug, Description: name + " description", ContentHash: hash,
+		Details: &lkv1.Entity_Spell{Spell: &lkv1.SpellDetails{Level: level, School: school, Classes: []string{"wizard"}}},
+	}
+}
+
+func openStore(t *testing.T, dir string, idx *vectorindex.Index) *badgerstore.Store {
+	t.Helper()
+	s, err := badgerstore.Open(dir, idx, nil)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func newIndex(t *testing.T) *vectorindex.Index {
+	t.Helper()
+	idx, err := embeddedindex.Open(&vectorindex.Options{Dimensions: 3, Fields: badgerstore.Schema()})
+	if err != nil {
+		t.Fatalf("embeddedindex.Open: %v", err)
+	}
+	t.Cleanup(func() { _ = idx.Close() })
+	return idx
+}
+
+// keys returns the entity keys in set, in name order.
+func keys(t *testing.T, s *badgerstore.Store, fn func(v *badgerstore.View) badgerstore.Set) []string {
+	t.Helper()
+	var out []string
+	err := s.View(context.Background(), func(v *badgerstore.View) error {
+		v.InNameOrder(fn(v), func(slot uint32) bool {
+			out = append(out, v.Key(slot))
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("View: %v", err)
+	}
+	return out
+}
+
+func TestStore_ApplyReopen(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir, newIndex(t))
+	fireball := spell("fireball", "Fireball", 3, "evocation", "h1")
+	shield := spell("shield", "Shield", 1, "abjuration", "h2")
+	if err := s.Apply(ctx, []badgerstore.Write{
+		{Entity: fireball, Vector: []float32{1, 0, 0}},
+		{Entity: shield, Vector: []float32{0, 1, 0}},
+	}); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	if err := s.SetModel(ctx, badgerstore.ModelInfo{Name: "m", Dimensions: 3, Lowercase: true}); err != nil {
+		t.Fatalf("SetModel: %v", err)
+	}
+	// The same writes again change nothing.
+	if err := s.Apply(ctx, []badgerstore.Write{{Entity: fireball, Vector: []float32{1, 0, 0}}}); err != nil {
+		t.Fatalf("Apply again: %v", err)
+	}
+	if got := s.Stats(); got.Entities != 2 || got.Vectors != 2 || got.Kinds["spell"] != 2 {
+		t.Fatalf("Stats = %+v, want 2 entities, 2 vectors, 2 spells", got)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+
+	idx := newIndex(t)
+	s = openStore(t, dir, idx)
+	if got, want := s.Model(), (badgerstore.ModelInfo{Name: "m", Dimensions: 3, Lowercase: true}); got != want {
+		t.Errorf("Model after reopen = %+v, want %+v", got, want)
+	}
+	if n, err := idx.Count(ctx); err != nil || n != 2 {
+		t.Errorf("vector index Count after reopen = %d, %v; want 2", n, err)
+	}
+	hits, err := idx.Search(ctx, []float32{0.9, 0.1, 0}, &vectorindex.Filter{Keywords: map[string][]string{badgerstore.FieldSchool: {"evocation"}}}, 5)
+	if err != nil || len(hits) != 1 || hits[0].ID != fireball.Key {
+		t.Errorf("Search by school payload = %v, %v; want only Fireball", hits, err)
+	}
+	got := keys(t, s, func(v *badgerstore.View) badgerstore.Set { return v.Postings(badgerstore.FieldSchool, "EVOCATION") })
+	if !slices.Equal(got, []string{fireball.Key}) {
+		t.Errorf("school=evocation after reopen = %v, want Fireball", got)
+	}
+	lo, hi := 1.0, 2.0
+	got = keys(t, s, func(v *badgerstore.View) badgerstore.Set { return v.Range(badgerstore.FieldLevel, &lo, &hi) })
+	if !slices.Equal(got, []string{shield.Key}) {
+		t.Errorf("level 1-2 = %v, want Shield", got)
+	}
+	e, err := s.Get(ctx, fireball.Key)
+	if err != nil || e.GetName() != "Fireball" || e.GetSpell().GetLevel() != 3 {
+		t.Errorf("Get = %v, %v", e, err)
+	}
+	vec, ok, err := s.CachedVector(ctx, "", "h1")
+	if err != nil || !ok || !slices.Equal(vec, []float32{1, 0, 0}) {
+		t.Errorf("CachedVector(h1) = %v, %v, %v; want [1 0 0]", vec, ok, err)
+	}
+	if _, ok, _ := s.CachedVector(ctx, "other-model", "h1"); ok {
+		t.Error("CachedVector for another model hit; want a miss")
+	}
+}
+
+func TestStore_UpdateAndDelete(t *testing.T) {
+	ctx := context.Background()
+	idx := newIndex(t)
+	s := openStore(t, t.TempDir(), idx)
+	fb := spell("fireball", "Fireball", 3, "evocation", "h1")
+	if err := s.Apply(ctx, []badgerstore.Write{{Entity: fb, Vector: []float32{1, 0, 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	// An update moves the entity between index entries.
+	moved := spell("fireball", "Fireball", 4, "conjuration", "h2")
+	if err := s.Apply(ctx, []badgerstore.Write{{Entity: moved, Vector: []float32{0, 0, 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := keys(t, s, func(v *badgerstore.View) badgerstore.Set { return v.Postings(badgerstore.FieldSchool, "evocation") }); len(got) != 0 {
+		t.Errorf("old school still indexed: %v", got)
+	}
+	four := 4.0
+	if got := keys(t, s, func(v *badgerstore.View) badgerstore.Set { return v.Range(badgerstore.FieldLevel, &four, &four) }); len(got) != 1 {
+		t.Errorf("level 4 = %v, want Fireball", got)
+	}
+	// A tombstone removes document, indexes and vector.
+	if err := s.Apply(ctx, []badgerstore.Write{{DeleteKey: fb.Key}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Get(ctx, fb.Key); !errors.Is(err, badgerstore.ErrNotFound) {
+		t.Errorf("Get after delete: %v, want ErrNotFound", err)
+	}
+	if n, _ := idx.Count(ctx); n != 0 {
+		t.Errorf("vector index Count after delete = %d, want 0", n)
+	}
+	if got := keys(t, s, func(v *badgerstore.View) badgerstore.Set { return v.All() }); len(got) != 0 {
+		t.Errorf("All after delete = %v", got)
+	}
+	if st := s.Stats(); st.Entities != 0 || st.Vectors != 0 {
+		t.Errorf("Stats after delete = %+v", st)
+	}
+	// Deleting a missing key is harmless.
+	if err := s.Apply(ctx, []badgerstore.Write{{DeleteKey: "nope"}}); err != nil {
+		t.Errorf("delete of a missing key: %v", err)
+	}
+	if err := s.Apply(ctx, []badgerstore.Write{{}}); !errors.Is(err, badgerstore.ErrInvalidWrite) {
+		t.Errorf("empty write: %v, want ErrInvalidWrite", err)
+	}
+}
+
+func TestStore_ForEachAndBM25(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, t.TempDir(), nil)
+	var writes []badgerstore.Write
+	for _, e := range []*lkv1.Entity{
+		spell("fireball", "Fireball", 3, "evocation", "a"),
+		spell("fire-bolt", "Fire Bolt", 0, "evocation", "b"),
+		spell("cure-wounds", "Cure Wounds", 1, "evocation", "c"),
+	} {
+		writes = append(writes, badgerstore.Write{Entity: e})
+	}
+	if err := s.Apply(ctx, writes); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	if err := s.ForEach(ctx, func(e *lkv1.Entity) error { names = append(names, e.GetName()); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(names) != 3 {
+		t.Errorf("ForEach visited %v, want 3 entities", names)
+	}
+	err := s.View(ctx, func(v *badgerstore.View) error {
+		scores := make([]float64, v.Capacity())
+		v.BM25(badgerstore.Tokenize("cure wounds"), v.All(), scores)
+		slot, _ := v.Slot("open5e_v2:srd-2014:spell:cure-wounds")
+		other, _ := v.Slot("open5e_v2:srd-2014:spell:fireball")
+		if scores[slot] <= 0 || scores[other] != 0 {
+			t.Errorf("BM25(cure wounds): cure=%v fireball=%v, want cure > 0 = fireball", scores[slot], scores[other])
+		}
+		if got := v.NamesSharingTrigrams("firbal", 2); !slices.Contains(got, "fireball") {
+			t.Errorf("NamesSharingTrigrams(firbal) = %v, want fireball among them", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

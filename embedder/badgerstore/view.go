@@ -1,0 +1,294 @@
+package badgerstore
+
+import (
+	"context"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/dgraph-io/badger/v4"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// View is a consistent read of the store: the in-memory index does not
+// change while it is open, and entities are read from one Badger snapshot.
+// It is valid only inside the function given to Store.View.
+type View struct {
+	s   *Store
+	m   *memIndex
+	txn *badger.Txn
+}
+
+// View calls fn with a consistent read of the store. Writers wait while it
+// runs, so fn should not block on anything slow (embed a query first).
+func (s *Store) View(ctx context.Context, fn func(v *View) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	txn := s.db.NewTransaction(false)
+	defer txn.Discard()
+	return fn(&View{s: s, m: s.mem, txn: txn})
+}
+
+// All returns every stored entity's slot.
+func (v *View) All() Set { return v.m.live.Clone() }
+
+// Capacity bounds every slot number: slots are below it.
+func (v *View) Capacity() int { return len(v.m.slots) }
+
+// Postings returns the slots whose field holds any of values (lower-cased
+// here).
+func (v *View) Postings(field string, values ...string) Set {
+	out := newSet(len(v.m.slots))
+	for _, val := range values {
+		if s := v.m.postings[postingKey(field, strings.ToLower(strings.TrimSpace(val)))]; s != nil {
+			out.Or(*s)
+		}
+	}
+	return out
+}
+
+// Range returns the slots whose number field lies in [min, max]; a nil
+// bound is open. Entities without the field are not in it.
+func (v *View) Range(field string, min, max *float64) Set {
+	out := newSet(len(v.m.slots))
+	col := v.m.columns[field]
+	lo := 0
+	if min != nil {
+		lo = sort.Search(len(col), func(i int) bool { return col[i].v >= *min })
+	}
+	for i := lo; i < len(col); i++ {
+		if max != nil && col[i].v > *max {
+			break
+		}
+		out.add(col[i].slot)
+	}
+	return out
+}
+
+// Slot returns the slot of the entity with key.
+func (v *View) Slot(key string) (uint32, bool) {
+	s, ok := v.m.bySlot[key]
+	return s, ok
+}
+
+// Key returns the entity key in slot.
+func (v *View) Key(slot uint32) string { return v.m.slots[slot].key }
+
+// Name returns the lower-case name in slot.
+func (v *View) Name(slot uint32) string { return v.m.slots[slot].lname }
+
+// Kind returns the kind in slot.
+func (v *View) Kind(slot uint32) lkv1.Kind { return v.m.slots[slot].kind }
+
+// Document returns the document of the entity in slot.
+func (v *View) Document(slot uint32) *lkv1.Document { return v.m.slots[slot].document }
+
+// InNameOrder calls fn with the slots of set in name order (then the SRD
+// before other documents) until fn returns false.
+func (v *View) InNameOrder(set Set, fn func(slot uint32) bool) {
+	n := set.Len()
+	if n == 0 {
+		return
+	}
+	// Few candidates: sort them by rank; many: walk the global order.
+	if n*8 < len(v.m.order) {
+		slots := make([]uint32, 0, n)
+		set.Each(func(s uint32) bool { slots = append(slots, s); return true })
+		sort.Slice(slots, func(i, j int) bool { return v.m.rank[slots[i]] < v.m.rank[slots[j]] })
+		for _, s := range slots {
+			if !fn(s) {
+				return
+			}
+		}
+		return
+	}
+	for _, s := range v.m.order {
+		if set.Has(s) && !fn(s) {
+			return
+		}
+	}
+}
+
+// Entity reads the entity in slot from Badger.
+func (v *View) Entity(slot uint32) (*lkv1.Entity, error) {
+	v.s.reads.Add(1)
+	e := &lkv1.Entity{}
+	if err := readEntity(v.txn, v.m.slots[slot].key, e); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// EntityByKey reads the entity with key from Badger, or ErrNotFound.
+func (v *View) EntityByKey(key string) (*lkv1.Entity, error) {
+	v.s.reads.Add(1)
+	e := &lkv1.Entity{}
+	if err := readEntity(v.txn, key, e); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Names calls fn with every distinct lower-case name until fn returns
+// false.
+func (v *View) Names(fn func(name string) bool) {
+	for n := range v.m.names {
+		if !fn(n) {
+			return
+		}
+	}
+}
+
+// NamesSharingTrigrams returns the distinct names that share at least
+// minShared character trigrams with q: the candidates for typo-tolerant
+// name matching.
+func (v *View) NamesSharingTrigrams(q string, minShared int) []string {
+	counts := map[string]int{}
+	for _, g := range trigramsOf(strings.ToLower(q)) {
+		for _, n := range v.m.trigrams[g] {
+			counts[n]++
+		}
+	}
+	var out []string
+	for n, c := range counts {
+		if c >= minShared {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// BM25 scores the slots of set against the query terms (see Tokenize) into
+// scores, indexed by slot (len >= Capacity). Slots matching no term score
+// 0. k1 = 1.2, b = 0.75, with collection statistics over all entities.
+func (v *View) BM25(terms []string, set Set, scores []float64) {
+	n := float64(len(v.m.bySlot))
+	if n == 0 {
+		return
+	}
+	avg := float64(v.m.totalLen) / n
+	const k1, b = 1.2, 0.75
+	seen := map[string]bool{}
+	for _, t := range terms {
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		ps := v.m.terms[t]
+		if len(ps) == 0 {
+			continue
+		}
+		df := float64(len(ps))
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		for _, p := range ps {
+			if !set.Has(p.slot) {
+				continue
+			}
+			tf := float64(p.tf)
+			dl := float64(v.m.slots[p.slot].docLen)
+			scores[p.slot] += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*dl/avg))
+		}
+	}
+}
+
+// HasVectors reports whether any entity has a vector, and their length.
+func (v *View) HasVectors() (bool, int) {
+	if v.m.vectors == 0 {
+		return false, 0
+	}
+	var dims int
+	v.m.live.Each(func(s uint32) bool {
+		if vec := v.m.slots[s].vec; vec != nil {
+			dims = len(vec)
+			return false
+		}
+		return true
+	})
+	return true, dims
+}
+
+// Cosine scores the slots of set by cosine similarity to query into scores
+// (indexed by slot) and returns the slots that have a vector. It is the
+// exact search of the embedded vector index, restricted to the candidates
+// the structured filters selected.
+func (v *View) Cosine(query []float32, set Set, scores []float64) Set {
+	q := normalise(query)
+	with := newSet(len(v.m.slots))
+	set.Each(func(s uint32) bool {
+		vec := v.m.slots[s].vec
+		if len(vec) != len(q) {
+			return true
+		}
+		scores[s] = float64(dot(q, vec))
+		with.add(s)
+		return true
+	})
+	return with
+}
+
+func dot(a, b []float32) float32 {
+	var s0, s1, s2, s3 float32
+	n := len(a) &^ 3
+	b = b[:len(a)]
+	for i := 0; i < n; i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for i := n; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return s0 + s1 + s2 + s3
+}
+
+// DocumentInfo is a stored document with its entity counts.
+type DocumentInfo struct {
+	Document *lkv1.Document
+	Entities int
+	// Kind slug -> entities.
+	Kinds map[string]int
+}
+
+// Documents returns every document that has entities, with counts. A key
+// used by two sources (v1 and v2 "tob") gives two entries.
+func (v *View) Documents() []DocumentInfo {
+	type id struct {
+		src lkv1.Source
+		key string
+	}
+	byID := map[id]*DocumentInfo{}
+	var order []id
+	v.m.live.Each(func(s uint32) bool {
+		si := &v.m.slots[s]
+		k := id{si.source, si.doc}
+		d := byID[k]
+		if d == nil {
+			d = &DocumentInfo{Document: si.document, Kinds: map[string]int{}}
+			byID[k] = d
+			order = append(order, k)
+		}
+		d.Entities++
+		d.Kinds[si.kind.Slug()]++
+		return true
+	})
+	out := make([]DocumentInfo, 0, len(order))
+	for _, k := range order {
+		out = append(out, *byID[k])
+	}
+	return out
+}
+
+// DocumentKeysNamed returns the lower-case keys of the documents whose name
+// or display name is name, case-insensitively.
+func (v *View) DocumentKeysNamed(name string) []string {
+	return v.m.docsByName[strings.ToLower(strings.TrimSpace(name))]
+}

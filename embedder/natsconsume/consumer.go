@@ -1,0 +1,346 @@
+// Package natsconsume is the embedder's JetStream consumer: it fetches entity
+// events in batches from a durable pull consumer, embeds what changed in one
+// model call per batch, writes documents, indexes and vectors through the
+// storage package, and acknowledges only once the write is durable.
+package natsconsume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"lorekeeper.dev/embedder"
+	"lorekeeper.dev/embedder/badgerstore"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// Names of the dead-letter stream and its subjects.
+const (
+	DeadLetterStream  = "ENTITIES_DLQ"
+	DeadLetterSubject = "lorekeeper.deadletter"
+)
+
+// Store is what the consumer writes through.
+type Store interface {
+	Apply(ctx context.Context, writes []badgerstore.Write) error
+	CachedVector(ctx context.Context, model, contentHash string) ([]float32, bool, error)
+}
+
+// Model embeds texts.
+type Model interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	Info() embedder.ModelInfo
+}
+
+// Options configure a Consumer. A nil *Options, and every zero field, means
+// the default.
+type Options struct {
+	// Durable is the durable consumer's name; one per query node, since each
+	// node keeps its own replica. Default "embedder".
+	Durable string
+	// Batch is the most messages fetched at once. Default 256.
+	Batch int
+	// MaxWait bounds how long a fetch waits for a full batch. Default 500ms.
+	MaxWait time.Duration
+	// MaxDeliver is how often a message is tried before it goes to the
+	// dead-letter stream. Default 5.
+	MaxDeliver int
+	// AckWait is how long the server waits for an ack before redelivering.
+	// Default 2 minutes: a batch of 256 embeds in about a second here.
+	AckWait time.Duration
+	Logger  *slog.Logger
+	Metrics *Metrics
+}
+
+func (o *Options) withDefaults() Options {
+	var out Options
+	if o != nil {
+		out = *o
+	}
+	if out.Durable == "" {
+		out.Durable = "embedder"
+	}
+	if out.Batch <= 0 {
+		out.Batch = 256
+	}
+	if out.MaxWait <= 0 {
+		out.MaxWait = 500 * time.Millisecond
+	}
+	if out.MaxDeliver <= 0 {
+		out.MaxDeliver = 5
+	}
+	if out.AckWait <= 0 {
+		out.AckWait = 2 * time.Minute
+	}
+	if out.Logger == nil {
+		out.Logger = slog.New(slog.DiscardHandler)
+	}
+	if out.Metrics == nil {
+		out.Metrics = NewMetrics(nil)
+	}
+	return out
+}
+
+// Consumer moves entity events from the stream into storage.
+type Consumer struct {
+	js    jetstream.JetStream
+	store Store
+	model Model
+	opts  Options
+}
+
+// New returns a Consumer reading stream through js. It borrows js, store and
+// model; whoever created them closes them.
+func New(js jetstream.JetStream, store Store, model Model, opts *Options) *Consumer {
+	return &Consumer{js: js, store: store, model: model, opts: opts.withDefaults()}
+}
+
+// ConsumerConfig is the durable pull consumer's configuration.
+func (c *Consumer) ConsumerConfig() jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       c.opts.Durable,
+		Description:   "LoreKeeper embedder: entity events into storage",
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       c.opts.AckWait,
+		// One more than MaxDeliver: the consumer itself dead-letters a
+		// message on its last delivery, so the server never drops it.
+		MaxDeliver:    c.opts.MaxDeliver + 1,
+		MaxAckPending: c.opts.Batch * 4,
+		FilterSubject: lkv1.SubjectPrefix + ".>",
+	}
+}
+
+// Ensure creates the durable consumer and the dead-letter stream if absent.
+func (c *Consumer) Ensure(ctx context.Context, streamName string, replicas int) (jetstream.Consumer, error) {
+	if _, err := c.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+		Name:        DeadLetterStream,
+		Description: "LoreKeeper entity events the embedder could not process, with the error",
+		Subjects:    []string{DeadLetterSubject + ".>"},
+		Storage:     jetstream.FileStorage,
+		Replicas:    max(replicas, 1),
+	}); err != nil {
+		return nil, fmt.Errorf("ensure dead-letter stream: %w", err)
+	}
+	cons, err := c.js.CreateOrUpdateConsumer(ctx, streamName, c.ConsumerConfig())
+	if err != nil {
+		return nil, fmt.Errorf("ensure consumer %s on %s: %w", c.opts.Durable, streamName, err)
+	}
+	return cons, nil
+}
+
+// Run consumes until ctx is done. A batch in flight when ctx ends is
+// finished (written and acknowledged) before Run returns, so a shutdown
+// leaves every message either stored and acked or unacked for redelivery.
+func (c *Consumer) Run(ctx context.Context, cons jetstream.Consumer) error {
+	go c.watchLag(ctx, cons)
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		batch, err := cons.Fetch(c.opts.Batch, jetstream.FetchMaxWait(c.opts.MaxWait))
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			c.opts.Logger.Warn("fetch from stream failed; retrying", "err", err)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		var msgs []jetstream.Msg
+		for m := range batch.Messages() {
+			msgs = append(msgs, m)
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
+			c.opts.Logger.Debug("fetch ended early", "err", err)
+		}
+		if len(msgs) == 0 {
+			continue
+		}
+		// Finish the batch even if ctx is cancelled meanwhile: it was fetched,
+		// and writing it now spares a redelivery.
+		c.process(context.WithoutCancel(ctx), msgs)
+	}
+}
+
+// item is one decoded message of a batch.
+type item struct {
+	msg   jetstream.Msg
+	event *lkv1.EntityEvent
+	key   string
+}
+
+// process handles one fetched batch.
+func (c *Consumer) process(ctx context.Context, msgs []jetstream.Msg) {
+	m := c.opts.Metrics
+	m.batchSize.Observe(float64(len(msgs)))
+	items := make([]item, 0, len(msgs))
+	for _, msg := range msgs {
+		ev := &lkv1.EntityEvent{}
+		if err := proto.Unmarshal(msg.Data(), ev); err != nil {
+			c.deadLetter(ctx, msg, fmt.Errorf("decode entity event: %w", err))
+			continue
+		}
+		key := ev.GetUpsert().GetKey()
+		if ev.GetTombstone() != nil {
+			key = ev.GetTombstone().GetKey()
+		}
+		if key == "" {
+			c.deadLetter(ctx, msg, errors.New("entity event has no key"))
+			continue
+		}
+		items = append(items, item{msg: msg, event: ev, key: key})
+	}
+	if len(items) == 0 {
+		return
+	}
+	if err := c.write(ctx, items); err != nil {
+		// Retry one by one, so that one bad entity does not hold back the
+		// others, and the bad one is dead-lettered on its last delivery.
+		c.opts.Logger.Warn("batch write failed; retrying its messages one by one", "messages", len(items), "err", err)
+		for _, it := range items {
+			if err := c.write(ctx, []item{it}); err != nil {
+				c.retryOrDeadLetter(ctx, it.msg, err)
+				continue
+			}
+			c.ack(it.msg)
+		}
+		return
+	}
+	for _, it := range items {
+		c.ack(it.msg)
+	}
+}
+
+// write embeds the upserts that need it and applies every item durably.
+// Within a batch the stream order holds: a later event for a key wins.
+func (c *Consumer) write(ctx context.Context, items []item) error {
+	info := c.model.Info()
+	last := make(map[string]int, len(items))
+	for i, it := range items {
+		last[it.key] = i
+	}
+	writes := make([]badgerstore.Write, 0, len(last))
+	var texts []string
+	var need []int // index into writes
+	upserts := 0
+	for i, it := range items {
+		if last[it.key] != i {
+			continue // superseded later in this batch
+		}
+		if t := it.event.GetTombstone(); t != nil {
+			writes = append(writes, badgerstore.Write{DeleteKey: t.GetKey()})
+			continue
+		}
+		e := it.event.GetUpsert()
+		upserts++
+		vec, ok, err := c.store.CachedVector(ctx, info.Name, e.GetContentHash())
+		if err != nil {
+			return fmt.Errorf("read embedding cache: %w", err)
+		}
+		writes = append(writes, badgerstore.Write{Entity: e, Vector: vec})
+		if !ok {
+			texts = append(texts, embedder.Text(e, info.Lowercase))
+			need = append(need, len(writes)-1)
+		}
+	}
+	if len(texts) > 0 {
+		start := time.Now()
+		vecs, err := c.model.Embed(ctx, texts)
+		if err != nil {
+			return fmt.Errorf("embed %d texts: %w", len(texts), err)
+		}
+		c.opts.Metrics.embedDuration.Observe(time.Since(start).Seconds())
+		c.opts.Metrics.embedded.Add(float64(len(texts)))
+		for j, wi := range need {
+			writes[wi].Vector = vecs[j]
+		}
+	}
+	c.opts.Metrics.cacheHits.Add(float64(upserts - len(texts)))
+	if err := c.store.Apply(ctx, writes); err != nil {
+		return fmt.Errorf("apply %d writes: %w", len(writes), err)
+	}
+	return nil
+}
+
+func (c *Consumer) ack(msg jetstream.Msg) {
+	if err := msg.Ack(); err != nil {
+		// The write is durable and idempotent: a redelivery is harmless.
+		c.opts.Logger.Warn("ack failed; the message will be redelivered", "subject", msg.Subject(), "err", err)
+	}
+	c.opts.Metrics.messages.WithLabelValues("stored").Inc()
+}
+
+func (c *Consumer) retryOrDeadLetter(ctx context.Context, msg jetstream.Msg, cause error) {
+	md, err := msg.Metadata()
+	if err == nil && int(md.NumDelivered) >= c.opts.MaxDeliver {
+		c.deadLetter(ctx, msg, cause)
+		return
+	}
+	delivered := uint64(1)
+	if md != nil {
+		delivered = md.NumDelivered
+	}
+	c.opts.Logger.Warn("message failed; will retry", "subject", msg.Subject(), "delivery", delivered, "err", cause)
+	c.opts.Metrics.messages.WithLabelValues("retried").Inc()
+	if err := msg.NakWithDelay(time.Duration(delivered) * time.Second); err != nil {
+		c.opts.Logger.Warn("nak failed", "err", err)
+	}
+}
+
+// deadLetter publishes msg with its error to the dead-letter stream, then
+// terminates it. If the publish fails the message is left for redelivery,
+// so nothing is dropped silently.
+func (c *Consumer) deadLetter(ctx context.Context, msg jetstream.Msg, cause error) {
+	dl := &lkv1.DeadLetter{
+		Subject:  msg.Subject(),
+		Payload:  msg.Data(),
+		Error:    cause.Error(),
+		FailedAt: timestamppb.Now(),
+	}
+	if md, err := msg.Metadata(); err == nil {
+		dl.StreamSequence = md.Sequence.Stream
+		dl.Deliveries = uint32(md.NumDelivered)
+	}
+	data, err := proto.Marshal(dl)
+	if err == nil {
+		_, err = c.js.Publish(ctx, DeadLetterSubject+"."+msg.Subject(), data)
+	}
+	if err != nil {
+		c.opts.Logger.Error("dead-letter publish failed; leaving the message for redelivery", "subject", msg.Subject(), "cause", cause, "err", err)
+		_ = msg.NakWithDelay(5 * time.Second)
+		return
+	}
+	c.opts.Logger.Error("message dead-lettered", "subject", msg.Subject(), "sequence", dl.StreamSequence, "err", cause)
+	c.opts.Metrics.messages.WithLabelValues("dead_lettered").Inc()
+	c.opts.Metrics.deadLetters.Inc()
+	if err := msg.TermWithReason(cause.Error()); err != nil {
+		c.opts.Logger.Warn("term failed", "err", err)
+	}
+}
+
+// watchLag publishes the consumer's pending count as a gauge.
+func (c *Consumer) watchLag(ctx context.Context, cons jetstream.Consumer) {
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	for {
+		if info, err := cons.Info(ctx); err == nil {
+			c.opts.Metrics.pending.Set(float64(info.NumPending + uint64(info.NumAckPending)))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,139 @@
+// Package open5e reads the Open5e API: it pages through its endpoints with
+// retries and bounds (Client), keeps the document metadata (Catalog) and
+// normalises every record into the proto Entity (NormalizeEndpoint). The
+// resync schedule and publishing live in ingest/resync.
+package open5e
+
+import (
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// CanonicalOrigin is the public API's scheme and host. Source URLs always
+// point there, whatever mirror the records were fetched from, so that they
+// cite the public API and do not change the content hash.
+const CanonicalOrigin = "https://api.open5e.com"
+
+// Endpoint is one list endpoint of the API.
+type Endpoint struct {
+	// Version is "v1" or "v2".
+	Version string
+	// Name is the path segment: "spells", "magicitems".
+	Name string
+	// Kind is what its records become. Some endpoints hold two kinds
+	// (classes with subclasses, species with subspecies); Kind is the main one.
+	Kind lkv1.Kind
+}
+
+// Path is the endpoint's path: "/v2/spells/".
+func (e Endpoint) Path() string { return "/" + e.Version + "/" + e.Name + "/" }
+
+// Source is the entity source of the endpoint's version.
+func (e Endpoint) Source() lkv1.Source {
+	if e.Version == "v1" {
+		return lkv1.Source_SOURCE_OPEN5E_V1
+	}
+	return lkv1.Source_SOURCE_OPEN5E_V2
+}
+
+// String is the path, for logs.
+func (e Endpoint) String() string { return e.Path() }
+
+// V2Endpoints are the v2 content endpoints, in fetch order: rulesets come
+// before rules because a rule names its ruleset's title from the catalog.
+var V2Endpoints = []Endpoint{
+	{"v2", "spells", lkv1.Kind_KIND_SPELL},
+	{"v2", "creatures", lkv1.Kind_KIND_CREATURE},
+	{"v2", "weapons", lkv1.Kind_KIND_WEAPON},
+	{"v2", "armor", lkv1.Kind_KIND_ARMOR},
+	{"v2", "magicitems", lkv1.Kind_KIND_MAGIC_ITEM},
+	{"v2", "items", lkv1.Kind_KIND_ITEM},
+	{"v2", "classes", lkv1.Kind_KIND_CLASS},
+	{"v2", "species", lkv1.Kind_KIND_RACE},
+	{"v2", "backgrounds", lkv1.Kind_KIND_BACKGROUND},
+	{"v2", "feats", lkv1.Kind_KIND_FEAT},
+	{"v2", "rulesets", lkv1.Kind_KIND_RULE_SECTION},
+	{"v2", "rules", lkv1.Kind_KIND_RULE},
+	{"v2", "conditions", lkv1.Kind_KIND_CONDITION},
+	{"v2", "damagetypes", lkv1.Kind_KIND_DAMAGE_TYPE},
+	{"v2", "weaponproperties", lkv1.Kind_KIND_WEAPON_PROPERTY},
+	{"v2", "skills", lkv1.Kind_KIND_SKILL},
+	{"v2", "abilities", lkv1.Kind_KIND_ABILITY_SCORE},
+	{"v2", "spellschools", lkv1.Kind_KIND_MAGIC_SCHOOL},
+	{"v2", "languages", lkv1.Kind_KIND_LANGUAGE},
+	{"v2", "alignments", lkv1.Kind_KIND_ALIGNMENT},
+}
+
+// V1Endpoints are the v1 endpoints with a kind. Only their records whose
+// (kind, document) pair v2 lacks are kept (see V1Fill). v1 planes and
+// spelllist carry no kind LoreKeeper serves.
+var V1Endpoints = []Endpoint{
+	{"v1", "spells", lkv1.Kind_KIND_SPELL},
+	{"v1", "monsters", lkv1.Kind_KIND_CREATURE},
+	{"v1", "weapons", lkv1.Kind_KIND_WEAPON},
+	{"v1", "armor", lkv1.Kind_KIND_ARMOR},
+	{"v1", "magicitems", lkv1.Kind_KIND_MAGIC_ITEM},
+	{"v1", "classes", lkv1.Kind_KIND_CLASS},
+	{"v1", "races", lkv1.Kind_KIND_RACE},
+	{"v1", "backgrounds", lkv1.Kind_KIND_BACKGROUND},
+	{"v1", "feats", lkv1.Kind_KIND_FEAT},
+	{"v1", "sections", lkv1.Kind_KIND_RULE_SECTION},
+	{"v1", "conditions", lkv1.Kind_KIND_CONDITION},
+}
+
+// Endpoints is every content endpoint: v2 first, then v1.
+func Endpoints() []Endpoint {
+	return append(append([]Endpoint(nil), V2Endpoints...), V1Endpoints...)
+}
+
+// MetadataEndpoints are read into the Catalog before any content.
+var MetadataEndpoints = []Endpoint{
+	{Version: "v2", Name: "documents"},
+	{Version: "v2", Name: "publishers"},
+	{Version: "v2", Name: "licenses"},
+	{Version: "v2", Name: "gamesystems"},
+	{Version: "v1", Name: "documents"},
+}
+
+// V1Equivalents maps a v1 document to the v2 documents that carry the same
+// book (spec/README.md, "Open5e v1 vs v2"). v2 moved the SRD's reference
+// content (conditions, skills, damage types, ...) into its own "core"
+// document, so a v1 wotc-srd kind that v2 serves from core is a duplicate
+// too. Any other v1 document (o5e, kp, dmag-e, warlock) has no v2 twin.
+var V1Equivalents = map[string][]string{
+	"wotc-srd": {"srd-2014", "core"},
+	"dmag":     {"deepm"},
+	"a5e":      {"a5e-ag"},
+	"tob":      {"tob"},
+	"toh":      {"toh"},
+}
+
+// KindDoc is a (kind, document key) pair.
+type KindDoc struct {
+	Kind     lkv1.Kind
+	Document string
+}
+
+// Coverage is the set of (kind, v2 document) pairs that v2 serves.
+type Coverage map[KindDoc]bool
+
+// CoverageOf returns the pairs present among v2 entities.
+func CoverageOf(v2 []*lkv1.Entity) Coverage {
+	c := Coverage{}
+	for _, e := range v2 {
+		if e.GetDocument().GetSource() == lkv1.Source_SOURCE_OPEN5E_V2 {
+			c[KindDoc{e.GetKind(), e.GetDocument().GetKey()}] = true
+		}
+	}
+	return c
+}
+
+// V1Fill reports whether a v1 entity of kind from v1 document doc fills a
+// gap: v2 has no entity of that kind from the same book.
+func (c Coverage) V1Fill(kind lkv1.Kind, doc string) bool {
+	for _, v2doc := range V1Equivalents[doc] {
+		if c[KindDoc{kind, v2doc}] {
+			return false
+		}
+	}
+	return true
+}

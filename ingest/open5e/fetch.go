@@ -1,0 +1,153 @@
+package open5e
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"lorekeeper.dev/ingest/open5esnapshot"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// FetchCatalog reads the document metadata endpoints.
+func FetchCatalog(ctx context.Context, c *Client) (*Catalog, error) {
+	lists := make([][]json.RawMessage, len(MetadataEndpoints))
+	for i, ep := range MetadataEndpoints {
+		recs, err := c.List(ctx, ep.Path(), nil)
+		if err != nil {
+			return nil, fmt.Errorf("fetch open5e catalog: %w", err)
+		}
+		lists[i] = recs
+	}
+	cat, err := NewCatalog(lists[0], lists[1], lists[2], lists[3], lists[4])
+	if err != nil {
+		return nil, fmt.Errorf("fetch open5e catalog: %w", err)
+	}
+	return cat, nil
+}
+
+// EndpointResult is what one endpoint's fetch produced.
+type EndpointResult struct {
+	Endpoint Endpoint
+	// Entities are the normalised records, in list order, with fetched_at
+	// set. After an error they are those read before it.
+	Entities []*lkv1.Entity
+	// Records is the number of records read.
+	Records int
+	Pages   int
+	// Invalid lists the records that could not be normalised
+	// (*RecordError); they are left out of Entities.
+	Invalid []error
+	// Err is why the list could not be read completely, or nil.
+	Err error
+}
+
+// Complete reports whether the endpoint was read entirely and every record
+// normalised: only then may anything be concluded from a missing entity.
+func (r EndpointResult) Complete() bool { return r.Err == nil && len(r.Invalid) == 0 }
+
+// FetchEndpoint reads and normalises one endpoint. onPage may be nil. A
+// v2 rulesets fetch teaches cat the ruleset titles that rules use.
+func FetchEndpoint(ctx context.Context, c *Client, ep Endpoint, cat *Catalog, onPage func(Page)) EndpointResult {
+	res := EndpointResult{Endpoint: ep}
+	recs, err := c.List(ctx, ep.Path(), func(p Page) {
+		res.Pages = p.Number
+		if onPage != nil {
+			onPage(p)
+		}
+	})
+	res.Records = len(recs)
+	res.Err = err
+	if ep.Version == "v2" && ep.Name == "rulesets" && cat != nil {
+		cat.LearnRulesets(recs)
+	}
+	res.Entities, res.Invalid = NormalizeEndpoint(ep, recs, cat)
+	now := timestamppb.Now()
+	for _, e := range res.Entities {
+		e.FetchedAt = now
+	}
+	return res
+}
+
+// CoverageFromKeys returns the (kind, document) pairs named by v2 entity
+// keys ("open5e_v2:<document>:<kind>:<slug>"); other keys are ignored.
+func CoverageFromKeys(keys []string) Coverage {
+	c := Coverage{}
+	prefix := lkv1.Source_SOURCE_OPEN5E_V2.Slug() + ":"
+	for _, k := range keys {
+		rest, ok := strings.CutPrefix(k, prefix)
+		if !ok {
+			continue
+		}
+		parts := strings.SplitN(rest, ":", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		if kind, ok := lkv1.KindFromSlug(parts[1]); ok {
+			c[KindDoc{kind, parts[0]}] = true
+		}
+	}
+	return c
+}
+
+// FilterV1 keeps the v1 entities whose (kind, document) pair v2 lacks.
+func FilterV1(es []*lkv1.Entity, cov Coverage) []*lkv1.Entity {
+	var out []*lkv1.Entity
+	for _, e := range es {
+		if cov.V1Fill(e.GetKind(), e.GetDocument().GetKey()) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// FetchAll reads the catalog and every endpoint from c, and returns every
+// entity: all of v2, then the v1 fill-ins. It fails on the first endpoint
+// that is not read completely.
+func FetchAll(ctx context.Context, c *Client) ([]*lkv1.Entity, error) {
+	cat, err := FetchCatalog(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	var v2, v1 []*lkv1.Entity
+	for _, ep := range Endpoints() {
+		res := FetchEndpoint(ctx, c, ep, cat, nil)
+		if res.Err != nil {
+			return nil, fmt.Errorf("fetch open5e: %w", res.Err)
+		}
+		if len(res.Invalid) > 0 {
+			return nil, fmt.Errorf("fetch open5e: %w", errors.Join(res.Invalid...))
+		}
+		if ep.Version == "v2" {
+			v2 = append(v2, res.Entities...)
+		} else {
+			v1 = append(v1, res.Entities...)
+		}
+	}
+	return append(v2, FilterV1(v1, CoverageOf(v2))...), nil
+}
+
+// SnapshotEntities returns every entity of the bundled snapshot, by running
+// the real fetch against the snapshot served on a loopback listener. No
+// NATS is involved: other modules' tests call it to get the catalogue.
+func SnapshotEntities(ctx context.Context) ([]*lkv1.Entity, error) {
+	srv, err := open5esnapshot.Start()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Close(cctx)
+	}()
+	c, err := NewClient(srv.URL, &ClientOptions{PageSize: 1000})
+	if err != nil {
+		return nil, err
+	}
+	return FetchAll(ctx, c)
+}

@@ -1,0 +1,296 @@
+package open5e
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/proto"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// ErrInvalidRecord is wrapped by every error about a record that cannot be
+// normalised (not an object, no name, no key, no document).
+var ErrInvalidRecord = errors.New("invalid open5e record")
+
+var (
+	errTrailingData = errors.New("trailing data after the record")
+	errNotObject    = errors.New("not a JSON object")
+)
+
+// RecordError says which record of an endpoint failed and why.
+type RecordError struct {
+	Endpoint Endpoint
+	// Index is the record's position in the endpoint's list.
+	Index int
+	// Key is the upstream key, when the record had one.
+	Key string
+	Err error
+}
+
+func (e *RecordError) Error() string {
+	return fmt.Sprintf("%s record %d %q: %v", e.Endpoint.Path(), e.Index, e.Key, e.Err)
+}
+
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// EntityKey is the key of an Open5e entity:
+// "open5e_v2:srd-2014:spell:fireball".
+func EntityKey(s lkv1.Source, document string, k lkv1.Kind, slug string) string {
+	return s.Slug() + ":" + document + ":" + k.Slug() + ":" + slug
+}
+
+// NormalizeRecord normalises one record of ep. It is NormalizeEndpoint for
+// a list of one.
+func NormalizeRecord(ep Endpoint, raw []byte, cat *Catalog) (*lkv1.Entity, error) {
+	es, errs := NormalizeEndpoint(ep, []json.RawMessage{raw}, cat)
+	if len(errs) > 0 {
+		return nil, errs[0]
+	}
+	return es[0], nil
+}
+
+// NormalizeEndpoint normalises the whole list of an endpoint: each record
+// into an entity, then what needs the whole list: slugs made unique within
+// (document, kind), subclasses and subraces pointed at their parent's key,
+// and the content hashes. A record that cannot be normalised is reported as
+// a *RecordError and left out; the others are returned in list order.
+// fetched_at is left for the caller to set.
+func NormalizeEndpoint(ep Endpoint, records []json.RawMessage, cat *Catalog) ([]*lkv1.Entity, []error) {
+	type item struct {
+		e      *lkv1.Entity
+		parent string // upstream key of the parent class or species
+	}
+	var (
+		items []item
+		errs  []error
+	)
+	seenUpstream := map[string]bool{}
+	for i, raw := range records {
+		e, parent, err := normalize(ep, raw, cat)
+		if err != nil {
+			errs = append(errs, &RecordError{Endpoint: ep, Index: i, Key: upstreamKey(raw, ep), Err: err})
+			continue
+		}
+		// The API pages by offset, so a record may appear twice when the
+		// list shifts under the fetch; keep the first copy.
+		if seenUpstream[e.SourceKey] {
+			continue
+		}
+		seenUpstream[e.SourceKey] = true
+		items = append(items, item{e, parent})
+	}
+
+	// Unique slugs: when names collide within (document, kind), the record
+	// whose upstream key ends in the plain slug keeps it; the others get
+	// their upstream key appended. The choice depends only on the records,
+	// not on their order.
+	groups := map[string][]*lkv1.Entity{}
+	for _, it := range items {
+		g := it.e.Document.GetKey() + "\x00" + it.e.Kind.String() + "\x00" + it.e.Slug
+		groups[g] = append(groups[g], it.e)
+	}
+	for _, g := range groups {
+		if len(g) < 2 {
+			continue
+		}
+		sort.Slice(g, func(i, j int) bool {
+			pi, pj := plainOwner(g[i]), plainOwner(g[j])
+			if pi != pj {
+				return pi
+			}
+			return g[i].SourceKey < g[j].SourceKey
+		})
+		for _, e := range g[1:] {
+			e.Slug = e.Slug + "-" + collisionSuffix(e.SourceKey)
+		}
+	}
+	byUpstream := map[string]*lkv1.Entity{}
+	for _, it := range items {
+		it.e.Key = EntityKey(ep.Source(), it.e.Document.GetKey(), it.e.Kind, it.e.Slug)
+		byUpstream[it.e.SourceKey] = it.e
+	}
+	out := make([]*lkv1.Entity, 0, len(items))
+	for _, it := range items {
+		if it.parent != "" {
+			co := it.e.GetCharacterOption()
+			if p, ok := byUpstream[it.parent]; ok && co != nil {
+				co.ParentKey = p.Key
+				if co.ParentName == "" {
+					co.ParentName = p.Name
+				}
+			}
+		}
+		it.e.ContentHash = ContentHash(it.e)
+		out = append(out, it.e)
+	}
+	return out, errs
+}
+
+// plainOwner reports whether e's upstream key is its own slug after the
+// document prefix ("srd_fireball" for "fireball"), which makes it the owner
+// of the plain slug.
+func plainOwner(e *lkv1.Entity) bool {
+	return collisionSuffix(e.SourceKey) == e.Slug
+}
+
+func upstreamKey(raw []byte, ep Endpoint) string {
+	o, err := decodeObject(raw)
+	if err != nil {
+		return ""
+	}
+	if ep.Version == "v1" {
+		return o.str("slug")
+	}
+	return o.str("key")
+}
+
+// ContentHash is the hex SHA-256 of e's deterministic wire form with
+// fetched_at and content_hash cleared: equal hashes mean nothing a user can
+// see has changed.
+func ContentHash(e *lkv1.Entity) string {
+	c := proto.Clone(e).(*lkv1.Entity)
+	c.FetchedAt = nil
+	c.ContentHash = ""
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(c)
+	if err != nil {
+		// Marshal fails only on invalid UTF-8, which normalize rejects.
+		b = []byte(fmt.Sprintf("%v", err))
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// normalize turns one record into an entity without key or hash; parent is
+// the upstream key of a subclass's class or a subrace's species.
+func normalize(ep Endpoint, raw []byte, cat *Catalog) (e *lkv1.Entity, parent string, err error) {
+	if !utf8.Valid(raw) {
+		return nil, "", fmt.Errorf("%w: invalid UTF-8", ErrInvalidRecord)
+	}
+	o, err := decodeObject(raw)
+	if err != nil {
+		return nil, "", fmt.Errorf("%w: %v", ErrInvalidRecord, err)
+	}
+	name := o.str("name")
+	upstream := o.str("key")
+	docKey := ""
+	if ep.Version == "v1" {
+		upstream = o.str("slug")
+		docKey = o.str("document__slug")
+	} else if d := o.obj("document"); d != nil {
+		docKey = d.str("key")
+	} else {
+		docKey = o.str("document")
+	}
+	if name == "" && ep.Kind == lkv1.Kind_KIND_ALIGNMENT {
+		// v2 alignments have no name: "chaotic-evil" is Chaotic Evil.
+		name = titleFromKey(upstream)
+	}
+	switch {
+	case name == "":
+		return nil, "", fmt.Errorf("%w: no name", ErrInvalidRecord)
+	case upstream == "":
+		return nil, "", fmt.Errorf("%w: no key", ErrInvalidRecord)
+	case docKey == "":
+		return nil, "", fmt.Errorf("%w: no document", ErrInvalidRecord)
+	}
+	slug := slugify(name)
+	if slug == "" {
+		slug = slugify(upstream)
+	}
+	if slug == "" {
+		return nil, "", fmt.Errorf("%w: name %q has no letters or digits", ErrInvalidRecord, name)
+	}
+	e = &lkv1.Entity{
+		Slug:         slug,
+		Kind:         ep.Kind,
+		Name:         name,
+		Document:     document(ep, o, docKey, cat),
+		SourceKey:    upstream,
+		SourceUrl:    CanonicalOrigin + ep.Path() + url.PathEscape(upstream) + "/",
+		Description:  description(o),
+		SourceRecord: append([]byte(nil), raw...),
+	}
+	if ep.Version == "v1" {
+		parent = normalizeV1(ep, o, e)
+	} else {
+		parent = normalizeV2(ep, o, e, cat)
+	}
+	return e, parent, nil
+}
+
+// document is the catalog's metadata for the record's document, or what
+// the record itself says when the catalog does not know it.
+func document(ep Endpoint, o obj, k string, cat *Catalog) *lkv1.Document {
+	if d := cat.Document(ep.Source(), k); d != nil {
+		return d
+	}
+	d := &lkv1.Document{Key: k, Source: ep.Source()}
+	if ep.Version == "v1" {
+		d.Name = o.str("document__title")
+		d.DisplayName = d.Name
+		d.Permalink = o.str("document__url")
+		return d
+	}
+	if n := o.obj("document"); n != nil {
+		d.Name = n.str("name")
+		d.DisplayName = n.str("display_name")
+		d.Permalink = n.str("permalink")
+		if p := n.obj("publisher"); p != nil {
+			d.Publisher, d.PublisherKey = p.str("name"), p.str("key")
+		}
+		if g := n.obj("gamesystem"); g != nil {
+			d.GameSystem, d.GameSystemName = g.str("key"), g.str("name")
+		}
+	}
+	return d
+}
+
+// description is the record's markdown: "desc", or for the reference kinds
+// the per-document "descriptions", each under its document.
+func description(o obj) string {
+	if d := o.str("desc"); d != "" {
+		return normalizeNewlines(d)
+	}
+	var parts []string
+	for _, d := range o.objs("descriptions") {
+		text := normalizeNewlines(d.str("desc"))
+		if text == "" {
+			continue
+		}
+		if doc := d.str("document"); doc != "" {
+			text = "*" + doc + ":* " + text
+		}
+		parts = append(parts, text)
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+func normalizeNewlines(s string) string {
+	return strings.TrimSpace(strings.ReplaceAll(s, "\r\n", "\n"))
+}
+
+// titleFromKey turns "chaotic-evil" into "Chaotic Evil".
+func titleFromKey(k string) string {
+	words := strings.FieldsFunc(k, func(r rune) bool { return r == '-' || r == '_' })
+	for i, w := range words {
+		words[i] = strings.ToUpper(w[:1]) + w[1:]
+	}
+	return strings.Join(words, " ")
+}
+
+// collisionSuffix is the upstream key without its document prefix
+// ("srd_race_size" -> "race-size"), which tells colliding names apart.
+func collisionSuffix(upstream string) string {
+	if _, after, ok := strings.Cut(upstream, "_"); ok && slugify(after) != "" {
+		return slugify(after)
+	}
+	return slugify(upstream)
+}

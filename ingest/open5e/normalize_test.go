@@ -1,0 +1,215 @@
+package open5e_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"lorekeeper.dev/ingest/open5e"
+	"lorekeeper.dev/ingest/open5esnapshot"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+func TestChallengeRating(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		num  float64
+	}{{"0", 0}, {"1/8", 0.125}, {"1/4", 0.25}, {"1/2", 0.5}, {"1", 1}, {"17", 17}, {"30", 30}} {
+		got, ok := open5e.ParseChallengeRating(c.text)
+		if !ok || got != c.num {
+			t.Errorf("ParseChallengeRating(%q) = %v, %v; want %v", c.text, got, ok, c.num)
+		}
+		if back := open5e.ChallengeRatingText(c.num); back != c.text {
+			t.Errorf("ChallengeRatingText(%v) = %q, want %q", c.num, back, c.text)
+		}
+	}
+	for _, bad := range []string{"", "x", "1/0", "NaN", "Inf"} {
+		if got, ok := open5e.ParseChallengeRating(bad); ok {
+			t.Errorf("ParseChallengeRating(%q) = %v, want failure", bad, got)
+		}
+	}
+}
+
+func TestCastingTimeKey(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"action", "action"},
+		{"1 action", "action"},
+		{"bonus-action", "bonus-action"},
+		{"1 bonus action", "bonus-action"},
+		{"reaction", "reaction"},
+		{"1 reaction, which you take when you are hit", "reaction"},
+		{"1minute", "1-minute"},
+		{"1 minute", "1-minute"},
+		{"10minutes", "10-minutes"},
+		{"10 minutes", "10-minutes"},
+		{"1hour", "1-hour"},
+		{"8 hours", "8-hours"},
+		{"24hours", "24-hours"},
+		{"1 round", "1-round"},
+		{"turn", "1-turn"},
+		{"Special", "special"},
+	} {
+		if got := open5e.CastingTimeKey(c.in); got != c.want {
+			t.Errorf("CastingTimeKey(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func endpoint(version, name string) open5e.Endpoint {
+	for _, ep := range open5e.Endpoints() {
+		if ep.Version == version && ep.Name == name {
+			return ep
+		}
+	}
+	panic("no endpoint " + version + "/" + name)
+}
+
+func TestNormalizeRecord_invalid(t *testing.T) {
+	ep := endpoint("v2", "spells")
+	for _, c := range []struct{ name, rec string }{
+		{"not json", `{"key":`},
+		{"array", `[1,2]`},
+		{"null", `null`},
+		{"trailing", `{"key":"a","name":"A","document":"srd-2014"} {}`},
+		{"no name", `{"key":"srd_x","document":"srd-2014"}`},
+		{"blank name", `{"key":"srd_x","name":"  ","document":"srd-2014"}`},
+		{"no key", `{"name":"X","document":"srd-2014"}`},
+		{"no document", `{"key":"srd_x","name":"X"}`},
+		{"punctuation name and key", `{"key":"_","name":"!!!","document":"srd-2014"}`},
+		{"invalid utf-8", "{\"key\":\"a\",\"name\":\"\xff\",\"document\":\"srd-2014\"}"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, err := open5e.NormalizeRecord(ep, []byte(c.rec), nil)
+			if !errors.Is(err, open5e.ErrInvalidRecord) || e != nil {
+				t.Errorf("got %v, %v; want ErrInvalidRecord", e, err)
+			}
+			var re *open5e.RecordError
+			if !errors.As(err, &re) || re.Endpoint != ep {
+				t.Errorf("error %v is not a *RecordError for %s", err, ep)
+			}
+		})
+	}
+}
+
+// Wrong types in known fields read as absent: the record still normalises.
+func TestNormalizeRecord_lenient(t *testing.T) {
+	rec := `{"key":"srd_x","name":"X Ray","document":{"key":"srd-2014","name":"SRD"},"level":"3","school":7,
+		"classes":"wizard","damage_types":[1,{"key":"Fire"}],"material_cost":"12.50","casting_time":null}`
+	e, err := open5e.NormalizeRecord(endpoint("v2", "spells"), []byte(rec), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.GetSpell()
+	if s.GetLevel() != 3 || s.GetSchool() != "7" || len(s.GetClasses()) != 0 || strings.Join(s.GetDamageTypes(), ",") != "fire" || s.GetMaterialCostGp() != 12.5 {
+		t.Errorf("spell details: %v", s)
+	}
+	if e.GetKey() != "open5e_v2:srd-2014:spell:x-ray" || e.GetDocument().GetName() != "SRD" {
+		t.Errorf("key %q document %v", e.GetKey(), e.GetDocument())
+	}
+}
+
+// Colliding names get distinct slugs, and which one keeps the plain slug
+// does not depend on the records' order.
+func TestNormalizeEndpoint_slugCollisions(t *testing.T) {
+	ep := endpoint("v2", "rules")
+	a := json.RawMessage(`{"key":"srd_race_speed","name":"Speed","document":"srd-2014","ruleset":"srd_race"}`)
+	b := json.RawMessage(`{"key":"srd_movement_speed","name":"Speed","document":"srd-2014","ruleset":"srd_movement"}`)
+	c := json.RawMessage(`{"key":"srd_speed","name":"Speed","document":"srd-2014"}`)
+	keys := func(recs ...json.RawMessage) map[string]string {
+		es, errs := open5e.NormalizeEndpoint(ep, recs, nil)
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		m := map[string]string{}
+		for _, e := range es {
+			m[e.GetSourceKey()] = e.GetKey()
+		}
+		return m
+	}
+	got1, got2 := keys(a, b, c), keys(c, b, a)
+	want := map[string]string{
+		"srd_speed":          "open5e_v2:srd-2014:rule:speed",
+		"srd_race_speed":     "open5e_v2:srd-2014:rule:speed-race-speed",
+		"srd_movement_speed": "open5e_v2:srd-2014:rule:speed-movement-speed",
+	}
+	for k, w := range want {
+		if got1[k] != w || got2[k] != w {
+			t.Errorf("%s: got %q and %q, want %q", k, got1[k], got2[k], w)
+		}
+	}
+	// The same record twice (a list shifting between pages) is kept once.
+	if m := keys(a, a); len(m) != 1 {
+		t.Errorf("duplicate record: got %v", m)
+	}
+}
+
+func TestContentHash(t *testing.T) {
+	h, err := open5esnapshot.NewHandler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := h.File("_detail/v2/spells/srd_fireball/index.json")
+	e1, err := open5e.NormalizeRecord(endpoint("v2", "spells"), raw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e2, _ := open5e.NormalizeRecord(endpoint("v2", "spells"), raw, nil)
+	if e1.GetContentHash() != e2.GetContentHash() {
+		t.Error("the same record hashes differently")
+	}
+	changed := []byte(strings.Replace(string(raw), "A bright streak", "A dim streak", 1))
+	e3, _ := open5e.NormalizeRecord(endpoint("v2", "spells"), changed, nil)
+	if e3.GetContentHash() == e1.GetContentHash() {
+		t.Error("a changed description keeps the hash")
+	}
+	e1.FetchedAt = nil
+	if open5e.ContentHash(e1) != e2.GetContentHash() {
+		t.Error("fetched_at changes the hash")
+	}
+}
+
+// FuzzNormalizeRecord feeds records (seeded with real ones from every
+// endpoint) to the normaliser: it must never panic, and whatever it accepts
+// must be a well-formed entity whose hash is reproducible.
+func FuzzNormalizeRecord(f *testing.F) {
+	h, err := open5esnapshot.NewHandler()
+	if err != nil {
+		f.Fatal(err)
+	}
+	eps := open5e.Endpoints()
+	for i, ep := range eps {
+		b, ok := h.File(ep.Version + "/" + ep.Name + "/page-1.json")
+		if !ok {
+			continue
+		}
+		var p struct{ Results []json.RawMessage }
+		if err := json.Unmarshal(b, &p); err != nil {
+			f.Fatal(err)
+		}
+		for _, r := range p.Results[:min(2, len(p.Results))] {
+			f.Add(uint8(i), []byte(r))
+		}
+	}
+	f.Add(uint8(0), []byte(`{"key":"k","name":"N","document":"d","level":1e400}`))
+	f.Fuzz(func(t *testing.T, which uint8, raw []byte) {
+		ep := eps[int(which)%len(eps)]
+		e, err := open5e.NormalizeRecord(ep, raw, nil)
+		if err != nil {
+			if !errors.Is(err, open5e.ErrInvalidRecord) {
+				t.Fatalf("error %v does not wrap ErrInvalidRecord", err)
+			}
+			return
+		}
+		if e.GetName() == "" || e.GetSlug() == "" || e.GetDocument().GetKey() == "" || e.GetKind() == lkv1.Kind_KIND_UNSPECIFIED {
+			t.Fatalf("accepted an incomplete entity: %v", e)
+		}
+		if !strings.HasPrefix(e.GetKey(), ep.Source().Slug()+":") || e.GetContentHash() != open5e.ContentHash(e) {
+			t.Fatalf("key %q hash %q", e.GetKey(), e.GetContentHash())
+		}
+		again, err := open5e.NormalizeRecord(ep, raw, nil)
+		if err != nil || again.GetContentHash() != e.GetContentHash() {
+			t.Fatalf("normalising again: %v, hash %q vs %q", err, again.GetContentHash(), e.GetContentHash())
+		}
+	})
+}

@@ -1,0 +1,461 @@
+package open5e
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// normalizeV2 fills the kind-specific fields of a v2 record and returns the
+// upstream key of its parent, if any.
+func normalizeV2(ep Endpoint, o obj, e *lkv1.Entity, cat *Catalog) string {
+	switch ep.Name {
+	case "spells":
+		e.HigherLevel = normalizeNewlines(o.str("higher_level"))
+		e.Details = &lkv1.Entity_Spell{Spell: spellV2(o)}
+	case "creatures":
+		c, blocks := creatureV2(o)
+		e.Blocks = blocks
+		e.Details = &lkv1.Entity_Creature{Creature: c}
+	case "weapons":
+		e.Details = &lkv1.Entity_Item{Item: &lkv1.ItemDetails{Category: "weapon", Weapon: weaponV2(o)}}
+	case "armor":
+		e.Details = &lkv1.Entity_Item{Item: &lkv1.ItemDetails{Category: "armor", Armor: armorV2(o)}}
+	case "magicitems", "items":
+		e.Details = &lkv1.Entity_Item{Item: itemV2(o, ep.Name == "magicitems")}
+	case "classes":
+		co := &lkv1.CharacterOptionDetails{
+			HitDice:    strings.ToLower(o.str("hit_dice")),
+			CasterType: o.str("caster_type"),
+		}
+		for _, s := range o.objs("saving_throws") {
+			co.SavingThrows = append(co.SavingThrows, abilityName(s.str("name")))
+		}
+		for _, a := range o.list("primary_abilities") {
+			switch v := a.(type) {
+			case string:
+				co.PrimaryAbilities = append(co.PrimaryAbilities, abilityName(v))
+			case map[string]any:
+				co.PrimaryAbilities = append(co.PrimaryAbilities, abilityName(obj(v).str("name")))
+			}
+		}
+		e.Blocks = features(o)
+		e.Details = &lkv1.Entity_CharacterOption{CharacterOption: co}
+		if p := o.obj("subclass_of"); p != nil {
+			e.Kind = lkv1.Kind_KIND_SUBCLASS
+			co.ParentName = p.str("name")
+			return p.str("key")
+		}
+	case "species":
+		co := &lkv1.CharacterOptionDetails{}
+		for _, t := range o.objs("traits") {
+			text := normalizeNewlines(t.str("desc"))
+			e.Blocks = append(e.Blocks, &lkv1.TextBlock{Type: "trait", Name: t.str("name"), Text: text})
+			switch strings.ToLower(t.str("name")) {
+			case "size":
+				co.Size = sizeIn(text)
+			case "speed":
+				if f, ok := parseAmount(text); ok {
+					co.Speed = clampInt32(f)
+				}
+			}
+		}
+		e.Details = &lkv1.Entity_CharacterOption{CharacterOption: co}
+		if o.boolean("is_subspecies") || o.str("subspecies_of") != "" {
+			e.Kind = lkv1.Kind_KIND_SUBRACE
+			return o.str("subspecies_of")
+		}
+	case "backgrounds":
+		for _, b := range o.objs("benefits") {
+			e.Blocks = append(e.Blocks, &lkv1.TextBlock{Type: "benefit", Name: b.str("name"), Text: normalizeNewlines(b.str("desc"))})
+		}
+		e.Details = &lkv1.Entity_CharacterOption{CharacterOption: &lkv1.CharacterOptionDetails{}}
+	case "feats":
+		for _, b := range o.objs("benefits") {
+			e.Blocks = append(e.Blocks, &lkv1.TextBlock{Type: "benefit", Name: b.str("name"), Text: normalizeNewlines(b.str("desc"))})
+		}
+		e.Details = &lkv1.Entity_CharacterOption{CharacterOption: &lkv1.CharacterOptionDetails{
+			Prerequisite: o.str("prerequisite"),
+			FeatType:     strings.ToUpper(o.str("type")),
+		}}
+	case "rulesets":
+		for _, r := range o.objs("rules") {
+			e.Blocks = append(e.Blocks, &lkv1.TextBlock{Type: "rule", Name: r.str("name"), Text: normalizeNewlines(r.str("desc"))})
+		}
+		e.Details = &lkv1.Entity_Rule{Rule: &lkv1.RuleDetails{Section: sectionSlug(e.SourceKey), SectionName: e.Name}}
+	case "rules":
+		rs := o.str("ruleset")
+		e.Details = &lkv1.Entity_Rule{Rule: &lkv1.RuleDetails{
+			Section:     sectionSlug(rs),
+			SectionName: cat.rulesetName(rs),
+			Index:       o.int32("index"),
+		}}
+	case "skills":
+		e.Details = &lkv1.Entity_Rule{Rule: &lkv1.RuleDetails{Ability: abilityName(o.str("ability"))}}
+	default:
+		// conditions, damage types, weapon properties, abilities, spell
+		// schools, languages, alignments: reference kinds with no fields.
+		e.Details = &lkv1.Entity_Rule{Rule: &lkv1.RuleDetails{}}
+	}
+	return ""
+}
+
+// sectionSlug turns a ruleset key ("srd-2024_combat") into the section
+// slug ("combat").
+func sectionSlug(k string) string {
+	if _, after, ok := strings.Cut(k, "_"); ok {
+		return slugify(after)
+	}
+	return slugify(k)
+}
+
+var sizeWords = regexp.MustCompile(`(?i)\b(tiny|small|medium|large|huge|gargantuan)\b`)
+
+func sizeIn(s string) string {
+	return strings.ToLower(sizeWords.FindString(s))
+}
+
+func spellV2(o obj) *lkv1.SpellDetails {
+	s := &lkv1.SpellDetails{
+		Level:              o.int32("level"),
+		School:             o.keyOrName("school"),
+		Concentration:      o.boolean("concentration"),
+		Ritual:             o.boolean("ritual"),
+		CastingTime:        o.str("casting_time"),
+		CastingTimeKey:     CastingTimeKey(o.str("casting_time")),
+		Range:              o.str("range_text"),
+		Duration:           o.str("duration"),
+		Verbal:             o.boolean("verbal"),
+		Somatic:            o.boolean("somatic"),
+		Material:           o.boolean("material"),
+		MaterialSpecified:  o.str("material_specified"),
+		MaterialConsumed:   o.boolean("material_consumed"),
+		DamageRoll:         o.str("damage_roll"),
+		SavingThrowAbility: abilityName(o.str("saving_throw_ability")),
+		AttackRoll:         o.boolean("attack_roll"),
+		ReactionCondition:  o.str("reaction_condition"),
+		TargetType:         o.str("target_type"),
+	}
+	if s.Range == "" {
+		s.Range = o.str("range")
+	}
+	if f, ok := o.num("material_cost"); ok {
+		s.MaterialCostGp = &f
+	}
+	for _, c := range o.objs("classes") {
+		if k := slugify(c.str("name")); k != "" {
+			s.Classes = append(s.Classes, k)
+		}
+	}
+	for _, d := range o.list("damage_types") {
+		switch v := d.(type) {
+		case string:
+			s.DamageTypes = append(s.DamageTypes, strings.ToLower(v))
+		case map[string]any:
+			s.DamageTypes = append(s.DamageTypes, obj(v).keyOrName("key"))
+		}
+	}
+	if shape := o.str("shape_type"); shape != "" {
+		unit := strings.TrimSuffix(o.str("shape_size_unit"), "s")
+		if unit == "feet" || unit == "" {
+			unit = "foot"
+		}
+		if size, ok := o.num("shape_size"); ok && size > 0 {
+			s.Area = fmt.Sprintf("%g-%s %s", size, unit, shape)
+		} else {
+			s.Area = shape
+		}
+	}
+	return s
+}
+
+var actionTypes = map[string]string{
+	"ACTION":           "action",
+	"BONUS_ACTION":     "bonus_action",
+	"REACTION":         "reaction",
+	"LEGENDARY_ACTION": "legendary_action",
+	"LAIR_ACTION":      "lair_action",
+	"MYTHIC_ACTION":    "mythic_action",
+}
+
+func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock) {
+	c := &lkv1.CreatureDetails{
+		Type:             o.keyOrName("type"),
+		Size:             o.keyOrName("size"),
+		Alignment:        o.str("alignment"),
+		ArmorClass:       o.int32("armor_class"),
+		ArmorDetail:      o.str("armor_detail"),
+		HitPoints:        o.int32("hit_points"),
+		HitDice:          o.str("hit_dice"),
+		PassivePerception: o.int32("passive_perception"),
+		ExperiencePoints: o.int32("experience_points"),
+		ProficiencyBonus: o.int32("proficiency_bonus"),
+		Subtype:          o.str("subcategory"),
+	}
+	if cr, ok := o.num("challenge_rating"); ok {
+		c.ChallengeRating = cr
+		c.ChallengeRatingText = ChallengeRatingText(cr)
+	}
+	if l := o.obj("languages"); l != nil {
+		c.Languages = l.str("as_string")
+	} else {
+		c.Languages = o.str("languages")
+	}
+	c.Speed, c.SpeedText = speeds(o.obj("speed"))
+	if a := o.obj("ability_scores"); a != nil {
+		c.AbilityScores = &lkv1.AbilityScores{
+			Strength: a.int32("strength"), Dexterity: a.int32("dexterity"),
+			Constitution: a.int32("constitution"), Intelligence: a.int32("intelligence"),
+			Wisdom: a.int32("wisdom"), Charisma: a.int32("charisma"),
+		}
+	}
+	c.SavingThrows = intMap(o.obj("saving_throws"))
+	c.Skills = intMap(o.obj("skill_bonuses"))
+	var senses []string
+	for _, s := range []string{"blindsight", "darkvision", "tremorsense", "truesight"} {
+		if f, ok := o.num(s + "_range"); ok && f > 0 {
+			senses = append(senses, fmt.Sprintf("%s %g ft.", s, f))
+		}
+	}
+	if c.PassivePerception > 0 {
+		senses = append(senses, fmt.Sprintf("passive Perception %d", c.PassivePerception))
+	}
+	c.Senses = strings.Join(senses, ", ")
+	if ri := o.obj("resistances_and_immunities"); ri != nil {
+		c.DamageVulnerabilities = keys(ri, "damage_vulnerabilities")
+		c.DamageResistances = keys(ri, "damage_resistances")
+		c.DamageImmunities = keys(ri, "damage_immunities")
+		c.ConditionImmunities = keys(ri, "condition_immunities")
+	}
+	for _, env := range o.objs("environments") {
+		if k := slugify(env.str("name")); k != "" {
+			c.Environments = append(c.Environments, k)
+		}
+	}
+
+	var blocks []*lkv1.TextBlock
+	for _, t := range o.objs("traits") {
+		blocks = append(blocks, &lkv1.TextBlock{Type: "trait", Name: t.str("name"), Text: normalizeNewlines(t.str("desc"))})
+	}
+	actions := o.objs("actions")
+	sort.SliceStable(actions, func(i, j int) bool {
+		return actions[i].int32("order_in_statblock") < actions[j].int32("order_in_statblock")
+	})
+	for _, a := range actions {
+		typ, ok := actionTypes[a.str("action_type")]
+		if !ok {
+			typ = "action"
+		}
+		switch typ {
+		case "legendary_action":
+			c.HasLegendaryActions = true
+		case "lair_action":
+			c.HasLairActions = true
+		}
+		b := &lkv1.TextBlock{Type: typ, Name: a.str("name"), Text: normalizeNewlines(a.str("desc"))}
+		var attacks []string
+		for _, at := range a.objs("attacks") {
+			if s := attackText(at); s != "" {
+				attacks = append(attacks, s)
+			}
+		}
+		b.Attack = strings.Join(attacks, "; ")
+		blocks = append(blocks, b)
+	}
+	return c, blocks
+}
+
+// attackText writes an attack as a stat block does:
+// "+9 to hit, reach 15 ft., 2d6+5 bludgeoning".
+func attackText(a obj) string {
+	var parts []string
+	if f, ok := a.num("to_hit_mod"); ok {
+		parts = append(parts, fmt.Sprintf("%+g to hit", f))
+	}
+	if f, ok := a.num("reach"); ok && f > 0 {
+		parts = append(parts, fmt.Sprintf("reach %g ft.", f))
+	}
+	if f, ok := a.num("range"); ok && f > 0 {
+		r := fmt.Sprintf("range %g", f)
+		if l, ok := a.num("long_range"); ok && l > 0 {
+			r += fmt.Sprintf("/%g", l)
+		}
+		parts = append(parts, r+" ft.")
+	}
+	dmg := func(count, die, bonus, typ string) string {
+		n, ok := a.num(count)
+		if !ok || n <= 0 {
+			return ""
+		}
+		s := fmt.Sprintf("%g%s", n, strings.ToLower(a.str(die)))
+		if b, ok := a.num(bonus); ok && b != 0 {
+			s += fmt.Sprintf("%+g", b)
+		}
+		if t := a.keyOrName(typ); t != "" {
+			s += " " + t
+		}
+		return s
+	}
+	if d := dmg("damage_die_count", "damage_die_type", "damage_bonus", "damage_type"); d != "" {
+		parts = append(parts, d)
+	}
+	if d := dmg("extra_damage_die_count", "extra_damage_die_type", "extra_damage_bonus", "extra_damage_type"); d != "" {
+		parts = append(parts, "plus "+d)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func speeds(o obj) (map[string]int32, string) {
+	if o == nil {
+		return nil, ""
+	}
+	m := map[string]int32{}
+	unit := o.str("unit")
+	if unit == "" || unit == "feet" {
+		unit = "ft."
+	}
+	var text []string
+	for _, mode := range []string{"walk", "burrow", "climb", "crawl", "fly", "swim"} {
+		if f, ok := o.num(mode); ok && f > 0 {
+			m[mode] = clampInt32(f)
+			if mode == "walk" {
+				text = append([]string{fmt.Sprintf("%g %s", f, unit)}, text...)
+			} else {
+				text = append(text, fmt.Sprintf("%s %g %s", mode, f, unit))
+			}
+		}
+	}
+	if o.boolean("hover") {
+		m["hover"] = 1
+		text = append(text, "(hover)")
+	}
+	if len(m) == 0 {
+		return nil, ""
+	}
+	return m, strings.Join(text, ", ")
+}
+
+func intMap(o obj) map[string]int32 {
+	if len(o) == 0 {
+		return nil
+	}
+	m := map[string]int32{}
+	for k := range o {
+		if f, ok := o.num(k); ok {
+			m[strings.ToLower(k)] = clampInt32(f)
+		}
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
+
+// keys reads a list of {name, key} objects or strings as lower-case keys.
+func keys(o obj, k string) []string {
+	a, _ := o[k].([]any)
+	var out []string
+	for _, v := range a {
+		switch v := v.(type) {
+		case string:
+			out = append(out, strings.ToLower(strings.TrimSpace(v)))
+		case map[string]any:
+			if s := obj(v).keyOrName("key"); s != "" {
+				out = append(out, s)
+			} else if s := strings.ToLower(obj(v).str("name")); s != "" {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func weaponV2(o obj) *lkv1.WeaponStats {
+	w := &lkv1.WeaponStats{
+		DamageDice:  o.str("damage_dice"),
+		DamageType:  o.keyOrName("damage_type"),
+		IsSimple:    o.boolean("is_simple"),
+		RangeNormal: o.int32("range"),
+		RangeLong:   o.int32("long_range"),
+	}
+	thrown := false
+	for _, p := range o.objs("properties") {
+		prop := p.obj("property")
+		if prop == nil {
+			continue
+		}
+		k := slugify(prop.str("name"))
+		if k == "" {
+			continue
+		}
+		w.Properties = append(w.Properties, k)
+		switch k {
+		case "versatile":
+			w.VersatileDice = p.str("detail")
+		case "thrown":
+			thrown = true
+		}
+	}
+	w.IsRanged = w.RangeNormal > 0 && !thrown
+	return w
+}
+
+func armorV2(o obj) *lkv1.ArmorStats {
+	return &lkv1.ArmorStats{
+		Category:            strings.ToLower(o.str("category")),
+		AcBase:              o.int32("ac_base"),
+		AcAddDex:            o.boolean("ac_add_dexmod"),
+		AcMaxDex:            o.int32("ac_cap_dexmod"),
+		AcDisplay:           o.str("ac_display"),
+		StealthDisadvantage: o.boolean("grants_stealth_disadvantage"),
+		StrengthRequired:    o.int32("strength_score_required"),
+	}
+}
+
+func itemV2(o obj, magic bool) *lkv1.ItemDetails {
+	it := &lkv1.ItemDetails{
+		Category:           o.keyOrName("category"),
+		IsMagic:            magic,
+		RequiresAttunement: o.boolean("requires_attunement"),
+		AttunementDetail:   o.str("attunement_detail"),
+	}
+	if r := o.obj("rarity"); r != nil {
+		it.Rarity = strings.ToLower(r.str("name"))
+		if r.str("name") != "" || r.str("key") != "" {
+			it.IsMagic = true
+		}
+	}
+	if f, ok := o.num("cost"); ok {
+		it.CostGp = &f
+	}
+	if f, ok := o.num("weight"); ok {
+		if lb, ok := weightLB(f, o.str("weight_unit")); ok {
+			it.WeightLb = &lb
+		}
+	}
+	if w := o.obj("weapon"); w != nil {
+		it.Weapon = weaponV2(w)
+	}
+	if a := o.obj("armor"); a != nil {
+		it.Armor = armorV2(a)
+	}
+	return it
+}
+
+func features(o obj) []*lkv1.TextBlock {
+	var out []*lkv1.TextBlock
+	for _, f := range o.objs("features") {
+		b := &lkv1.TextBlock{Type: "feature", Name: f.str("name"), Text: normalizeNewlines(f.str("desc"))}
+		for _, g := range f.objs("gained_at") {
+			if l := g.int32("level"); l > 0 && (b.Level == 0 || l < b.Level) {
+				b.Level = l
+			}
+		}
+		out = append(out, b)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Level < out[j].Level })
+	return out
+}

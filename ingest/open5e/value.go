@@ -1,0 +1,289 @@
+package open5e
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+)
+
+// obj is a decoded JSON object with lenient getters: the API's records are
+// read field by field, and a field of an unexpected type reads as absent
+// rather than failing the record (the MANIFEST lists fields that are null,
+// missing, int or float depending on the record and the API's age).
+type obj map[string]any
+
+func decodeObject(raw []byte) (obj, error) {
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		return nil, err
+	}
+	if d.More() {
+		return nil, errTrailingData
+	}
+	if m == nil {
+		return nil, errNotObject
+	}
+	return obj(m), nil
+}
+
+func (o obj) str(k string) string {
+	switch v := o[k].(type) {
+	case string:
+		return strings.TrimSpace(v)
+	case json.Number:
+		return v.String()
+	}
+	return ""
+}
+
+func (o obj) num(k string) (float64, bool) {
+	switch v := o[k].(type) {
+	case json.Number:
+		f, err := v.Float64()
+		return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+	}
+	return 0, false
+}
+
+// int32 reads a whole number, clamped to the int32 range.
+func (o obj) int32(k string) int32 {
+	f, ok := o.num(k)
+	if !ok {
+		return 0
+	}
+	return clampInt32(f)
+}
+
+func clampInt32(f float64) int32 {
+	switch {
+	case f > math.MaxInt32:
+		return math.MaxInt32
+	case f < math.MinInt32:
+		return math.MinInt32
+	}
+	return int32(f)
+}
+
+func (o obj) boolean(k string) bool {
+	switch v := o[k].(type) {
+	case bool:
+		return v
+	case string:
+		s := strings.ToLower(strings.TrimSpace(v))
+		return s == "yes" || s == "true"
+	}
+	return false
+}
+
+func (o obj) obj(k string) obj {
+	if m, ok := o[k].(map[string]any); ok {
+		return obj(m)
+	}
+	return nil
+}
+
+func (o obj) list(k string) []any {
+	a, _ := o[k].([]any)
+	return a
+}
+
+func (o obj) objs(k string) []obj {
+	a, _ := o[k].([]any)
+	out := make([]obj, 0, len(a))
+	for _, v := range a {
+		if m, ok := v.(map[string]any); ok {
+			out = append(out, obj(m))
+		}
+	}
+	return out
+}
+
+func (o obj) strs(k string) []string {
+	a, _ := o[k].([]any)
+	var out []string
+	for _, v := range a {
+		if s, ok := v.(string); ok && strings.TrimSpace(s) != "" {
+			out = append(out, strings.TrimSpace(s))
+		}
+	}
+	return out
+}
+
+// keyOrName is the key of a nested {name, key} object, or its name
+// lower-cased, or the field itself when it is a plain string.
+func (o obj) keyOrName(k string) string {
+	if n := o.obj(k); n != nil {
+		if s := n.str("key"); s != "" {
+			return strings.ToLower(s)
+		}
+		return strings.ToLower(n.str("name"))
+	}
+	return strings.ToLower(o.str(k))
+}
+
+var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
+
+// slugify lower-cases s and joins its letters and digits with hyphens:
+// "Flame Tongue (Longsword)" -> "flame-tongue-longsword".
+func slugify(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch r {
+		case '\'', '\u2019', '\u2018':
+			return -1 // "Tenser's" -> "tensers"
+		}
+		if r > unicode.MaxASCII {
+			return foldRune(r)
+		}
+		return unicode.ToLower(r)
+	}, s)
+	return strings.Trim(nonSlug.ReplaceAllString(s, "-"), "-")
+}
+
+// foldRune maps the accented letters that occur in D&D names to ASCII.
+func foldRune(r rune) rune {
+	switch unicode.ToLower(r) {
+	case 'à', 'á', 'â', 'ä', 'ã', 'å':
+		return 'a'
+	case 'è', 'é', 'ê', 'ë':
+		return 'e'
+	case 'ì', 'í', 'î', 'ï':
+		return 'i'
+	case 'ò', 'ó', 'ô', 'ö', 'õ':
+		return 'o'
+	case 'ù', 'ú', 'û', 'ü':
+		return 'u'
+	case 'ñ':
+		return 'n'
+	case 'ç':
+		return 'c'
+	}
+	return '-'
+}
+
+var leadingNumber = regexp.MustCompile(`[-+]?\d[\d,]*(\.\d+)?`)
+
+// parseAmount reads the first number in s: "25 gp" -> 25, "1,500 gp" -> 1500.
+func parseAmount(s string) (float64, bool) {
+	m := leadingNumber.FindString(s)
+	if m == "" {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(strings.ReplaceAll(m, ",", ""), 64)
+	return f, err == nil
+}
+
+// costGP converts a v1 cost text ("25 gp", "5 sp", "2 cp") to gold pieces.
+func costGP(s string) (float64, bool) {
+	f, ok := parseAmount(s)
+	if !ok {
+		return 0, false
+	}
+	l := strings.ToLower(s)
+	switch {
+	case strings.Contains(l, "pp"):
+		f *= 10
+	case strings.Contains(l, "ep"):
+		f /= 2
+	case strings.Contains(l, "sp"):
+		f /= 10
+	case strings.Contains(l, "cp"):
+		f /= 100
+	}
+	return f, true
+}
+
+// weightLB converts a weight and its unit to pounds.
+func weightLB(f float64, unit string) (float64, bool) {
+	switch strings.ToLower(strings.TrimSpace(strings.TrimSuffix(unit, "."))) {
+	case "", "lb", "lbs", "pound", "pounds":
+		return f, true
+	case "oz", "ounce", "ounces":
+		return f / 16, true
+	case "kg":
+		return f * 2.20462, true
+	}
+	return 0, false
+}
+
+// ChallengeRatingText writes a challenge rating as people do: 0.125 -> "1/8".
+func ChallengeRatingText(cr float64) string {
+	switch cr {
+	case 0.125:
+		return "1/8"
+	case 0.25:
+		return "1/4"
+	case 0.5:
+		return "1/2"
+	}
+	return strconv.FormatFloat(cr, 'f', -1, 64)
+}
+
+// ParseChallengeRating reads "1/4", "0.25", "10" as a number.
+func ParseChallengeRating(s string) (float64, bool) {
+	s = strings.TrimSpace(s)
+	if a, b, ok := strings.Cut(s, "/"); ok {
+		n, err1 := strconv.ParseFloat(strings.TrimSpace(a), 64)
+		d, err2 := strconv.ParseFloat(strings.TrimSpace(b), 64)
+		if err1 != nil || err2 != nil || d == 0 {
+			return 0, false
+		}
+		return n / d, true
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, false
+	}
+	return f, true
+}
+
+var castingTime = regexp.MustCompile(`^(\d+)\s*-?\s*([a-z]+(?:[ -][a-z]+)?)`)
+
+// CastingTimeKey normalises a casting time for filtering: "1 action" and
+// "action" -> "action", "1 bonus action" -> "bonus-action", "1 reaction,
+// which you take ..." -> "reaction", "10minutes" and "10 minutes" ->
+// "10-minutes", "1 hour" -> "1-hour".
+func CastingTimeKey(s string) string {
+	l := strings.ToLower(strings.TrimSpace(s))
+	if i := strings.IndexAny(l, ",("); i >= 0 {
+		l = strings.TrimSpace(l[:i])
+	}
+	n, unit := "1", l
+	if m := castingTime.FindStringSubmatch(l); m != nil {
+		n, unit = m[1], m[2]
+	}
+	unit = strings.ReplaceAll(strings.TrimSpace(unit), " ", "-")
+	switch unit {
+	case "action", "actions", "bonus-action", "bonus-actions", "reaction", "reactions":
+		return strings.TrimSuffix(unit, "s")
+	case "round", "rounds", "turn", "turns", "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks":
+		unit = strings.TrimSuffix(unit, "s")
+		if n != "1" {
+			unit += "s"
+		}
+		return n + "-" + unit
+	}
+	return slugify(l)
+}
+
+var abilityNames = map[string]string{
+	"str": "strength", "dex": "dexterity", "con": "constitution",
+	"int": "intelligence", "wis": "wisdom", "cha": "charisma",
+}
+
+// abilityName expands "int" to "intelligence" and lower-cases the rest.
+func abilityName(s string) string {
+	l := strings.ToLower(strings.TrimSpace(s))
+	if n, ok := abilityNames[l]; ok {
+		return n
+	}
+	return l
+}

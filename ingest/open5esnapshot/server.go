@@ -1,0 +1,51 @@
+package open5esnapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Server is the snapshot served on a loopback listener: the offline
+// default upstream of `lorekeeper up`.
+type Server struct {
+	// URL is the base URL to fetch from, e.g. "http://127.0.0.1:40123".
+	URL string
+
+	srv  *http.Server
+	done chan error
+}
+
+// Start serves the snapshot on 127.0.0.1 on a free port until Close.
+func Start() (*Server, error) {
+	h, err := NewHandler()
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listen for open5e snapshot: %w", err)
+	}
+	s := &Server{
+		URL:  "http://" + ln.Addr().String(),
+		srv:  &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second},
+		done: make(chan error, 1),
+	}
+	go func() { s.done <- s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// Close stops the server, letting requests in flight finish within ctx.
+func (s *Server) Close(ctx context.Context) error {
+	err := s.srv.Shutdown(ctx)
+	if serr := <-s.done; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	if err != nil {
+		return fmt.Errorf("close open5e snapshot server: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,436 @@
+// Package open5esnapshot serves the bundled offline copy of the Open5e API.
+//
+// The snapshot (open5e.tar.gz, made from real API responses; see NOTICE) is
+// embedded in the binary. Handler answers the way api.open5e.com does: the
+// root and version indexes, every list endpoint with page and limit, the
+// recorded filtered queries, details and the recorded error bodies, so the
+// fetcher can run offline, and tests can run it against real pages.
+package open5esnapshot
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+//go:embed open5e.tar.gz
+var tarball []byte
+
+// Origin is the scheme and host the snapshot's responses were recorded at.
+// Handler rewrites it to the origin of each request.
+const Origin = "https://api.open5e.com"
+
+// DefaultPageSize is the API's page size when the request gives no limit.
+const DefaultPageSize = 50
+
+// V1Warning is the Warning header the API sets on every v1 response.
+const V1Warning = `299 - "Deprecated API: the Open5e v1 API is deprecated, use /v2/"`
+
+// Handler serves the snapshot. It is safe for concurrent use.
+type Handler struct {
+	files map[string][]byte // "v2/spells/page-1.json" -> body
+
+	mu    sync.Mutex
+	lists map[string]*list // "v2/spells" or "queries/v2/spells/<query>" -> records
+}
+
+type list struct {
+	records []json.RawMessage
+	keys    []string // the record's key (v2) or slug (v1)
+	docs    []string // the record's document key (v2) or slug (v1)
+	err     error
+}
+
+// NewHandler unpacks the embedded snapshot.
+func NewHandler() (*Handler, error) {
+	files, err := unpack(tarball)
+	if err != nil {
+		return nil, fmt.Errorf("unpack open5e snapshot: %w", err)
+	}
+	return &Handler{files: files, lists: map[string]*list{}}, nil
+}
+
+func unpack(b []byte) (map[string][]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	tr := tar.NewReader(zr)
+	files := map[string][]byte{}
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return files, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", h.Name, err)
+		}
+		// Entries are "open5e/v2/spells/page-1.json".
+		name := strings.TrimPrefix(path.Clean(h.Name), "open5e/")
+		files[name] = data
+	}
+}
+
+// File returns a file of the snapshot by its path inside the open5e folder,
+// e.g. "v2/spells/page-1.json", unchanged.
+func (h *Handler) File(name string) ([]byte, bool) {
+	b, ok := h.files[name]
+	return b, ok
+}
+
+// Endpoints returns the list endpoints of version v ("v1" or "v2") that the
+// snapshot holds, sorted.
+func (h *Handler) Endpoints(v string) []string {
+	seen := map[string]bool{}
+	for name := range h.files {
+		parts := strings.Split(name, "/")
+		if len(parts) == 3 && parts[0] == v && parts[2] == "page-1.json" {
+			seen[parts[1]] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for e := range seen {
+		out = append(out, e)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeJSON(w, r, http.StatusMethodNotAllowed, []byte(fmt.Sprintf(`{"detail":"Method \"%s\" not allowed."}`, r.Method)))
+		return
+	}
+	p := r.URL.Path
+	if !strings.HasSuffix(p, "/") {
+		// Django's APPEND_SLASH.
+		u := *r.URL
+		u.Path = p + "/"
+		http.Redirect(w, r, u.String(), http.StatusMovedPermanently)
+		return
+	}
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	if parts[0] == "v1" {
+		w.Header().Set("Warning", V1Warning)
+	}
+	switch {
+	case p == "/":
+		h.serveFile(w, r, "index.json")
+	case len(parts) == 1 && (parts[0] == "v1" || parts[0] == "v2"):
+		h.serveFile(w, r, parts[0]+"/index.json")
+	case len(parts) == 2 && parts[0] == "v2" && parts[1] == "enums":
+		h.serveFile(w, r, "v2/enums/index.json")
+	case len(parts) == 2 && (parts[0] == "v1" || parts[0] == "v2"):
+		h.serveList(w, r, parts[0], parts[1])
+	case len(parts) == 3 && (parts[0] == "v1" || parts[0] == "v2"):
+		h.serveDetail(w, r, parts[0], parts[1], parts[2])
+	default:
+		notFound(w, r)
+	}
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, r, http.StatusNotFound, []byte(`{"detail":"Not found."}`))
+}
+
+func (h *Handler) serveFile(w http.ResponseWriter, r *http.Request, name string) {
+	b, ok := h.files[name]
+	if !ok {
+		notFound(w, r)
+		return
+	}
+	writeJSON(w, r, http.StatusOK, rewrite(b, r))
+}
+
+// requestOrigin is the scheme and host the client used.
+func requestOrigin(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// rewrite points the API's absolute links at the server the client asked,
+// so that following next links stays on it.
+func rewrite(b []byte, r *http.Request) []byte {
+	return bytes.ReplaceAll(b, []byte(Origin), []byte(requestOrigin(r)))
+}
+
+func writeJSON(w http.ResponseWriter, r *http.Request, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.Header().Set("Vary", "Accept")
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+}
+
+// load returns the records of a folder of pages ("v2/spells" or
+// "queries/v2/spells/document__key=tob"), or nil when there is none.
+func (h *Handler) load(folder, version string) *list {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if l, ok := h.lists[folder]; ok {
+		return l
+	}
+	if _, ok := h.files[folder+"/page-1.json"]; !ok {
+		return nil
+	}
+	l := &list{}
+	for n := 1; ; n++ {
+		b, ok := h.files[fmt.Sprintf("%s/page-%d.json", folder, n)]
+		if !ok {
+			break
+		}
+		var page struct {
+			Results []json.RawMessage `json:"results"`
+		}
+		if err := json.Unmarshal(b, &page); err != nil {
+			l.err = fmt.Errorf("%s page %d: %w", folder, n, err)
+			break
+		}
+		for _, rec := range page.Results {
+			key, doc := recordIdentity(rec, version)
+			l.records = append(l.records, rec)
+			l.keys = append(l.keys, key)
+			l.docs = append(l.docs, doc)
+		}
+	}
+	h.lists[folder] = l
+	return l
+}
+
+// recordIdentity reads a record's key and document key: v2 "key" and
+// "document" (an object with a key, or the key itself); v1 "slug" and
+// "document__slug".
+func recordIdentity(rec json.RawMessage, version string) (key, doc string) {
+	var v struct {
+		Key      string          `json:"key"`
+		Slug     string          `json:"slug"`
+		DocSlug  string          `json:"document__slug"`
+		Document json.RawMessage `json:"document"`
+	}
+	if json.Unmarshal(rec, &v) != nil {
+		return "", ""
+	}
+	if version == "v1" {
+		return v.Slug, v.DocSlug
+	}
+	var s string
+	if json.Unmarshal(v.Document, &s) == nil {
+		return v.Key, s
+	}
+	var d struct {
+		Key string `json:"key"`
+	}
+	_ = json.Unmarshal(v.Document, &d)
+	return v.Key, d.Key
+}
+
+// pagingParams are the query parameters that are not filters.
+var pagingParams = map[string]bool{"page": true, "limit": true, "format": true}
+
+// documentFilters are the document filters each version's endpoints
+// support. django-filter ignores every other parameter.
+var documentFilters = map[string]map[string]bool{
+	"v1": {"document__slug": true, "document__slug__in": true, "document__slug__iexact": true},
+	"v2": {"document__key": true, "document__key__in": true, "document__key__iexact": true},
+}
+
+// unsupportedFilters lists the endpoints whose filter set lacks a document
+// filter the others have (MANIFEST: /v2/items/ has only __in and __iexact).
+var unsupportedFilters = map[string]bool{"v2/items:document__key": true}
+
+func (h *Handler) serveList(w http.ResponseWriter, r *http.Request, version, endpoint string) {
+	base := h.load(version+"/"+endpoint, version)
+	if base == nil {
+		notFound(w, r)
+		return
+	}
+	if base.err != nil {
+		writeJSON(w, r, http.StatusInternalServerError, []byte(`{"detail":"A server error occurred."}`))
+		return
+	}
+	q := r.URL.Query()
+	filters := url.Values{}
+	for k, vs := range q {
+		if pagingParams[k] || !documentFilters[version][k] || unsupportedFilters[version+"/"+endpoint+":"+k] {
+			continue
+		}
+		filters[k] = vs
+	}
+	records, err := h.filter(base, version, endpoint, filters)
+	if err != nil {
+		writeJSON(w, r, http.StatusInternalServerError, []byte(`{"detail":"A server error occurred."}`))
+		return
+	}
+
+	size := DefaultPageSize
+	if s := q.Get("limit"); s != "" {
+		// DRF falls back to the default page size on a bad limit.
+		if n, err := strconv.Atoi(s); err == nil && n > 0 {
+			size = n
+		}
+	}
+	pages := max(1, (len(records)+size-1)/size)
+	page := 1
+	if s := q.Get("page"); s != "" {
+		n, err := strconv.Atoi(s)
+		if s == "last" {
+			n, err = pages, nil
+		}
+		if err != nil || n < 1 || n > pages {
+			writeJSON(w, r, http.StatusNotFound, []byte(`{"detail":"Invalid page."}`))
+			return
+		}
+		page = n
+	}
+	lo := min((page-1)*size, len(records))
+	hi := min(lo+size, len(records))
+
+	self := requestOrigin(r) + "/" + version + "/" + endpoint + "/"
+	link := func(n int) string {
+		v := url.Values{}
+		for k, vs := range q {
+			v[k] = vs
+		}
+		v.Del("page")
+		if n > 1 {
+			v.Set("page", strconv.Itoa(n))
+		}
+		if len(v) == 0 {
+			return self
+		}
+		return self + "?" + v.Encode()
+	}
+	var buf bytes.Buffer
+	buf.WriteString(`{"count":`)
+	buf.WriteString(strconv.Itoa(len(records)))
+	buf.WriteString(`,"next":`)
+	writeLink(&buf, page < pages, func() string { return link(page + 1) })
+	buf.WriteString(`,"previous":`)
+	writeLink(&buf, page > 1, func() string { return link(page - 1) })
+	buf.WriteString(`,"results":[`)
+	for i, rec := range records[lo:hi] {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(rec)
+	}
+	buf.WriteString("]}")
+	writeJSON(w, r, http.StatusOK, rewrite(buf.Bytes(), r))
+}
+
+func writeLink(buf *bytes.Buffer, ok bool, link func() string) {
+	if !ok {
+		buf.WriteString("null")
+		return
+	}
+	b, _ := json.Marshal(link())
+	// DRF does not escape these characters; json.Marshal would.
+	b = bytes.ReplaceAll(b, []byte(`\u0026`), []byte("&"))
+	buf.Write(b)
+}
+
+// filter applies the document filters. A recorded query folder with exactly
+// these filters is served as recorded; otherwise the snapshot's own records
+// are filtered by their document.
+func (h *Handler) filter(base *list, version, endpoint string, filters url.Values) ([]json.RawMessage, error) {
+	if len(filters) == 0 {
+		return base.records, nil
+	}
+	if len(filters) == 1 {
+		for k, vs := range filters {
+			if l := h.load("queries/"+version+"/"+endpoint+"/"+k+"="+vs[len(vs)-1], version); l != nil {
+				return l.records, l.err
+			}
+		}
+	}
+	var out []json.RawMessage
+	for i, rec := range base.records {
+		if matchesDocument(base.docs[i], filters) {
+			out = append(out, rec)
+		}
+	}
+	return out, nil
+}
+
+func matchesDocument(doc string, filters url.Values) bool {
+	for k, vs := range filters {
+		want := vs[len(vs)-1] // django reads the last value
+		switch {
+		case strings.HasSuffix(k, "__in"):
+			found := false
+			for _, w := range strings.Split(want, ",") {
+				if w == doc {
+					found = true
+				}
+			}
+			if !found {
+				return false
+			}
+		case strings.HasSuffix(k, "__iexact"):
+			if !strings.EqualFold(doc, want) {
+				return false
+			}
+		default:
+			if doc != want {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// modelNames are the names the API uses in its "No X matches" errors.
+var modelNames = map[string]string{
+	"spells": "Spell", "creatures": "Creature", "monsters": "Monster", "items": "Item",
+	"magicitems": "MagicItem", "weapons": "Weapon", "armor": "Armor", "classes": "CharacterClass",
+	"species": "Species", "races": "Race", "backgrounds": "Background", "feats": "Feat",
+	"conditions": "Condition", "rules": "Rule", "rulesets": "RuleSet", "documents": "Document",
+}
+
+func (h *Handler) serveDetail(w http.ResponseWriter, r *http.Request, version, endpoint, key string) {
+	if b, ok := h.files["_detail/"+version+"/"+endpoint+"/"+key+"/index.json"]; ok {
+		writeJSON(w, r, http.StatusOK, rewrite(b, r))
+		return
+	}
+	l := h.load(version+"/"+endpoint, version)
+	if l == nil {
+		notFound(w, r)
+		return
+	}
+	for i, k := range l.keys {
+		if k == key {
+			writeJSON(w, r, http.StatusOK, rewrite(l.records[i], r))
+			return
+		}
+	}
+	model, ok := modelNames[endpoint]
+	if !ok {
+		model = strings.TrimSuffix(strings.ToUpper(endpoint[:1])+endpoint[1:], "s")
+	}
+	writeJSON(w, r, http.StatusNotFound, []byte(`{"detail":"No `+model+` matches the given query."}`))
+}

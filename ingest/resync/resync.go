@@ -1,0 +1,657 @@
+// Package resync keeps LoreKeeper's copy of Open5e complete and current: on
+// a schedule or on demand it reads every endpoint (ingest/open5e), publishes
+// upserts for new and changed entities and, after a complete fetch,
+// tombstones for entities no longer listed, with its state in the
+// LOREKEEPER_STATE key-value bucket so that any ingest process can resume.
+package resync
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	mrand "math/rand/v2"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/open5e"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// DefaultBaseURL is the live Open5e API.
+const DefaultBaseURL = open5e.CanonicalOrigin
+
+// LastRunKey holds the finish time of the last resync (RFC 3339), which
+// Run's schedule starts from.
+const LastRunKey = "open5e.last-run"
+
+// StateKey is the state bucket key of an endpoint: "sync.v2.spells".
+func StateKey(ep open5e.Endpoint) string { return "sync." + ep.Version + "." + ep.Name }
+
+// Options tunes a Fetcher. A nil *Options, and every zero field, means the
+// default.
+type Options struct {
+	// Client tunes the HTTP reads (page size, timeouts, retries, bounds).
+	Client *open5e.ClientOptions
+	// Interval between scheduled runs; default 24h.
+	Interval time.Duration
+	// Jitter: each wait is Interval plus up to Jitter; default Interval/10.
+	Jitter time.Duration
+	// EndpointBackoff is how long an endpoint whose fetch failed (after the
+	// client's retries) is left alone; default 5m.
+	EndpointBackoff time.Duration
+	// LeaseTTL is how long the resync lease lasts without renewal; the run
+	// renews it every LeaseTTL/3. Default 2m.
+	LeaseTTL time.Duration
+	// Holder names this process in the lease; default host-pid-random.
+	Holder string
+	// Endpoints to sync; default open5e.Endpoints().
+	Endpoints []open5e.Endpoint
+	// Progress, if not nil, is called from the syncing goroutine after each
+	// page and when each endpoint is done; it must return quickly.
+	Progress func(Progress)
+	Metrics  *Metrics
+	Logger   *slog.Logger
+}
+
+// Progress reports where a run is.
+type Progress struct {
+	// Endpoint is the path, "/v2/spells/".
+	Endpoint string
+	// Index counts endpoints from 1 to Total.
+	Index, Total int
+	// Page is the last page read; Records the records read so far; Count
+	// the total the API announced.
+	Page, Records, Count int
+	// Done is set on the last report of an endpoint, with its Summary.
+	Done    bool
+	Summary *EndpointSummary
+}
+
+// EndpointSummary is what one run did for one endpoint.
+type EndpointSummary struct {
+	Endpoint                                            string
+	Fetched, New, Changed, Removed, Unchanged, Errors int
+	Pages                                               int
+	// Skipped is set when the endpoint was left alone (backoff after
+	// failures).
+	Skipped bool
+	// Err is why the endpoint was not read completely (or published), if so.
+	Err error
+}
+
+// String is the one-line summary people read.
+func (s EndpointSummary) String() string {
+	if s.Skipped {
+		return fmt.Sprintf("%s: skipped (%v)", s.Endpoint, s.Err)
+	}
+	line := fmt.Sprintf("%s: fetched %d, new %d, changed %d, removed %d, unchanged %d, errors %d",
+		s.Endpoint, s.Fetched, s.New, s.Changed, s.Removed, s.Unchanged, s.Errors)
+	if s.Err != nil {
+		line += fmt.Sprintf(" (%v)", s.Err)
+	}
+	return line
+}
+
+// Summary is what one run did.
+type Summary struct {
+	Started   time.Time
+	Duration  time.Duration
+	Endpoints []EndpointSummary
+}
+
+// Totals adds up the endpoints.
+func (s Summary) Totals() EndpointSummary {
+	t := EndpointSummary{Endpoint: "total"}
+	for _, e := range s.Endpoints {
+		t.Fetched += e.Fetched
+		t.New += e.New
+		t.Changed += e.Changed
+		t.Removed += e.Removed
+		t.Unchanged += e.Unchanged
+		t.Errors += e.Errors
+		t.Pages += e.Pages
+	}
+	return t
+}
+
+// Fetcher resyncs Open5e into the ENTITIES stream. The stream and the state
+// bucket must exist (ingest.EnsureResources).
+type Fetcher struct {
+	js      jetstream.JetStream
+	baseURL string
+	opts    Options
+	client  *open5e.Client
+	initErr error
+	log     *slog.Logger
+
+	running sync.Mutex // one run at a time in this process
+	trigger chan struct{}
+}
+
+// NewFetcher returns a fetcher reading the API at baseURL (DefaultBaseURL
+// when empty) and publishing through js.
+func NewFetcher(js jetstream.JetStream, baseURL string, opts *Options) *Fetcher {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if baseURL == "" {
+		baseURL = DefaultBaseURL
+	}
+	if o.Interval <= 0 {
+		o.Interval = 24 * time.Hour
+	}
+	if o.Jitter == 0 {
+		o.Jitter = o.Interval / 10
+	}
+	if o.EndpointBackoff <= 0 {
+		o.EndpointBackoff = 5 * time.Minute
+	}
+	if o.LeaseTTL <= 0 {
+		o.LeaseTTL = 2 * time.Minute
+	}
+	if o.Holder == "" {
+		host, _ := os.Hostname()
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		o.Holder = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+	}
+	if len(o.Endpoints) == 0 {
+		o.Endpoints = open5e.Endpoints()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	var co open5e.ClientOptions
+	if o.Client != nil {
+		co = *o.Client
+	}
+	if co.Observer == nil && o.Metrics != nil {
+		co.Observer = o.Metrics
+	}
+	if co.Logger == nil {
+		co.Logger = o.Logger
+	}
+	client, err := open5e.NewClient(baseURL, &co)
+	return &Fetcher{
+		js: js, baseURL: baseURL, opts: o, client: client, initErr: err,
+		log: o.Logger, trigger: make(chan struct{}, 1),
+	}
+}
+
+// Trigger asks Run to start a run now (lorekeeper sync in the same
+// process). It does not wait.
+func (f *Fetcher) Trigger() {
+	select {
+	case f.trigger <- struct{}{}:
+	default:
+	}
+}
+
+// Run resyncs on the schedule until ctx is done: at once when the last run
+// (by any process) finished more than Interval ago, then every Interval
+// plus jitter, and whenever Trigger is called. A run that fails is logged
+// and retried at the next turn; Run returns only ctx's error.
+func (f *Fetcher) Run(ctx context.Context) error {
+	if f.initErr != nil {
+		return f.initErr
+	}
+	wait := f.untilDue(ctx)
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		case <-f.trigger:
+			t.Stop()
+		}
+		sum, err := f.Sync(ctx)
+		switch {
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, ErrLeaseHeld):
+			f.log.Info("open5e resync skipped: another run holds the lease")
+		case err != nil:
+			f.log.Warn("open5e resync finished with errors", "err", err, "duration", sum.Duration)
+		default:
+			f.log.Info("open5e resync done", "duration", sum.Duration, "summary", sum.Totals().String())
+		}
+		wait = f.opts.Interval
+		if f.opts.Jitter > 0 {
+			wait += mrand.N(f.opts.Jitter)
+		}
+	}
+}
+
+// untilDue is how long to wait before the first scheduled run.
+func (f *Fetcher) untilDue(ctx context.Context) time.Duration {
+	kv, err := f.js.KeyValue(ctx, ingest.StateBucket)
+	if err != nil {
+		return 0
+	}
+	e, err := kv.Get(ctx, LastRunKey)
+	if err != nil {
+		return 0
+	}
+	last, err := time.Parse(time.RFC3339Nano, string(e.Value()))
+	if err != nil {
+		return 0
+	}
+	return max(0, time.Until(last.Add(f.opts.Interval)))
+}
+
+// Sync runs one resync now. It returns ErrLeaseHeld, and does nothing,
+// when another run holds the lease. Otherwise it returns what it did, and
+// an error joining every endpoint's failure: endpoints that failed keep
+// what they had and publish no tombstones.
+func (f *Fetcher) Sync(ctx context.Context) (sum Summary, err error) {
+	sum.Started = time.Now()
+	if f.initErr != nil {
+		return sum, f.initErr
+	}
+	if !f.running.TryLock() {
+		return sum, ErrLeaseHeld
+	}
+	defer f.running.Unlock()
+	defer func() {
+		sum.Duration = time.Since(sum.Started)
+		f.opts.Metrics.observeDuration(sum.Duration.Seconds())
+	}()
+
+	kv, err := f.js.KeyValue(ctx, ingest.StateBucket)
+	if err != nil {
+		return sum, fmt.Errorf("open state bucket %s: %w", ingest.StateBucket, err)
+	}
+	var l *lease
+	l, err = acquire(ctx, kv, f.opts.Holder, f.opts.LeaseTTL)
+	if err != nil {
+		return sum, err
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := l.release(rctx); err != nil {
+			f.log.Warn("open5e resync", "err", err)
+		}
+	}()
+
+	// Keep the lease while the run lasts; losing it (a takeover after we
+	// stalled past its TTL) stops the run.
+	runCtx, cancel := context.WithCancelCause(ctx)
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		t := time.NewTicker(f.opts.LeaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-t.C:
+				if err := l.renew(runCtx); err != nil && runCtx.Err() == nil {
+					cancel(err)
+					return
+				}
+			}
+		}
+	}()
+	r := &run{f: f, kv: kv, sum: &sum}
+	err = r.do(runCtx)
+	cancel(nil)
+	<-renewed
+	if cause := context.Cause(runCtx); cause != nil && ctx.Err() == nil && !errors.Is(cause, context.Canceled) {
+		err = errors.Join(err, cause)
+	}
+	if ctx.Err() == nil {
+		_, perr := kv.Put(context.WithoutCancel(ctx), LastRunKey, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
+		err = errors.Join(err, perr)
+	}
+	return sum, err
+}
+
+type run struct {
+	f   *Fetcher
+	kv  jetstream.KeyValue
+	sum *Summary
+}
+
+func (r *run) do(ctx context.Context) error {
+	f := r.f
+	eps := f.opts.Endpoints
+	now := time.Now()
+
+	cat, catErr := open5e.FetchCatalog(ctx, f.client)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+
+	var errs []error
+	// v2 coverage for the v1 fill-ins: what v2 lists now, plus what the
+	// state says it listed before, for v2 endpoints that failed this time.
+	var v2Keys []string
+	inRun := map[open5e.Endpoint]bool{}
+	for _, ep := range eps {
+		inRun[ep] = true
+	}
+	for _, ep := range open5e.V2Endpoints {
+		if inRun[ep] {
+			continue
+		}
+		// Not synced in this run: what it listed last time still counts.
+		if st, err := r.loadState(ctx, ep); err == nil {
+			for k := range st.GetEntities() {
+				v2Keys = append(v2Keys, k)
+			}
+		}
+	}
+	for i, ep := range eps {
+		st, err := r.loadState(ctx, ep)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		es := EndpointSummary{Endpoint: ep.Path()}
+		switch {
+		case catErr != nil:
+			es.Err = catErr
+			es.Errors = 1
+			r.failed(st, now, catErr, true)
+		case st.GetBackoffUntil() != nil && now.Before(st.GetBackoffUntil().AsTime()):
+			es.Skipped = true
+			es.Err = fmt.Errorf("backing off until %s after: %s", st.GetBackoffUntil().AsTime().Format(time.RFC3339), st.GetLastError())
+		default:
+			r.syncEndpoint(ctx, ep, i, len(eps), cat, st, v2Keys, &es)
+		}
+		if ep.Version == "v2" {
+			for k := range st.GetEntities() {
+				v2Keys = append(v2Keys, k)
+			}
+		}
+		if !es.Skipped {
+			st.LastAttempt = timestamppb.New(now)
+			st.LastCounts = &lkv1.SyncCounts{
+				Fetched: uint64(es.Fetched), Created: uint64(es.New), Changed: uint64(es.Changed),
+				Removed: uint64(es.Removed), Unchanged: uint64(es.Unchanged), Errors: uint64(es.Errors),
+				Pages: uint64(es.Pages),
+			}
+			if err := r.saveState(context.WithoutCancel(ctx), ep, st); err != nil {
+				es.Err = errors.Join(es.Err, err)
+				es.Errors++
+			}
+		}
+		if es.Err != nil && !es.Skipped {
+			errs = append(errs, fmt.Errorf("%s: %w", ep.Path(), es.Err))
+		}
+		f.log.Info("open5e resync " + es.String())
+		r.sum.Endpoints = append(r.sum.Endpoints, es)
+		if f.opts.Progress != nil {
+			f.opts.Progress(Progress{Endpoint: ep.Path(), Index: i + 1, Total: len(eps), Page: es.Pages, Records: es.Fetched, Count: es.Fetched, Done: true, Summary: &es})
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// failed records an endpoint failure in its state; backoff leaves the
+// endpoint alone for EndpointBackoff.
+func (r *run) failed(st *lkv1.EndpointState, now time.Time, err error, backoff bool) {
+	st.LastError = err.Error()
+	if backoff {
+		st.BackoffUntil = timestamppb.New(now.Add(r.f.opts.EndpointBackoff))
+	}
+}
+
+func (r *run) syncEndpoint(ctx context.Context, ep open5e.Endpoint, i, n int, cat *open5e.Catalog, st *lkv1.EndpointState, v2Keys []string, es *EndpointSummary) {
+	f := r.f
+	now := time.Now()
+	res := open5e.FetchEndpoint(ctx, f.client, ep, cat, func(p open5e.Page) {
+		if f.opts.Progress != nil {
+			f.opts.Progress(Progress{Endpoint: ep.Path(), Index: i + 1, Total: n, Page: p.Number, Records: p.Records, Count: p.Count})
+		}
+	})
+	entities := res.Entities
+	if ep.Version == "v1" {
+		cov := open5e.CoverageFromKeys(v2Keys)
+		entities = open5e.FilterV1(entities, cov)
+	}
+	es.Fetched = res.Records
+	es.Pages = res.Pages
+	es.Errors = len(res.Invalid)
+	if res.Err != nil {
+		es.Errors++
+	}
+	for _, err := range res.Invalid {
+		f.log.Warn("open5e record skipped", "err", err)
+	}
+
+	if st.Entities == nil {
+		st.Entities = map[string]string{}
+	}
+	listed := make(map[string]bool, len(entities))
+	var toPublish []*lkv1.Entity
+	for _, e := range entities {
+		listed[e.Key] = true
+		if old, had := st.Entities[e.Key]; had && old == e.ContentHash {
+			es.Unchanged++
+			continue
+		}
+		toPublish = append(toPublish, e)
+	}
+	var pubErr error
+	errs := r.publishAll(ctx, toPublish)
+	for i, e := range toPublish {
+		if errs[i] != nil {
+			es.Errors++
+			f.opts.Metrics.publishedAdd(e.Kind.Slug(), e.Document.GetKey(), "failed")
+			pubErr = errors.Join(pubErr, errs[i])
+			continue
+		}
+		outcome := "created"
+		if _, had := st.Entities[e.Key]; had {
+			es.Changed++
+			outcome = "changed"
+		} else {
+			es.New++
+		}
+		st.Entities[e.Key] = e.ContentHash
+		f.opts.Metrics.publishedAdd(e.Kind.Slug(), e.Document.GetKey(), outcome)
+	}
+
+	switch {
+	case res.Err != nil:
+		es.Err = errors.Join(res.Err, pubErr)
+		r.failed(st, now, es.Err, true)
+		return
+	case pubErr != nil:
+		es.Err = pubErr
+		r.failed(st, now, pubErr, false)
+		return
+	case len(res.Invalid) > 0:
+		// A record we could not read may be one we have: keep everything.
+		es.Err = fmt.Errorf("%d invalid records: %w", len(res.Invalid), errors.Join(res.Invalid...))
+		r.failed(st, now, es.Err, false)
+		return
+	}
+
+	// Complete: whatever the state has that the API no longer lists is gone.
+	var gone []string
+	for k := range st.Entities {
+		if !listed[k] {
+			gone = append(gone, k)
+		}
+	}
+	sort.Strings(gone)
+	for _, k := range gone {
+		if err := r.tombstone(ctx, ep, k); err != nil {
+			es.Errors++
+			pubErr = errors.Join(pubErr, err)
+			continue
+		}
+		delete(st.Entities, k)
+		es.Removed++
+	}
+	if pubErr != nil {
+		es.Err = pubErr
+		r.failed(st, now, pubErr, false)
+		return
+	}
+	st.Digest = digest(st.Entities)
+	st.LastSuccess = timestamppb.New(now)
+	st.LastError = ""
+	st.BackoffUntil = nil
+	f.opts.Metrics.succeeded(ep.Path(), float64(now.UnixNano())/1e9)
+}
+
+// publishWindow is how many upserts are in flight at once: enough to hide
+// the round trip, few enough that a failure costs little to retry.
+const publishWindow = 256
+
+// ackTimeout bounds the wait for the acks of one window.
+const ackTimeout = 30 * time.Second
+
+// publishAll publishes upserts of es asynchronously, a window at a time,
+// and returns each one's error (nil when the stream acked it).
+func (r *run) publishAll(ctx context.Context, es []*lkv1.Entity) []error {
+	errs := make([]error, len(es))
+	for lo := 0; lo < len(es); lo += publishWindow {
+		hi := min(lo+publishWindow, len(es))
+		futs := make([]jetstream.PubAckFuture, hi-lo)
+		for i := lo; i < hi; i++ {
+			if err := ctx.Err(); err != nil {
+				errs[i] = err
+				continue
+			}
+			m, err := ingest.UpsertMsg(es[i], time.Now())
+			if err != nil {
+				errs[i] = err
+				continue
+			}
+			if futs[i-lo], err = r.f.js.PublishMsgAsync(m); err != nil {
+				errs[i] = fmt.Errorf("publish upsert %s: %w", es[i].Key, err)
+			}
+		}
+		timeout := time.NewTimer(ackTimeout)
+		for i := lo; i < hi; i++ {
+			fut := futs[i-lo]
+			if fut == nil {
+				continue
+			}
+			select {
+			case <-fut.Ok():
+			case err := <-fut.Err():
+				errs[i] = fmt.Errorf("publish upsert %s: %w", es[i].Key, err)
+			case <-ctx.Done():
+				errs[i] = fmt.Errorf("publish upsert %s: %w", es[i].Key, ctx.Err())
+			case <-timeout.C:
+				errs[i] = fmt.Errorf("publish upsert %s: no ack within %s", es[i].Key, ackTimeout)
+				// Every later ack of the window is as late.
+				timeout.Reset(0)
+			}
+		}
+		timeout.Stop()
+	}
+	return errs
+}
+
+func (r *run) tombstone(ctx context.Context, ep open5e.Endpoint, key string) error {
+	kind := ep.Kind
+	if parts := strings.SplitN(key, ":", 4); len(parts) == 4 {
+		if k, ok := lkv1.KindFromSlug(parts[2]); ok {
+			kind = k
+		}
+	}
+	m, err := ingest.TombstoneMsg(&lkv1.Tombstone{
+		Key: key, Kind: kind, Source: ep.Source(), Reason: "removed from " + ep.Path(),
+	}, time.Now())
+	if err != nil {
+		return err
+	}
+	if _, err := r.f.js.PublishMsg(ctx, m); err != nil {
+		r.f.opts.Metrics.publishedAdd(kind.Slug(), docOf(key), "failed")
+		return fmt.Errorf("publish tombstone %s: %w", key, err)
+	}
+	r.f.opts.Metrics.publishedAdd(kind.Slug(), docOf(key), "removed")
+	return nil
+}
+
+func docOf(key string) string {
+	if parts := strings.SplitN(key, ":", 4); len(parts) == 4 {
+		return parts[1]
+	}
+	return ""
+}
+
+// digest is the SHA-256 over the sorted (key, content hash) pairs.
+func digest(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	h := sha256.New()
+	for _, k := range keys {
+		fmt.Fprintf(h, "%s\x00%s\n", k, m[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (r *run) loadState(ctx context.Context, ep open5e.Endpoint) (*lkv1.EndpointState, error) {
+	st := &lkv1.EndpointState{Endpoint: ep.Path()}
+	e, err := r.kv.Get(ctx, StateKey(ep))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read state of %s: %w", ep.Path(), err)
+	}
+	if err := proto.Unmarshal(e.Value(), st); err != nil {
+		return nil, fmt.Errorf("decode state of %s: %w", ep.Path(), err)
+	}
+	return st, nil
+}
+
+func (r *run) saveState(ctx context.Context, ep open5e.Endpoint, st *lkv1.EndpointState) error {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encode state of %s: %w", ep.Path(), err)
+	}
+	if _, err := r.kv.Put(ctx, StateKey(ep), b); err != nil {
+		return fmt.Errorf("save state of %s: %w", ep.Path(), err)
+	}
+	return nil
+}
+
+// State returns the stored resync state of every endpoint the fetcher
+// syncs, for status commands. Endpoints never synced have an empty state.
+func (f *Fetcher) State(ctx context.Context) ([]*lkv1.EndpointState, error) {
+	kv, err := f.js.KeyValue(ctx, ingest.StateBucket)
+	if err != nil {
+		return nil, fmt.Errorf("open state bucket %s: %w", ingest.StateBucket, err)
+	}
+	r := &run{f: f, kv: kv}
+	var out []*lkv1.EndpointState
+	for _, ep := range f.opts.Endpoints {
+		st, err := r.loadState(ctx, ep)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}

@@ -1,0 +1,791 @@
+package resync_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/protobuf/proto"
+
+	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/open5e"
+	"lorekeeper.dev/ingest/open5esnapshot"
+	"lorekeeper.dev/ingest/resync"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// startJetStream runs an in-process nats-server with JetStream in a temp
+// dir and creates the stream and buckets.
+func startJetStream(tb testing.TB) jetstream.JetStream {
+	tb.Helper()
+	s, err := server.NewServer(&server.Options{
+		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: tb.TempDir(), NoLog: true, NoSigs: true,
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		tb.Fatal("nats-server not ready")
+	}
+	tb.Cleanup(s.Shutdown)
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := ingest.EnsureResources(context.Background(), js, 1); err != nil {
+		tb.Fatal(err)
+	}
+	return js
+}
+
+// upstream serves the snapshot with switchable faults and edits.
+type upstream struct {
+	h   *open5esnapshot.Handler
+	srv *httptest.Server
+
+	mu sync.Mutex
+	// fault may answer a request itself; n counts requests since set.
+	fault func(w http.ResponseWriter, r *http.Request, n int) bool
+	n     int
+	// edit rewrites each list record (nil drops it); drops says how many
+	// records it drops from each endpoint, so that every page's count
+	// agrees as the API's would.
+	edit  func(path string, rec json.RawMessage) json.RawMessage
+	drops map[string]int
+}
+
+func newUpstream(tb testing.TB) *upstream {
+	tb.Helper()
+	h, err := open5esnapshot.NewHandler()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	u := &upstream{h: h}
+	u.srv = httptest.NewServer(u)
+	tb.Cleanup(u.srv.Close)
+	return u
+}
+
+func (u *upstream) set(fault func(http.ResponseWriter, *http.Request, int) bool, edit func(string, json.RawMessage) json.RawMessage, drops map[string]int) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.fault, u.edit, u.drops, u.n = fault, edit, drops, 0
+}
+
+func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	u.mu.Lock()
+	u.n++
+	fault, edit, n, drops := u.fault, u.edit, u.n, u.drops[r.URL.Path]
+	u.mu.Unlock()
+	if fault != nil && fault(w, r, n) {
+		return
+	}
+	if edit == nil {
+		u.h.ServeHTTP(w, r)
+		return
+	}
+	rec := httptest.NewRecorder()
+	u.h.ServeHTTP(rec, r)
+	var page struct {
+		Count    int               `json:"count"`
+		Next     *string           `json:"next"`
+		Previous *string           `json:"previous"`
+		Results  []json.RawMessage `json:"results"`
+	}
+	body := rec.Body.Bytes()
+	if rec.Code == http.StatusOK && json.Unmarshal(body, &page) == nil && page.Results != nil {
+		out := page.Results[:0]
+		for _, rr := range page.Results {
+			if e := edit(r.URL.Path, rr); e != nil {
+				out = append(out, e)
+			}
+		}
+		page.Results = out
+		page.Count -= drops
+		// Keep the records' bytes: the API does not escape <, > and &.
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(page)
+		body = bytes.TrimSpace(buf.Bytes())
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(rec.Code)
+	_, _ = w.Write(body)
+}
+
+func endpoints(names ...string) []open5e.Endpoint {
+	var out []open5e.Endpoint
+	for _, n := range names {
+		v, name, _ := strings.Cut(n, "/")
+		for _, ep := range open5e.Endpoints() {
+			if ep.Version == v && ep.Name == name {
+				out = append(out, ep)
+			}
+		}
+	}
+	return out
+}
+
+func fetcher(js jetstream.JetStream, url string, o *resync.Options) *resync.Fetcher {
+	if o == nil {
+		o = &resync.Options{}
+	}
+	if o.Client == nil {
+		o.Client = &open5e.ClientOptions{}
+	}
+	if o.Client.BackoffBase == 0 {
+		o.Client.BackoffBase = time.Millisecond
+		o.Client.BackoffMax = 5 * time.Millisecond
+	}
+	if o.Client.PageSize == 0 {
+		o.Client.PageSize = 500
+	}
+	return resync.NewFetcher(js, url, o)
+}
+
+func streamMsgs(t testing.TB, js jetstream.JetStream) uint64 {
+	t.Helper()
+	s, err := js.Stream(context.Background(), ingest.StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+// events returns the stream's events from sequence from on.
+func events(t *testing.T, js jetstream.JetStream, from uint64) []*lkv1.EntityEvent {
+	t.Helper()
+	s, err := js.Stream(context.Background(), ingest.StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*lkv1.EntityEvent
+	for seq := from; ; seq++ {
+		m, err := s.GetMsg(context.Background(), seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev := &lkv1.EntityEvent{}
+		if err := proto.Unmarshal(m.Data, ev); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, ev)
+	}
+}
+
+func state(t *testing.T, js jetstream.JetStream, key string) *lkv1.EndpointState {
+	t.Helper()
+	kv, err := js.KeyValue(context.Background(), ingest.StateBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := kv.Get(context.Background(), key)
+	if err != nil {
+		t.Fatalf("state %s: %v", key, err)
+	}
+	st := &lkv1.EndpointState{}
+	if err := proto.Unmarshal(e.Value(), st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func mustSync(t *testing.T, f *resync.Fetcher) resync.Summary {
+	t.Helper()
+	sum, err := f.Sync(context.Background())
+	if err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	return sum
+}
+
+// The whole catalogue: every entity SnapshotEntities gives lands on the
+// stream once, under its subject; a second run publishes nothing.
+func TestFetcher_Sync_fullCatalogue(t *testing.T) {
+	want, err := open5e.SnapshotEntities(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	js := startJetStream(t)
+	up := newUpstream(t)
+	f := fetcher(js, up.srv.URL, nil)
+
+	sum := mustSync(t, f)
+	tot := sum.Totals()
+	if tot.New != len(want) || tot.Changed != 0 || tot.Removed != 0 || tot.Errors != 0 {
+		t.Errorf("first run: %s", tot)
+	}
+	if got := streamMsgs(t, js); got != uint64(len(want)) {
+		t.Errorf("stream holds %d messages, want %d", got, len(want))
+	}
+	s, _ := js.Stream(context.Background(), ingest.StreamName)
+	info, err := s.Info(context.Background(), jetstream.WithSubjectFilter(lkv1.SubjectPrefix+".>"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantSubjects := map[string]uint64{}
+	for _, e := range want {
+		wantSubjects[lkv1.Subject(e.GetDocument().GetSource(), e.GetKind())]++
+	}
+	for subj, n := range wantSubjects {
+		if info.State.Subjects[subj] != n {
+			t.Errorf("%s: %d messages, want %d", subj, info.State.Subjects[subj], n)
+		}
+	}
+	if len(info.State.Subjects) != len(wantSubjects) {
+		t.Errorf("stream has %d subjects, want %d", len(info.State.Subjects), len(wantSubjects))
+	}
+	st := state(t, js, "sync.v2.spells")
+	if len(st.GetEntities()) != 1637 || st.GetDigest() == "" || st.GetLastSuccess() == nil || st.GetLastError() != "" {
+		t.Errorf("state of /v2/spells/: %d entities, digest %q, last success %v, error %q",
+			len(st.GetEntities()), st.GetDigest(), st.GetLastSuccess(), st.GetLastError())
+	}
+
+	sum = mustSync(t, f)
+	tot = sum.Totals()
+	if tot.New != 0 || tot.Changed != 0 || tot.Removed != 0 || tot.Unchanged != len(want) {
+		t.Errorf("second run: %s", tot)
+	}
+	if got := streamMsgs(t, js); got != uint64(len(want)) {
+		t.Errorf("after an unchanged resync the stream holds %d messages, want %d", got, len(want))
+	}
+	if st2 := state(t, js, "sync.v2.spells"); st2.GetDigest() != st.GetDigest() {
+		t.Error("digest changed without a change")
+	}
+}
+
+var small = []string{"v2/spells", "v2/conditions", "v1/spells"}
+
+const fireball = "open5e_v2:srd-2014:spell:fireball"
+
+func editFireball(path string, rec json.RawMessage) json.RawMessage {
+	if path == "/v2/spells/" && bytes.Contains(rec, []byte(`"key":"srd_fireball"`)) {
+		return bytes.Replace(rec, []byte("A bright streak"), []byte("A blinding streak"), 1)
+	}
+	return rec
+}
+
+var fireballDrop = map[string]int{"/v2/spells/": 1}
+
+func dropFireball(path string, rec json.RawMessage) json.RawMessage {
+	if path == "/v2/spells/" && bytes.Contains(rec, []byte(`"key":"srd_fireball"`)) {
+		return nil
+	}
+	return rec
+}
+
+func TestFetcher_Sync_changedAndRemoved(t *testing.T) {
+	js := startJetStream(t)
+	up := newUpstream(t)
+	f := fetcher(js, up.srv.URL, &resync.Options{Endpoints: endpoints(small...)})
+	first := mustSync(t, f).Totals()
+	base := streamMsgs(t, js)
+	// v2 spells, v2 conditions and the v1 spell collections v2 lacks.
+	if want := uint64(1637 + 21 + 64 + 43 + 31 + 2); base != want || first.New != int(want) {
+		t.Fatalf("first run: %d messages, %s; want %d", base, first, want)
+	}
+	oldHash := state(t, js, "sync.v2.spells").GetEntities()[fireball]
+
+	up.set(nil, editFireball, nil)
+	sum := mustSync(t, f)
+	evs := events(t, js, base+1)
+	if len(evs) != 1 || evs[0].GetUpsert().GetKey() != fireball || !strings.Contains(evs[0].GetUpsert().GetDescription(), "A blinding streak") {
+		t.Fatalf("a changed record published %d events: %v", len(evs), evs)
+	}
+	if tot := sum.Totals(); tot.Changed != 1 || tot.New != 0 || tot.Removed != 0 {
+		t.Errorf("summary after a change: %s", tot)
+	}
+	newHash := state(t, js, "sync.v2.spells").GetEntities()[fireball]
+	if newHash == oldHash || newHash != evs[0].GetUpsert().GetContentHash() {
+		t.Errorf("state hash %q (was %q), published %q", newHash, oldHash, evs[0].GetUpsert().GetContentHash())
+	}
+
+	up.set(nil, dropFireball, fireballDrop)
+	sum = mustSync(t, f)
+	evs = events(t, js, base+2)
+	if len(evs) != 1 || evs[0].GetTombstone().GetKey() != fireball || evs[0].GetTombstone().GetKind() != lkv1.Kind_KIND_SPELL {
+		t.Fatalf("a removed record published %d events: %v", len(evs), evs)
+	}
+	if tot := sum.Totals(); tot.Removed != 1 || tot.New != 0 || tot.Changed != 0 {
+		t.Errorf("summary after a removal: %s", tot)
+	}
+	if _, ok := state(t, js, "sync.v2.spells").GetEntities()[fireball]; ok {
+		t.Error("state still lists the removed entity")
+	}
+	// Still gone: no second tombstone.
+	mustSync(t, f)
+	if got := streamMsgs(t, js); got != base+2 {
+		t.Errorf("stream holds %d messages, want %d", got, base+2)
+	}
+	for _, s := range sum.Endpoints {
+		if !strings.Contains(s.String(), "fetched") {
+			t.Errorf("summary line %q", s)
+		}
+	}
+}
+
+// Faults during a resync that also removes a record: recovered faults end
+// in exactly that one tombstone; lasting ones publish nothing, record the
+// error and keep the state.
+func TestFetcher_Sync_faults(t *testing.T) {
+	page2 := func(r *http.Request) bool {
+		return r.URL.Path == "/v2/spells/" && r.URL.Query().Get("page") == "2"
+	}
+	for _, c := range []struct {
+		name      string
+		fault     func(w http.ResponseWriter, r *http.Request, n int) bool
+		recovers  bool
+		wantInErr string
+	}{
+		{"500s then success", func(w http.ResponseWriter, r *http.Request, n int) bool {
+			if n <= 2 {
+				http.Error(w, "boom", http.StatusInternalServerError)
+				return true
+			}
+			return false
+		}, true, ""},
+		{"timeout once", func(w http.ResponseWriter, r *http.Request, n int) bool {
+			if n == 1 {
+				<-r.Context().Done()
+				return true
+			}
+			return false
+		}, true, ""},
+		{"429 with Retry-After", func(w http.ResponseWriter, r *http.Request, n int) bool {
+			if n == 1 {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, "slow down", http.StatusTooManyRequests)
+				return true
+			}
+			return false
+		}, true, ""},
+		{"truncated JSON once", func(w http.ResponseWriter, r *http.Request, n int) bool {
+			if page2(r) && n < 4 {
+				_, _ = w.Write([]byte(`{"count":1636,"next":null,"results":[{"key":"x"`))
+				return true
+			}
+			return false
+		}, true, ""},
+		{"malformed JSON on page 2", func(w http.ResponseWriter, r *http.Request, n int) bool {
+			if page2(r) {
+				_, _ = w.Write([]byte(`not json`))
+				return true
+			}
+			return false
+		}, false, "malformed"},
+		{"endpoint failing mid-way", func(w http.ResponseWriter, r *http.Request, n int) bool {
+			if page2(r) {
+				http.Error(w, "boom", http.StatusInternalServerError)
+				return true
+			}
+			return false
+		}, false, "500"},
+		{"next link to another host", func(w http.ResponseWriter, r *http.Request, n int) bool {
+			if r.URL.Path == "/v2/spells/" && r.URL.Query().Get("page") == "" {
+				_, _ = w.Write([]byte(`{"count":1636,"next":"http://elsewhere.example/v2/spells/?page=2","previous":null,"results":[]}`))
+				return true
+			}
+			return false
+		}, false, "leaves the base URL"},
+		{"next loop", func(w http.ResponseWriter, r *http.Request, n int) bool {
+			if page2(r) {
+				_, _ = w.Write([]byte(`{"count":1636,"next":"/v2/spells/?limit=500","previous":null,"results":[]}`))
+				return true
+			}
+			return false
+		}, false, "loop"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			js := startJetStream(t)
+			up := newUpstream(t)
+			f := fetcher(js, up.srv.URL, &resync.Options{
+				Endpoints: endpoints("v2/spells"),
+				Client:    &open5e.ClientOptions{RequestTimeout: 200 * time.Millisecond, Retries: 3},
+			})
+			mustSync(t, f)
+			base := streamMsgs(t, js)
+
+			up.set(c.fault, dropFireball, fireballDrop)
+			sum, err := f.Sync(context.Background())
+			st := state(t, js, "sync.v2.spells")
+			got := streamMsgs(t, js)
+			if c.recovers {
+				if err != nil || got != base+1 || sum.Totals().Removed != 1 {
+					t.Fatalf("got %v, %d new messages, %s; want one tombstone", err, got-base, sum.Totals())
+				}
+				if st.GetLastError() != "" || st.GetEntities()[fireball] != "" {
+					t.Errorf("state: error %q, fireball still listed %v", st.GetLastError(), st.GetEntities()[fireball] != "")
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.wantInErr) {
+				t.Fatalf("got error %v, want one mentioning %q", err, c.wantInErr)
+			}
+			if got != base {
+				t.Errorf("a failed fetch published %d messages", got-base)
+			}
+			if len(st.GetEntities()) != 1637 || st.GetEntities()[fireball] == "" {
+				t.Errorf("state lost entities: %d listed", len(st.GetEntities()))
+			}
+			if !strings.Contains(st.GetLastError(), c.wantInErr) || st.GetBackoffUntil() == nil || st.GetLastSuccess() == nil {
+				t.Errorf("state: error %q, backoff %v, last success %v", st.GetLastError(), st.GetBackoffUntil(), st.GetLastSuccess())
+			}
+			// Left alone while backing off, even though it would now succeed.
+			up.set(nil, dropFireball, fireballDrop)
+			sum, err = f.Sync(context.Background())
+			if err != nil || len(sum.Endpoints) != 1 || !sum.Endpoints[0].Skipped || streamMsgs(t, js) != base {
+				t.Errorf("during backoff: %v, %+v", err, sum.Endpoints)
+			}
+		})
+	}
+}
+
+func TestFetcher_Sync_upstreamDown(t *testing.T) {
+	js := startJetStream(t)
+	up := newUpstream(t)
+	reg := prometheus.NewRegistry()
+	f := fetcher(js, up.srv.URL, &resync.Options{
+		Endpoints: endpoints(small...),
+		Client:    &open5e.ClientOptions{Retries: 1},
+		Metrics:   resync.NewMetrics(reg),
+	})
+	mustSync(t, f)
+	base := streamMsgs(t, js)
+	up.srv.Close()
+
+	sum, err := f.Sync(context.Background())
+	if err == nil {
+		t.Fatal("no error with the upstream down")
+	}
+	if got := streamMsgs(t, js); got != base {
+		t.Errorf("stream went from %d to %d messages", base, got)
+	}
+	for _, ep := range endpoints(small...) {
+		st := state(t, js, resync.StateKey(ep))
+		if st.GetLastError() == "" || len(st.GetEntities()) == 0 || st.GetLastSuccess() == nil {
+			t.Errorf("%s: error %q, %d entities kept", ep, st.GetLastError(), len(st.GetEntities()))
+		}
+	}
+	if len(sum.Endpoints) != len(small) || sum.Totals().Errors == 0 {
+		t.Errorf("summary: %+v", sum.Totals())
+	}
+	if n := testutil.CollectAndCount(reg, "lorekeeper_ingest_fetch_errors_total"); n == 0 {
+		t.Error("no fetch errors counted")
+	}
+}
+
+func TestFetcher_Sync_lease(t *testing.T) {
+	js := startJetStream(t)
+	up := newUpstream(t)
+	kv, err := js.KeyValue(context.Background(), ingest.StateBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fetcher(js, up.srv.URL, &resync.Options{Endpoints: endpoints("v2/conditions")})
+
+	held, _ := json.Marshal(map[string]any{"holder": "other", "expires": time.Now().Add(time.Hour)})
+	if _, err := kv.Put(context.Background(), resync.LeaseKey, held); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Sync(context.Background()); !errors.Is(err, resync.ErrLeaseHeld) {
+		t.Fatalf("with the lease held elsewhere: %v, want ErrLeaseHeld", err)
+	}
+	if got := streamMsgs(t, js); got != 0 {
+		t.Errorf("published %d messages without the lease", got)
+	}
+
+	expired, _ := json.Marshal(map[string]any{"holder": "other", "expires": time.Now().Add(-time.Second)})
+	if _, err := kv.Put(context.Background(), resync.LeaseKey, expired); err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, f)
+	if got := streamMsgs(t, js); got != 21 {
+		t.Errorf("after taking over an expired lease: %d messages, want 21", got)
+	}
+	if _, err := kv.Get(context.Background(), resync.LeaseKey); !errors.Is(err, jetstream.ErrKeyNotFound) {
+		t.Errorf("lease not released: %v", err)
+	}
+
+	// Two fetchers (two processes) started together: never two runs at once.
+	// Each run reads 9 pages (5 catalogue lists, 4 spell pages) one after
+	// the other, so without overlap the requests come in blocks of 9 from
+	// one fetcher; overlapping runs would interleave their requests.
+	var (
+		mu     sync.Mutex
+		agents []string
+	)
+	up.set(func(w http.ResponseWriter, r *http.Request, n int) bool {
+		mu.Lock()
+		agents = append(agents, r.UserAgent())
+		mu.Unlock()
+		return false
+	}, nil, nil)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	results := make(chan error, 6)
+	for _, agent := range []string{"g", "h"} {
+		x := fetcher(js, up.srv.URL, &resync.Options{
+			Endpoints: endpoints("v2/spells"),
+			Client:    &open5e.ClientOptions{UserAgent: agent},
+		})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for range 3 {
+				_, err := x.Sync(context.Background())
+				results <- err
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(results)
+	for err := range results {
+		if err != nil && !errors.Is(err, resync.ErrLeaseHeld) {
+			t.Errorf("concurrent sync: %v", err)
+		}
+	}
+	for i := 0; i < len(agents); {
+		j := i
+		for j < len(agents) && agents[j] == agents[i] {
+			j++
+		}
+		if (j-i)%9 != 0 {
+			t.Fatalf("runs overlapped: requests by agent %v", agents)
+		}
+		i = j
+	}
+	if len(agents) == 0 {
+		t.Fatal("no run happened")
+	}
+	if got := streamMsgs(t, js); got != 21+1637 {
+		t.Errorf("stream holds %d messages, want %d", got, 21+1637)
+	}
+}
+
+func TestFetcher_progressAndMetrics(t *testing.T) {
+	js := startJetStream(t)
+	up := newUpstream(t)
+	reg := prometheus.NewRegistry()
+	var reports []resync.Progress
+	f := fetcher(js, up.srv.URL, &resync.Options{
+		Endpoints: endpoints(small...),
+		Metrics:   resync.NewMetrics(reg),
+		Progress:  func(p resync.Progress) { reports = append(reports, p) },
+	})
+	mustSync(t, f)
+	done := map[string]bool{}
+	lastRecords := map[string]int{}
+	for _, p := range reports {
+		if p.Total != len(small) || p.Index < 1 || p.Index > p.Total {
+			t.Errorf("report %+v", p)
+		}
+		if p.Records < lastRecords[p.Endpoint] {
+			t.Errorf("%s: records went back from %d to %d", p.Endpoint, lastRecords[p.Endpoint], p.Records)
+		}
+		lastRecords[p.Endpoint] = p.Records
+		if p.Done {
+			done[p.Endpoint] = true
+			if p.Summary == nil || p.Summary.Endpoint != p.Endpoint {
+				t.Errorf("done report without its summary: %+v", p)
+			}
+		}
+	}
+	if len(done) != len(small) || lastRecords["/v2/spells/"] != 1637 {
+		t.Errorf("done reports %v, spells records %d", done, lastRecords["/v2/spells/"])
+	}
+
+	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
+		t.Errorf("promlint: %v %v", problems, err)
+	}
+	// Pages: the catalogue's five lists plus 4 + 1 + 3 content pages at 500 a page.
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	published := map[string]float64{}
+	pages := -1.0
+	for _, fam := range fams {
+		switch fam.GetName() {
+		case "lorekeeper_ingest_pages_fetched_total":
+			pages = fam.GetMetric()[0].GetCounter().GetValue()
+		case "lorekeeper_ingest_entities_published_total":
+			for _, m := range fam.GetMetric() {
+				l := map[string]string{}
+				for _, lp := range m.GetLabel() {
+					l[lp.GetName()] = lp.GetValue()
+				}
+				published[l["kind"]+"/"+l["document"]+"/"+l["outcome"]] = m.GetCounter().GetValue()
+			}
+		case "lorekeeper_ingest_last_success_timestamp_seconds":
+			if len(fam.GetMetric()) != len(small) || fam.GetMetric()[0].GetGauge().GetValue() < float64(time.Now().Add(-time.Hour).Unix()) {
+				t.Errorf("last success: %v", fam.GetMetric())
+			}
+		case "lorekeeper_ingest_resync_duration_seconds":
+			if fam.GetMetric()[0].GetHistogram().GetSampleCount() != 1 {
+				t.Errorf("resync duration samples: %v", fam.GetMetric()[0].GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	// The catalogue's five lists plus 4 + 1 + 3 content pages at 500 a page.
+	if pages != 5+4+1+3 {
+		t.Errorf("pages fetched: %v, want 13", pages)
+	}
+	for k, want := range map[string]float64{"spell/srd-2014/created": 319, "spell/deepm/created": 515, "condition/core/created": 15, "spell/warlock/created": 43} {
+		if published[k] != want {
+			t.Errorf("published %s: %v, want %v", k, published[k], want)
+		}
+	}
+}
+
+func TestFetcher_Run(t *testing.T) {
+	js := startJetStream(t)
+	up := newUpstream(t)
+	var mu sync.Mutex
+	runs := 0
+	f := fetcher(js, up.srv.URL, &resync.Options{
+		Endpoints: endpoints("v2/conditions"),
+		Interval:  time.Hour,
+		Progress: func(p resync.Progress) {
+			if p.Done {
+				mu.Lock()
+				runs++
+				mu.Unlock()
+			}
+		},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.Run(ctx) }()
+	waitFor := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			mu.Lock()
+			r := runs
+			mu.Unlock()
+			if r >= n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d runs, want %d", r, n)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitFor(1) // never synced: runs at once
+	if got := streamMsgs(t, js); got != 21 {
+		t.Errorf("after the first run: %d messages", got)
+	}
+	f.Trigger()
+	waitFor(2)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Run returned %v", err)
+	}
+	// A new process finds the last run recent and waits for the interval.
+	g := fetcher(js, up.srv.URL, &resync.Options{Endpoints: endpoints("v2/conditions"), Interval: time.Hour,
+		Progress: func(p resync.Progress) { t.Errorf("ran before the interval: %+v", p) }})
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel2()
+	if err := g.Run(ctx2); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Run returned %v", err)
+	}
+}
+
+// BenchmarkSync_fullCatalogue fetches the whole snapshot from a local
+// server and publishes it to a fresh JetStream each iteration.
+func BenchmarkSync_fullCatalogue(b *testing.B) {
+	up := newUpstream(b)
+	total := 0
+	var elapsed time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		js := startJetStream(b)
+		f := resync.NewFetcher(js, up.srv.URL, &resync.Options{Client: &open5e.ClientOptions{PageSize: 500}})
+		b.StartTimer()
+		start := time.Now()
+		sum, err := f.Sync(context.Background())
+		elapsed += time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += sum.Totals().New
+	}
+	b.ReportMetric(float64(total)/elapsed.Seconds(), "entities/s")
+	b.Log("entities per run: " + strconv.Itoa(total/max(b.N, 1)))
+}
+
+// A record that cannot be normalised is reported, and loses nothing: its
+// entity is not tombstoned and the rest of the endpoint is still published.
+func TestFetcher_Sync_invalidRecord(t *testing.T) {
+	js := startJetStream(t)
+	up := newUpstream(t)
+	f := fetcher(js, up.srv.URL, &resync.Options{Endpoints: endpoints("v2/conditions")})
+	mustSync(t, f)
+	base := streamMsgs(t, js)
+	up.set(nil, func(path string, rec json.RawMessage) json.RawMessage {
+		switch {
+		case bytes.Contains(rec, []byte(`"key":"grappled"`)):
+			return replaceLast(rec, `"name":"Grappled"`, `"name":""`)
+		case bytes.Contains(rec, []byte(`"key":"prone"`)):
+			return replaceLast(rec, `"name":"Prone"`, `"name":"Lying Prone"`)
+		}
+		return rec
+	}, nil)
+	sum, err := f.Sync(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "grappled") || !errors.Is(err, open5e.ErrInvalidRecord) {
+		t.Fatalf("got %v, want an invalid record error naming grappled", err)
+	}
+	// Prone was renamed: its new key is upserted, but the old one is not
+	// tombstoned while the list cannot be trusted to be complete.
+	evs := events(t, js, base+1)
+	if len(evs) != 1 || evs[0].GetUpsert().GetKey() != "open5e_v2:core:condition:lying-prone" {
+		t.Fatalf("got %d events: %v", len(evs), evs)
+	}
+	st := state(t, js, "sync.v2.conditions")
+	if st.GetEntities()["open5e_v2:core:condition:grappled"] == "" || st.GetEntities()["open5e_v2:core:condition:prone"] == "" || st.GetLastError() == "" {
+		t.Errorf("state: %d entities, error %q", len(st.GetEntities()), st.GetLastError())
+	}
+	if tot := sum.Totals(); tot.Errors != 1 || tot.New != 1 || tot.Removed != 0 {
+		t.Errorf("summary: %s", tot)
+	}
+}
+
+// replaceLast replaces the last old in rec: a condition's own name comes
+// after its icon's.
+func replaceLast(rec json.RawMessage, old, repl string) json.RawMessage {
+	i := bytes.LastIndex(rec, []byte(old))
+	if i < 0 {
+		return rec
+	}
+	return append(append(append(json.RawMessage{}, rec[:i]...), repl...), rec[i+len(old):]...)
+}

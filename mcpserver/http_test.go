@@ -1,0 +1,116 @@
+package mcpserver_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lorekeeper.dev/mcpserver"
+)
+
+func TestHTTPHandler_Transports(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		opts *mcpserver.HTTPOptions
+	}{
+		{"stateful", nil},
+		{"stateless", &mcpserver.HTTPOptions{Stateless: true}},
+		{"stateless json", &mcpserver.HTTPOptions{Stateless: true, JSONResponse: true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newServer(t)
+			cs := connectHTTP(t, h.srv.HTTPHandler(tt.opts), "")
+			if got := cs.InitializeResult().ServerInfo; got.Name != "lorekeeper" || got.Version != "test" {
+				t.Errorf("server info = %+v", got)
+			}
+			for _, tool := range allTools {
+				mustOK(t, callTool(t, cs, tool.name, tool.args))
+			}
+			res := callTool(t, cs, "lookup_spell", map[string]any{"name": "fireball"})
+			wantContains(t, text(res), "## Fireball")
+			if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "lorekeeper://entity/open5e_v2:srd-2014:spell:fireball"}); err != nil {
+				t.Errorf("read resource: %v", err)
+			}
+			res = callTool(t, cs, "lookup_spell", map[string]any{"school": "pyromancy"})
+			if !res.IsError {
+				t.Errorf("invalid argument over HTTP: not an error result")
+			}
+		})
+	}
+}
+
+const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+// post sends a raw initialize request with the given headers.
+func post(t *testing.T, url, body string, hdr map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range hdr {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	return resp.StatusCode, string(b)
+}
+
+func TestHTTPHandler_Guards(t *testing.T) {
+	h := newServer(t)
+	tests := []struct {
+		name string
+		opts *mcpserver.HTTPOptions
+		body string
+		hdr  map[string]string
+		want int
+	}{
+		{"loopback host", nil, initBody, nil, http.StatusOK},
+		{"localhost host", nil, initBody, map[string]string{"Host": "localhost:8080"}, http.StatusOK},
+		{"rebinding host", nil, initBody, map[string]string{"Host": "evil.example.com"}, http.StatusForbidden},
+		{"rebinding host with port", nil, initBody, map[string]string{"Host": "evil.example.com:80"}, http.StatusForbidden},
+		{"allowed host", &mcpserver.HTTPOptions{AllowedHosts: []string{"mcp.example.com"}}, initBody, map[string]string{"Host": "mcp.example.com:443"}, http.StatusOK},
+		{"other host with allowed hosts", &mcpserver.HTTPOptions{AllowedHosts: []string{"mcp.example.com"}}, initBody, map[string]string{"Host": "evil.example.com"}, http.StatusForbidden},
+		{"loopback origin", nil, initBody, map[string]string{"Origin": "http://localhost:6274"}, http.StatusOK},
+		{"foreign origin", nil, initBody, map[string]string{"Origin": "https://evil.example.com"}, http.StatusForbidden},
+		{"allowed origin", &mcpserver.HTTPOptions{AllowedOrigins: []string{"https://app.example.com"}}, initBody, map[string]string{"Origin": "https://app.example.com"}, http.StatusOK},
+		{"token missing", &mcpserver.HTTPOptions{BearerToken: "s3cret"}, initBody, nil, http.StatusUnauthorized},
+		{"token wrong", &mcpserver.HTTPOptions{BearerToken: "s3cret"}, initBody, map[string]string{"Authorization": "Bearer nope"}, http.StatusUnauthorized},
+		{"token right", &mcpserver.HTTPOptions{BearerToken: "s3cret"}, initBody, map[string]string{"Authorization": "Bearer s3cret"}, http.StatusOK},
+		{"body too large", &mcpserver.HTTPOptions{MaxRequestBytes: 512}, initBody[:len(initBody)-1] + `,"pad":"` + strings.Repeat("x", 1024) + `"}`, nil, http.StatusRequestEntityTooLarge},
+		{"body within limit", &mcpserver.HTTPOptions{MaxRequestBytes: 512}, initBody, nil, http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := httptest.NewServer(h.srv.HTTPHandler(tt.opts))
+			defer ts.Close()
+			code, body := post(t, ts.URL, tt.body, tt.hdr)
+			if code != tt.want {
+				t.Errorf("status = %d, want %d; body %q", code, tt.want, body)
+			}
+			if tt.want == http.StatusOK && !strings.Contains(body, `"serverInfo"`) {
+				t.Errorf("no initialize result: %q", body)
+			}
+		})
+	}
+
+	t.Run("client with token", func(t *testing.T) {
+		cs := connectHTTP(t, h.srv.HTTPHandler(&mcpserver.HTTPOptions{BearerToken: "s3cret", Stateless: true}), "s3cret")
+		mustOK(t, callTool(t, cs, "list_documents", nil))
+	})
+}

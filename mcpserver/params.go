@@ -1,0 +1,436 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// ArgumentError is a tool argument that cannot be used: it names the
+// parameter and, where the set is closed, the values it accepts. Tools
+// return it to the client as an error result, never as a protocol error.
+type ArgumentError struct {
+	Param   string
+	Problem string
+	Allowed []string
+}
+
+func (e *ArgumentError) Error() string {
+	msg := fmt.Sprintf("invalid argument %q: %s", e.Param, e.Problem)
+	if len(e.Allowed) > 0 {
+		msg += "; allowed values: " + strings.Join(e.Allowed, ", ")
+	}
+	return msg
+}
+
+func argErr(param, problem string, allowed ...string) *ArgumentError {
+	return &ArgumentError{Param: param, Problem: problem, Allowed: allowed}
+}
+
+// Limits of the limit parameter.
+const (
+	defaultLimit = 20
+	maxLimit     = 100
+)
+
+// ChallengeRating is a challenge rating given as a number (0.25, 5) or as
+// people write it ("1/4", "5").
+type ChallengeRating float64
+
+// UnmarshalJSON accepts a JSON number or a string such as "1/8" or "10".
+func (c *ChallengeRating) UnmarshalJSON(b []byte) error {
+	var f float64
+	if err := json.Unmarshal(b, &f); err == nil {
+		*c = ChallengeRating(f)
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("challenge rating must be a number or a string such as \"1/4\"")
+	}
+	v, err := parseCR(s)
+	if err != nil {
+		return err
+	}
+	*c = ChallengeRating(v)
+	return nil
+}
+
+func parseCR(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	if num, den, ok := strings.Cut(s, "/"); ok {
+		n, err1 := strconv.ParseFloat(strings.TrimSpace(num), 64)
+		d, err2 := strconv.ParseFloat(strings.TrimSpace(den), 64)
+		if err1 != nil || err2 != nil || d == 0 {
+			return 0, fmt.Errorf("challenge rating %q is not a number or a fraction such as \"1/4\"", s)
+		}
+		return n / d, nil
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, fmt.Errorf("challenge rating %q is not a number or a fraction such as \"1/4\"", s)
+	}
+	return v, nil
+}
+
+// Attunement is requires_attunement: a boolean, or the strings older
+// clients send ("requires attunement" for true, "" for false).
+type Attunement bool
+
+// UnmarshalJSON accepts true/false or a string.
+func (a *Attunement) UnmarshalJSON(b []byte) error {
+	var v bool
+	if err := json.Unmarshal(b, &v); err == nil {
+		*a = Attunement(v)
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("requires_attunement must be true, false, \"requires attunement\" or \"\"")
+	}
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "false", "no", "none", "not required":
+		*a = false
+	case "true", "yes", "requires attunement", "required", "attunement":
+		*a = true
+	default:
+		return fmt.Errorf("requires_attunement %q: use true, false, \"requires attunement\" or \"\"", s)
+	}
+	return nil
+}
+
+// splitList splits a comma-separated argument into trimmed, non-empty,
+// lower-cased values.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.ToLower(strings.TrimSpace(p)); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// slugify lower-cases and hyphenates a value ("Bonus Action" -> "bonus-action").
+func slugify(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	s = strings.NewReplacer("_", "-", " ", "-").Replace(s)
+	for strings.Contains(s, "--") {
+		s = strings.ReplaceAll(s, "--", "-")
+	}
+	return s
+}
+
+// closedSet checks every comma-separated value of param against allowed
+// (after normalise) and returns the normalised values.
+func closedSet(param, value string, allowed []string, normalise func(string) string) ([]string, error) {
+	var out []string
+	for _, v := range splitList(value) {
+		if normalise != nil {
+			v = normalise(v)
+		}
+		if !slices.Contains(allowed, v) {
+			return nil, argErr(param, fmt.Sprintf("unknown value %q", v), allowed...)
+		}
+		if !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// aliasString resolves a canonical parameter and its alias: either may be
+// given, both only with the same value.
+func aliasString(canonical, alias, cv, av string) (string, error) {
+	if cv != "" && av != "" && !strings.EqualFold(strings.TrimSpace(cv), strings.TrimSpace(av)) {
+		return "", argErr(alias, fmt.Sprintf("is an alias of %q and was given a different value (%q vs %q); give only one", canonical, av, cv))
+	}
+	if cv != "" {
+		return cv, nil
+	}
+	return av, nil
+}
+
+func aliasStrings(canonical, alias string, cv, av []string) ([]string, error) {
+	if cv != nil && av != nil && !slices.Equal(cv, av) {
+		return nil, argErr(alias, fmt.Sprintf("is an alias of %q and was given a different value; give only one", canonical))
+	}
+	if cv != nil {
+		return cv, nil
+	}
+	return av, nil
+}
+
+func limitArg(param string, v *int) (uint32, error) {
+	if v == nil {
+		return defaultLimit, nil
+	}
+	if *v < 1 || *v > maxLimit {
+		return 0, argErr(param, fmt.Sprintf("%d is out of range; give 1 to %d (default %d)", *v, maxLimit, defaultLimit))
+	}
+	return uint32(*v), nil
+}
+
+func commonArgs(name string, limit *int, documents []string, semanticQuery, gameSystem string) (*lkv1.Common, error) {
+	n, err := limitArg("limit", limit)
+	if err != nil {
+		return nil, err
+	}
+	c := &lkv1.Common{
+		Name:          strings.TrimSpace(name),
+		Limit:         n,
+		SemanticQuery: strings.TrimSpace(semanticQuery),
+	}
+	c.Documents = documentFilter(documents)
+	if c.GameSystems, err = gameSystems(gameSystem); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// documentFilter keeps the three meanings apart: nil = all documents,
+// [] = none, a list = any of them.
+func documentFilter(documents []string) *lkv1.DocumentFilter {
+	if documents == nil {
+		return nil
+	}
+	f := &lkv1.DocumentFilter{Documents: []string{}}
+	for _, d := range documents {
+		if d = strings.TrimSpace(d); d != "" {
+			f.Documents = append(f.Documents, d)
+		}
+	}
+	return f
+}
+
+func intRange(minParam string, lo, hi *int, minOK, maxOK int) (*lkv1.IntRange, error) {
+	if lo == nil && hi == nil {
+		return nil, nil
+	}
+	r := &lkv1.IntRange{}
+	for _, b := range []struct {
+		v *int
+		p **int32
+	}{{lo, &r.Min}, {hi, &r.Max}} {
+		if b.v == nil {
+			continue
+		}
+		if *b.v < minOK || *b.v > maxOK {
+			return nil, argErr(minParam, fmt.Sprintf("%d is out of range %d to %d", *b.v, minOK, maxOK))
+		}
+		x := int32(*b.v)
+		*b.p = &x
+	}
+	if r.Min != nil && r.Max != nil && *r.Min > *r.Max {
+		return nil, argErr(minParam, fmt.Sprintf("minimum %d is greater than maximum %d", *r.Min, *r.Max))
+	}
+	return r, nil
+}
+
+func doubleRange(minParam string, lo, hi *float64) (*lkv1.DoubleRange, error) {
+	if lo == nil && hi == nil {
+		return nil, nil
+	}
+	r := &lkv1.DoubleRange{Min: lo, Max: hi}
+	for _, v := range []*float64{lo, hi} {
+		if v != nil && (*v < 0 || math.IsNaN(*v) || math.IsInf(*v, 0)) {
+			return nil, argErr(minParam, fmt.Sprintf("%v is not a non-negative number", *v))
+		}
+	}
+	if lo != nil && hi != nil && *lo > *hi {
+		return nil, argErr(minParam, fmt.Sprintf("minimum %v is greater than maximum %v", *lo, *hi))
+	}
+	return r, nil
+}
+
+// Closed vocabularies, as the tools accept them.
+var (
+	spellSchools    = []string{"abjuration", "conjuration", "divination", "enchantment", "evocation", "illusion", "necromancy", "transmutation"}
+	abilities       = []string{"strength", "dexterity", "constitution", "intelligence", "wisdom", "charisma"}
+	damageTypes     = []string{"acid", "bludgeoning", "cold", "fire", "force", "lightning", "necrotic", "piercing", "poison", "psychic", "radiant", "slashing", "thunder"}
+	creatureTypes   = []string{"aberration", "beast", "celestial", "construct", "dragon", "elemental", "fey", "fiend", "giant", "humanoid", "monstrosity", "ooze", "plant", "undead"}
+	sizes           = []string{"tiny", "small", "medium", "large", "huge", "gargantuan"}
+	rarities        = []string{"common", "uncommon", "rare", "very rare", "legendary", "artifact"}
+	armorCategories = []string{"light", "medium", "heavy", "shield"}
+	ruleSections    = []string{"adventuring", "appendix", "combat", "equipment", "spellcasting", "using-ability-scores"}
+	sourceNames     = []string{"open5e_v1", "open5e_v2", "orcbrew"}
+)
+
+// abilityName accepts "dex", "DEX", "Dexterity".
+func abilityName(s string) string {
+	for _, a := range abilities {
+		if s == a || s == a[:3] {
+			return a
+		}
+	}
+	return s
+}
+
+// castingTimeKey normalises "1 Action", "1 Bonus Action", "Reaction",
+// "1 Minute", "10 Minutes" to the query service's keys.
+func castingTimeKey(s string) string {
+	s = slugify(s)
+	switch s {
+	case "1-action", "action", "an-action":
+		return "action"
+	case "1-bonus-action", "bonus-action", "bonus":
+		return "bonus-action"
+	case "1-reaction", "reaction":
+		return "reaction"
+	case "1-turn", "turn":
+		return "1-turn"
+	case "1-round", "round":
+		return "1-round"
+	case "1-minutes", "minute":
+		return "1-minute"
+	case "1-hours", "hour":
+		return "1-hour"
+	}
+	if strings.HasSuffix(s, "-minute") && !strings.HasPrefix(s, "1-") {
+		return s + "s"
+	}
+	if strings.HasSuffix(s, "-hour") && !strings.HasPrefix(s, "1-") {
+		return s + "s"
+	}
+	return s
+}
+
+// Kind vocabularies per tool.
+var (
+	equipmentTypes = map[string][]lkv1.Kind{
+		"weapon":     {lkv1.Kind_KIND_WEAPON},
+		"armor":      {lkv1.Kind_KIND_ARMOR},
+		"magic-item": {lkv1.Kind_KIND_MAGIC_ITEM},
+		"item":       {lkv1.Kind_KIND_ITEM},
+		"all":        nil,
+	}
+	equipmentTypeNames = []string{"weapon", "armor", "magic-item", "item", "all"}
+
+	characterOptionTypes = map[string]lkv1.Kind{
+		"class":      lkv1.Kind_KIND_CLASS,
+		"subclass":   lkv1.Kind_KIND_SUBCLASS,
+		"race":       lkv1.Kind_KIND_RACE,
+		"species":    lkv1.Kind_KIND_RACE,
+		"subrace":    lkv1.Kind_KIND_SUBRACE,
+		"subspecies": lkv1.Kind_KIND_SUBRACE,
+		"background": lkv1.Kind_KIND_BACKGROUND,
+		"feat":       lkv1.Kind_KIND_FEAT,
+		"invocation": lkv1.Kind_KIND_INVOCATION,
+		"boon":       lkv1.Kind_KIND_BOON,
+		"selection":  lkv1.Kind_KIND_SELECTION,
+	}
+	characterOptionTypeNames = []string{"class", "subclass", "race", "species", "subrace", "background", "feat", "invocation", "boon", "selection"}
+
+	ruleTypes = []lkv1.Kind{
+		lkv1.Kind_KIND_RULE, lkv1.Kind_KIND_RULE_SECTION, lkv1.Kind_KIND_CONDITION, lkv1.Kind_KIND_DAMAGE_TYPE,
+		lkv1.Kind_KIND_WEAPON_PROPERTY, lkv1.Kind_KIND_SKILL, lkv1.Kind_KIND_ABILITY_SCORE, lkv1.Kind_KIND_MAGIC_SCHOOL,
+		lkv1.Kind_KIND_LANGUAGE, lkv1.Kind_KIND_PROFICIENCY, lkv1.Kind_KIND_ALIGNMENT,
+	}
+)
+
+func ruleTypeNames() []string {
+	out := make([]string, len(ruleTypes))
+	for i, k := range ruleTypes {
+		out[i] = k.Slug()
+	}
+	return out
+}
+
+// singular strips a plural ending so that "spells", "feats", "classes" and
+// "species" map onto kind slugs.
+func singular(s string) string {
+	switch {
+	case s == "species" || s == "armor" || s == "equipment":
+		return s
+	case strings.HasSuffix(s, "classes"), strings.HasSuffix(s, "subclasses"):
+		return strings.TrimSuffix(s, "es")
+	case strings.HasSuffix(s, "ies"):
+		return strings.TrimSuffix(s, "ies") + "y"
+	case strings.HasSuffix(s, "s") && !strings.HasSuffix(s, "ss"):
+		return strings.TrimSuffix(s, "s")
+	}
+	return s
+}
+
+// entityTypeKinds maps search_dnd_content's entity_types names (plural or
+// singular, any case: "spells", "Spell", "magicitems", "equipment",
+// "monsters") to kinds.
+var entityTypeGroups = map[string][]lkv1.Kind{
+	"monster":          {lkv1.Kind_KIND_CREATURE},
+	"magicitem":        {lkv1.Kind_KIND_MAGIC_ITEM},
+	"equipment":        {lkv1.Kind_KIND_WEAPON, lkv1.Kind_KIND_ARMOR, lkv1.Kind_KIND_MAGIC_ITEM, lkv1.Kind_KIND_ITEM},
+	"species":          {lkv1.Kind_KIND_RACE},
+	"subspecies":       {lkv1.Kind_KIND_SUBRACE},
+	"character-option": {lkv1.Kind_KIND_CLASS, lkv1.Kind_KIND_SUBCLASS, lkv1.Kind_KIND_RACE, lkv1.Kind_KIND_SUBRACE, lkv1.Kind_KIND_BACKGROUND, lkv1.Kind_KIND_FEAT, lkv1.Kind_KIND_INVOCATION, lkv1.Kind_KIND_BOON, lkv1.Kind_KIND_SELECTION},
+	"archetype":        {lkv1.Kind_KIND_SUBCLASS},
+	"section":          {lkv1.Kind_KIND_RULE_SECTION},
+	"ruleset":          {lkv1.Kind_KIND_RULE_SECTION},
+	"damagetype":       {lkv1.Kind_KIND_DAMAGE_TYPE},
+	"weaponproperty":   {lkv1.Kind_KIND_WEAPON_PROPERTY},
+	"spellschool":      {lkv1.Kind_KIND_MAGIC_SCHOOL},
+	"abilityscore":     {lkv1.Kind_KIND_ABILITY_SCORE},
+	"ability":          {lkv1.Kind_KIND_ABILITY_SCORE},
+}
+
+func entityTypeNames() []string {
+	out := []string{}
+	for _, k := range lkv1.Kinds() {
+		out = append(out, k.Slug())
+	}
+	return append(out, "spells", "creatures", "monsters", "equipment", "weapons", "magicitems", "items", "classes", "races", "species", "backgrounds", "feats", "rules", "conditions", "character-options")
+}
+
+func entityTypeKinds(param string, names []string) ([]lkv1.Kind, error) {
+	var out []lkv1.Kind
+	add := func(ks ...lkv1.Kind) {
+		for _, k := range ks {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	for _, raw := range names {
+		for _, n := range splitList(raw) {
+			s := singular(slugify(n))
+			if k, ok := lkv1.KindFromSlug(s); ok {
+				add(k)
+				continue
+			}
+			if ks, ok := entityTypeGroups[s]; ok {
+				add(ks...)
+				continue
+			}
+			if ks, ok := entityTypeGroups[strings.ReplaceAll(s, "-", "")]; ok {
+				add(ks...)
+				continue
+			}
+			if k, ok := lkv1.KindFromSlug(strings.ReplaceAll(s, "magicitem", "magic-item")); ok {
+				add(k)
+				continue
+			}
+			return nil, argErr(param, fmt.Sprintf("unknown entity type %q", n), entityTypeNames()...)
+		}
+	}
+	return out, nil
+}
+
+var gameSystemNames = []string{"5e-2014", "5e-2024", "a5e"}
+
+// gameSystems validates game_system: "5e-2014", "2014", "5e-2024", "a5e".
+func gameSystems(v string) ([]string, error) {
+	return closedSet("game_system", v, gameSystemNames, func(s string) string {
+		s = slugify(s)
+		switch s {
+		case "2014", "5e", "srd-5.1", "5.1":
+			return "5e-2014"
+		case "2024", "srd-5.2", "5.2", "5.5e":
+			return "5e-2024"
+		}
+		return s
+	})
+}

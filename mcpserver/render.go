@@ -1,0 +1,550 @@
+package mcpserver
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// The markdown renderings: what a DM would paste. One card per entity, a
+// citation line under each.
+
+// renderEntity renders one entity as a markdown card.
+func renderEntity(e *Entity) string {
+	var b strings.Builder
+	switch {
+	case e.Spell != nil:
+		renderSpell(&b, e)
+	case e.Creature != nil:
+		renderCreature(&b, e)
+	case e.Item != nil:
+		renderItem(&b, e)
+	default:
+		renderGeneric(&b, e)
+	}
+	renderCitation(&b, e)
+	return strings.TrimRight(b.String(), "\n") + "\n"
+}
+
+func ordinal(n int32) string {
+	switch n {
+	case 1:
+		return "1st"
+	case 2:
+		return "2nd"
+	case 3:
+		return "3rd"
+	}
+	return fmt.Sprintf("%dth", n)
+}
+
+func title(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// line writes a "**Label** value" line with a markdown hard break.
+func line(b *strings.Builder, label, value string) {
+	if value == "" {
+		return
+	}
+	fmt.Fprintf(b, "**%s** %s  \n", label, value)
+}
+
+func renderSpell(b *strings.Builder, e *Entity) {
+	s := e.Spell
+	fmt.Fprintf(b, "## %s\n", e.Name)
+	kind := fmt.Sprintf("%s-level %s", ordinal(s.Level), s.School)
+	if s.Level == 0 {
+		kind = title(s.School) + " cantrip"
+	}
+	if s.Ritual {
+		kind += " (ritual)"
+	}
+	fmt.Fprintf(b, "*%s*\n\n", kind)
+	line(b, "Casting Time:", castingTime(s.CastingTime))
+	line(b, "Range:", s.Range)
+	comp := s.Components
+	if s.Material && s.MaterialSpecified != "" {
+		m := strings.TrimSuffix(s.MaterialSpecified, ".")
+		if s.MaterialCostGP != nil {
+			m += fmt.Sprintf(", worth %s gp", num(*s.MaterialCostGP))
+		}
+		if s.MaterialConsumed {
+			m += ", consumed"
+		}
+		comp += " (" + m + ")"
+	}
+	line(b, "Components:", comp)
+	dur := s.Duration
+	if s.Concentration && !strings.Contains(strings.ToLower(dur), "concentration") {
+		dur = "Concentration, " + dur
+	}
+	line(b, "Duration:", dur)
+	line(b, "Classes:", strings.Join(s.Classes, ", "))
+	if s.DamageRoll != "" {
+		line(b, "Damage:", strings.TrimSpace(s.DamageRoll+" "+strings.Join(s.DamageTypes, ", ")))
+	}
+	if s.SavingThrowAbility != "" {
+		line(b, "Saving Throw:", title(s.SavingThrowAbility))
+	}
+	if s.ReactionCondition != "" {
+		line(b, "Trigger:", s.ReactionCondition)
+	}
+	b.WriteString("\n")
+	if e.Description != "" {
+		b.WriteString(strings.TrimSpace(e.Description) + "\n\n")
+	}
+	if e.HigherLevel != "" {
+		b.WriteString("***At Higher Levels.*** " + strings.TrimSpace(e.HigherLevel) + "\n\n")
+	}
+}
+
+func signed(n int32) string {
+	if n >= 0 {
+		return "+" + strconv.Itoa(int(n))
+	}
+	return strconv.Itoa(int(n))
+}
+
+var abilityOrder = []string{"strength", "dexterity", "constitution", "intelligence", "wisdom", "charisma"}
+
+func abbrev(ability string) string {
+	if len(ability) < 3 {
+		return ability
+	}
+	return title(ability[:3])
+}
+
+func renderCreature(b *strings.Builder, e *Entity) {
+	c := e.Creature
+	fmt.Fprintf(b, "## %s\n", e.Name)
+	typ := c.Type
+	if c.Subtype != "" {
+		typ += " (" + c.Subtype + ")"
+	}
+	head := strings.TrimSpace(title(c.Size) + " " + typ)
+	if c.Alignment != "" {
+		head += ", " + c.Alignment
+	}
+	fmt.Fprintf(b, "*%s*\n\n", head)
+
+	ac := strconv.Itoa(int(c.ArmorClass))
+	if c.ArmorDetail != "" {
+		ac += " (" + c.ArmorDetail + ")"
+	}
+	line(b, "Armor Class", ac)
+	hp := strconv.Itoa(int(c.HitPoints))
+	if c.HitDice != "" {
+		hp += " (" + c.HitDice + ")"
+	}
+	line(b, "Hit Points", hp)
+	line(b, "Speed", speed(c))
+	b.WriteString("\n")
+
+	if c.AbilityScores != nil {
+		b.WriteString("| STR | DEX | CON | INT | WIS | CHA |\n|:---:|:---:|:---:|:---:|:---:|:---:|\n|")
+		for _, a := range abilityOrder {
+			s := c.AbilityScores[a]
+			fmt.Fprintf(b, " %d (%s) |", s, signed(modifier(s)))
+		}
+		b.WriteString("\n\n")
+	}
+
+	var saves []string
+	for _, a := range abilityOrder {
+		if v, ok := c.SavingThrows[a]; ok {
+			saves = append(saves, abbrev(a)+" "+signed(v))
+		}
+	}
+	line(b, "Saving Throws", strings.Join(saves, ", "))
+	var skills []string
+	for _, k := range sortedKeys(c.Skills) {
+		skills = append(skills, title(strings.ReplaceAll(strings.ReplaceAll(k, "_", " "), "-", " "))+" "+signed(c.Skills[k]))
+	}
+	line(b, "Skills", strings.Join(skills, ", "))
+	line(b, "Damage Vulnerabilities", strings.Join(c.DamageVulnerabilities, ", "))
+	line(b, "Damage Resistances", strings.Join(c.DamageResistances, ", "))
+	line(b, "Damage Immunities", strings.Join(c.DamageImmunities, ", "))
+	line(b, "Condition Immunities", strings.Join(c.ConditionImmunities, ", "))
+	senses := c.Senses
+	if c.PassivePerception > 0 && !strings.Contains(strings.ToLower(senses), "passive perception") {
+		if senses != "" {
+			senses += ", "
+		}
+		senses += fmt.Sprintf("passive Perception %d", c.PassivePerception)
+	}
+	line(b, "Senses", senses)
+	lang := c.Languages
+	if lang == "" {
+		lang = "—"
+	}
+	line(b, "Languages", lang)
+	chal := c.ChallengeRatingText
+	if c.ExperiencePoints > 0 {
+		chal += fmt.Sprintf(" (%s XP)", thousands(c.ExperiencePoints))
+	}
+	line(b, "Challenge", chal)
+	if c.ProficiencyBonus > 0 {
+		line(b, "Proficiency Bonus", signed(c.ProficiencyBonus))
+	}
+	b.WriteString("\n")
+
+	if e.Description != "" {
+		b.WriteString(strings.TrimSpace(e.Description) + "\n\n")
+	}
+	sections := []struct{ typ, heading string }{
+		{"trait", ""},
+		{"action", "Actions"},
+		{"bonus_action", "Bonus Actions"},
+		{"reaction", "Reactions"},
+		{"legendary_action", "Legendary Actions"},
+		{"mythic_action", "Mythic Actions"},
+		{"lair_action", "Lair Actions"},
+	}
+	for _, s := range sections {
+		first := true
+		for _, bl := range e.Blocks {
+			if bl.Type != s.typ {
+				continue
+			}
+			if first && s.heading != "" {
+				fmt.Fprintf(b, "### %s\n\n", s.heading)
+			}
+			first = false
+			writeBlock(b, bl)
+		}
+	}
+	// Blocks of other types (sources may carry more) are not lost.
+	for _, bl := range e.Blocks {
+		known := false
+		for _, s := range sections {
+			known = known || bl.Type == s.typ
+		}
+		if !known {
+			writeBlock(b, bl)
+		}
+	}
+}
+
+func writeBlock(b *strings.Builder, bl Block) {
+	text := strings.TrimSpace(bl.Text)
+	if bl.Attack != "" && !strings.Contains(text, bl.Attack) {
+		text = "*" + bl.Attack + ".* " + text
+	}
+	if bl.Name != "" {
+		fmt.Fprintf(b, "***%s.*** %s\n\n", strings.TrimSuffix(bl.Name, "."), text)
+	} else {
+		fmt.Fprintf(b, "- %s\n\n", text)
+	}
+}
+
+func speed(c *Creature) string {
+	if len(c.Speed) == 0 {
+		return c.SpeedText
+	}
+	var parts []string
+	if w, ok := c.Speed["walk"]; ok {
+		parts = append(parts, fmt.Sprintf("%d ft.", w))
+	}
+	for _, mode := range []string{"burrow", "climb", "fly", "swim"} {
+		if v, ok := c.Speed[mode]; ok && v > 0 {
+			p := fmt.Sprintf("%s %d ft.", mode, v)
+			if mode == "fly" && c.Speed["hover"] > 0 {
+				p += " (hover)"
+			}
+			parts = append(parts, p)
+		}
+	}
+	if len(parts) == 0 {
+		return c.SpeedText
+	}
+	return strings.Join(parts, ", ")
+}
+
+func thousands(n int32) string {
+	s := strconv.Itoa(int(n))
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func renderItem(b *strings.Builder, e *Entity) {
+	it := e.Item
+	fmt.Fprintf(b, "## %s\n", e.Name)
+	var head []string
+	switch {
+	case it.Weapon != nil && !it.IsMagic:
+		w := it.Weapon
+		cls := "martial"
+		if w.IsSimple {
+			cls = "simple"
+		}
+		reach := "melee"
+		if w.IsRanged {
+			reach = "ranged"
+		}
+		head = append(head, fmt.Sprintf("Weapon (%s %s)", cls, reach))
+	case it.Armor != nil && !it.IsMagic:
+		if it.Armor.Category == "shield" {
+			head = append(head, "Shield")
+		} else {
+			head = append(head, fmt.Sprintf("Armor (%s)", it.Armor.Category))
+		}
+	default:
+		cat := strings.ReplaceAll(it.Category, "-", " ")
+		if cat == "" {
+			cat = strings.ReplaceAll(e.Kind, "-", " ")
+		}
+		head = append(head, title(cat))
+	}
+	if it.Rarity != "" {
+		r := it.Rarity
+		if it.RequiresAttunement {
+			att := "requires attunement"
+			if it.AttunementDetail != "" {
+				att = it.AttunementDetail
+			}
+			r += " (" + att + ")"
+		}
+		head = append(head, r)
+	} else if it.RequiresAttunement {
+		head = append(head, "requires attunement")
+	}
+	fmt.Fprintf(b, "*%s*\n\n", strings.Join(head, ", "))
+	mark := b.Len()
+	if it.CostGP != nil && *it.CostGP > 0 {
+		line(b, "Cost:", num(*it.CostGP)+" gp")
+	}
+	if it.WeightLb != nil && *it.WeightLb > 0 {
+		line(b, "Weight:", num(*it.WeightLb)+" lb.")
+	}
+	if w := it.Weapon; w != nil {
+		line(b, "Damage:", strings.TrimSpace(w.DamageDice+" "+w.DamageType))
+		var props []string
+		for _, p := range w.Properties {
+			switch {
+			case p == "versatile" && w.VersatileDice != "":
+				p += " (" + w.VersatileDice + ")"
+			case (p == "thrown" || p == "ammunition") && w.RangeNormal > 0:
+				p += fmt.Sprintf(" (range %d/%d)", w.RangeNormal, w.RangeLong)
+			}
+			props = append(props, p)
+		}
+		line(b, "Properties:", strings.Join(props, ", "))
+		if w.IsRanged && w.RangeNormal > 0 {
+			line(b, "Range:", fmt.Sprintf("%d/%d ft.", w.RangeNormal, w.RangeLong))
+		}
+	}
+	if a := it.Armor; a != nil {
+		ac := a.ACDisplay
+		if ac == "" {
+			ac = strconv.Itoa(int(a.ACBase))
+			if a.Category == "shield" {
+				ac = "+" + ac
+			}
+			if a.ACAddDex {
+				ac += " + Dex modifier"
+				if a.ACMaxDex > 0 {
+					ac += fmt.Sprintf(" (max %d)", a.ACMaxDex)
+				}
+			}
+		}
+		line(b, "Armor Class:", ac)
+		if a.StrengthRequired > 0 {
+			line(b, "Strength:", fmt.Sprintf("Str %d", a.StrengthRequired))
+		}
+		if a.StealthDisadvantage {
+			line(b, "Stealth:", "Disadvantage")
+		}
+	}
+	if b.Len() > mark {
+		b.WriteString("\n")
+	}
+	if e.Description != "" {
+		b.WriteString(strings.TrimSpace(e.Description) + "\n\n")
+	}
+	for _, bl := range e.Blocks {
+		writeBlock(b, bl)
+	}
+}
+
+func renderGeneric(b *strings.Builder, e *Entity) {
+	fmt.Fprintf(b, "## %s\n", e.Name)
+	sub := strings.ReplaceAll(e.Kind, "-", " ")
+	if o := e.CharacterOption; o != nil && o.ParentName != "" {
+		sub += " of " + o.ParentName
+	}
+	if r := e.Rule; r != nil && r.SectionName != "" {
+		sub += " · " + r.SectionName
+	}
+	fmt.Fprintf(b, "*%s*\n\n", title(sub))
+	if o := e.CharacterOption; o != nil {
+		line(b, "Prerequisite:", o.Prerequisite)
+		line(b, "Feat Type:", strings.ToLower(o.FeatType))
+		line(b, "Hit Dice:", o.HitDice)
+		line(b, "Primary Abilities:", strings.Join(o.PrimaryAbilities, ", "))
+		line(b, "Saving Throws:", strings.Join(o.SavingThrows, ", "))
+		line(b, "Size:", o.Size)
+		if o.Speed > 0 {
+			line(b, "Speed:", fmt.Sprintf("%d ft.", o.Speed))
+		}
+		b.WriteString("\n")
+	}
+	if r := e.Rule; r != nil && r.Ability != "" {
+		line(b, "Ability:", title(r.Ability))
+		b.WriteString("\n")
+	}
+	if e.Description != "" {
+		b.WriteString(strings.TrimSpace(e.Description) + "\n\n")
+	}
+	for _, bl := range e.Blocks {
+		if bl.Level > 0 && bl.Name != "" {
+			bl.Name = fmt.Sprintf("%s (level %d)", bl.Name, bl.Level)
+		}
+		writeBlock(b, bl)
+	}
+}
+
+func renderCitation(b *strings.Builder, e *Entity) {
+	src := e.DocumentName
+	if src == "" {
+		src = e.DocumentKey
+	}
+	parts := []string{e.DocumentKey, e.DocumentSource}
+	if e.GameSystem != "" {
+		parts = append(parts, e.GameSystem)
+	}
+	score := ""
+	if e.SimilarityScore != nil {
+		score = fmt.Sprintf(" · similarity %.3f", *e.SimilarityScore)
+	}
+	fmt.Fprintf(b, "*Source: %s (%s) · %s%s*\n", src, strings.Join(parts, ", "), e.URI, score)
+	for _, a := range e.Alternates {
+		fmt.Fprintf(b, "*Also in: %s (%s) · %s*\n", a.DocumentName, a.DocumentKey, a.URI)
+	}
+}
+
+// renderLookup renders a lookup tool's result: a header, the notes, then
+// the cards.
+func renderLookup(noun string, out *LookupOutput) string {
+	var b strings.Builder
+	if out.Count == 0 {
+		b.WriteString(out.Message + "\n")
+	} else {
+		fmt.Fprintf(&b, "Found %d %s (%s ranking).\n", out.Count, plural(noun, out.Count), out.Ranking)
+	}
+	renderNotes(&b, out.FallbackReason, out.Warnings)
+	for i := range out.Results {
+		b.WriteString("\n---\n\n")
+		b.WriteString(renderEntity(&out.Results[i]))
+	}
+	return b.String()
+}
+
+func renderNotes(b *strings.Builder, fallback string, warnings []string) {
+	if fallback != "" {
+		fmt.Fprintf(b, "\n> Note: semantic ranking was unavailable (%s); results are ranked by keyword instead.\n", fallback)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(b, "\n> Warning: %s\n", w)
+	}
+}
+
+func plural(noun string, n int) string {
+	if n == 1 {
+		return noun
+	}
+	if strings.HasSuffix(noun, "s") {
+		return noun + "es"
+	}
+	return noun + "s"
+}
+
+// renderSearch renders search_dnd_content's groups compactly: a line per
+// result with its summary and URI, so that an assistant can pick one and
+// look it up or read its resource.
+func renderSearch(out *SearchOutput) string {
+	var b strings.Builder
+	if out.Total == 0 {
+		b.WriteString(out.Message + "\n")
+	} else {
+		fmt.Fprintf(&b, "Found %d %s for %q in %d %s (%s ranking).\n", out.Total, plural("result", out.Total), out.Query, len(out.Groups), plural("content type", len(out.Groups)), out.Ranking)
+	}
+	renderNotes(&b, out.FallbackReason, out.Warnings)
+	for _, g := range out.Groups {
+		fmt.Fprintf(&b, "\n### %s (%d)\n\n", title(strings.ReplaceAll(g.EntityType, "-", " ")), g.Count)
+		for i := range g.Results {
+			e := &g.Results[i]
+			score := ""
+			if e.SimilarityScore != nil {
+				score = fmt.Sprintf(" · similarity %.3f", *e.SimilarityScore)
+			}
+			fmt.Fprintf(&b, "- **%s** — %s. *%s (%s)* · %s%s\n", e.Name, summary(e), e.DocumentName, e.DocumentKey, e.URI, score)
+		}
+	}
+	return b.String()
+}
+
+// summary is a one-line description of an entity.
+func summary(e *Entity) string {
+	switch {
+	case e.Spell != nil:
+		if e.Spell.Level == 0 {
+			return title(e.Spell.School) + " cantrip"
+		}
+		return fmt.Sprintf("%s-level %s", ordinal(e.Spell.Level), e.Spell.School)
+	case e.Creature != nil:
+		return fmt.Sprintf("%s %s, CR %s", title(e.Creature.Size), e.Creature.Type, e.Creature.ChallengeRatingText)
+	case e.Item != nil:
+		s := strings.ReplaceAll(e.Kind, "-", " ")
+		if e.Item.Rarity != "" {
+			s += ", " + e.Item.Rarity
+		}
+		return s
+	}
+	text := strings.Join(strings.Fields(e.Description), " ")
+	if len(text) > 100 {
+		cut := strings.LastIndex(text[:100], " ")
+		if cut < 50 {
+			cut = 100
+		}
+		text = text[:cut] + "…"
+	}
+	if text == "" {
+		return strings.ReplaceAll(e.Kind, "-", " ")
+	}
+	return strings.ReplaceAll(e.Kind, "-", " ") + ": " + text
+}
+
+// renderDocuments renders list_documents as aligned columns.
+func renderDocuments(out *DocumentsOutput) string {
+	if out.Count == 0 {
+		return out.Message + "\n"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d documents (pass the KEY in a tool's documents parameter):\n\n", out.Count)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tNAME\tSOURCE\tENTITIES\tPUBLISHER\tSYSTEM")
+	for _, d := range out.Documents {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", d.DocumentKey, d.DocumentName, d.SourceAPI, d.EntityCount, d.Publisher, d.GameSystem)
+	}
+	tw.Flush()
+	return b.String()
+}
+
+// castingTime prints the normalised keys some sources use ("action",
+// "bonus-action") as a book would ("1 action", "1 bonus action").
+func castingTime(s string) string {
+	switch s {
+	case "action", "bonus-action", "reaction":
+		return "1 " + strings.ReplaceAll(s, "-", " ")
+	}
+	return s
+}

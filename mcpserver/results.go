@@ -1,0 +1,434 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// The structured content of the tools. Field names are snake_case, the
+// document metadata is flat on every entity (document_key, document_name,
+// document_source and document, the name, as older clients read it), and
+// similarity_score appears only when semantic ranking ran.
+
+// Entity is one result as the tools return it.
+type Entity struct {
+	URI             string   `json:"uri" jsonschema:"Stable lorekeeper://entity/<key> URI; read it as a resource or cite it."`
+	Key             string   `json:"key"`
+	Slug            string   `json:"slug"`
+	Kind            string   `json:"kind" jsonschema:"spell, creature, weapon, armor, magic-item, item, class, feat, condition, rule, ..."`
+	Name            string   `json:"name"`
+	SimilarityScore *float64 `json:"similarity_score,omitempty" jsonschema:"Semantic similarity in [0, 1], highest first; present only when semantic ranking ran."`
+
+	Document       string   `json:"document" jsonschema:"The source document's name."`
+	DocumentKey    string   `json:"document_key"`
+	DocumentName   string   `json:"document_name"`
+	DocumentSource string   `json:"document_source" jsonschema:"open5e_v1, open5e_v2 or orcbrew."`
+	GameSystem     string   `json:"game_system,omitempty" jsonschema:"5e-2014, 5e-2024, a5e; empty for homebrew."`
+	Publisher      string   `json:"publisher,omitempty"`
+	Licenses       []string `json:"licenses,omitempty"`
+	Permalink      string   `json:"permalink,omitempty" jsonschema:"Where the source document lives, for citations."`
+	Attribution    string   `json:"attribution,omitempty" jsonschema:"Attribution text the licence requires."`
+	SourceURL      string   `json:"source_url,omitempty" jsonschema:"The source record this entity was read from."`
+
+	Description string  `json:"description,omitempty" jsonschema:"Markdown."`
+	HigherLevel string  `json:"higher_level,omitempty"`
+	Blocks      []Block `json:"blocks,omitempty" jsonschema:"Named text blocks: traits, actions, legendary and lair actions, features, benefits."`
+
+	Spell           *Spell           `json:"spell,omitempty"`
+	Creature        *Creature        `json:"creature,omitempty"`
+	Item            *Item            `json:"item,omitempty"`
+	CharacterOption *CharacterOption `json:"character_option,omitempty"`
+	Rule            *Rule            `json:"rule,omitempty"`
+
+	Alternates []Alternate `json:"alternates,omitempty" jsonschema:"The same entity in other documents, folded into this result."`
+}
+
+// Block is a named piece of text inside an entity.
+type Block struct {
+	Type   string `json:"type"`
+	Name   string `json:"name,omitempty"`
+	Text   string `json:"text"`
+	Level  int32  `json:"level,omitempty"`
+	Attack string `json:"attack,omitempty"`
+}
+
+// Alternate is a copy of a result from another document.
+type Alternate struct {
+	Key          string `json:"key"`
+	URI          string `json:"uri"`
+	DocumentKey  string `json:"document_key"`
+	DocumentName string `json:"document_name"`
+	GameSystem   string `json:"game_system,omitempty"`
+}
+
+// Spell holds the spell fields.
+type Spell struct {
+	Level              int32    `json:"level"`
+	School             string   `json:"school"`
+	Classes            []string `json:"classes"`
+	Concentration      bool     `json:"concentration"`
+	Ritual             bool     `json:"ritual"`
+	CastingTime        string   `json:"casting_time"`
+	Range              string   `json:"range"`
+	Duration           string   `json:"duration"`
+	Components         string   `json:"components" jsonschema:"As printed: \"V, S, M\"."`
+	Verbal             bool     `json:"verbal"`
+	Somatic            bool     `json:"somatic"`
+	Material           bool     `json:"material"`
+	MaterialSpecified  string   `json:"material_specified,omitempty"`
+	MaterialCostGP     *float64 `json:"material_cost_gp,omitempty"`
+	MaterialConsumed   bool     `json:"material_consumed"`
+	DamageTypes        []string `json:"damage_types,omitempty"`
+	DamageRoll         string   `json:"damage_roll,omitempty"`
+	SavingThrowAbility string   `json:"saving_throw_ability,omitempty"`
+	AttackRoll         bool     `json:"attack_roll"`
+	ReactionCondition  string   `json:"reaction_condition,omitempty"`
+	TargetType         string   `json:"target_type,omitempty"`
+	Area               string   `json:"area,omitempty"`
+}
+
+// Creature holds a stat block's fields.
+type Creature struct {
+	ChallengeRating       float64          `json:"challenge_rating"`
+	ChallengeRatingText   string           `json:"challenge_rating_text"`
+	Type                  string           `json:"type"`
+	Subtype               string           `json:"subtype,omitempty"`
+	Size                  string           `json:"size"`
+	Alignment             string           `json:"alignment,omitempty"`
+	ArmorClass            int32            `json:"armor_class"`
+	ArmorDetail           string           `json:"armor_detail,omitempty"`
+	HitPoints             int32            `json:"hit_points"`
+	HitDice               string           `json:"hit_dice,omitempty"`
+	Speed                 map[string]int32 `json:"speed,omitempty"`
+	SpeedText             string           `json:"speed_text,omitempty"`
+	AbilityScores         map[string]int32 `json:"ability_scores,omitempty"`
+	AbilityModifiers      map[string]int32 `json:"ability_modifiers,omitempty"`
+	SavingThrows          map[string]int32 `json:"saving_throws,omitempty"`
+	Skills                map[string]int32 `json:"skills,omitempty"`
+	Senses                string           `json:"senses,omitempty"`
+	PassivePerception     int32            `json:"passive_perception"`
+	Languages             string           `json:"languages,omitempty"`
+	DamageVulnerabilities []string         `json:"damage_vulnerabilities,omitempty"`
+	DamageResistances     []string         `json:"damage_resistances,omitempty"`
+	DamageImmunities      []string         `json:"damage_immunities,omitempty"`
+	ConditionImmunities   []string         `json:"condition_immunities,omitempty"`
+	ExperiencePoints      int32            `json:"experience_points"`
+	ProficiencyBonus      int32            `json:"proficiency_bonus,omitempty"`
+	Environments          []string         `json:"environments,omitempty"`
+	HasLegendaryActions   bool             `json:"has_legendary_actions"`
+	HasLairActions        bool             `json:"has_lair_actions"`
+}
+
+// Item holds the fields of weapons, armor, magic items and gear.
+type Item struct {
+	Category           string   `json:"category,omitempty"`
+	IsMagic            bool     `json:"is_magic"`
+	Rarity             string   `json:"rarity,omitempty"`
+	RequiresAttunement bool     `json:"requires_attunement"`
+	AttunementDetail   string   `json:"attunement_detail,omitempty"`
+	CostGP             *float64 `json:"cost_gp,omitempty"`
+	WeightLb           *float64 `json:"weight_lb,omitempty"`
+	Weapon             *Weapon  `json:"weapon,omitempty"`
+	Armor              *Armor   `json:"armor,omitempty"`
+}
+
+// Weapon holds weapon statistics.
+type Weapon struct {
+	DamageDice    string   `json:"damage_dice"`
+	DamageType    string   `json:"damage_type"`
+	Properties    []string `json:"properties"`
+	IsSimple      bool     `json:"is_simple"`
+	IsRanged      bool     `json:"is_ranged"`
+	RangeNormal   int32    `json:"range_normal,omitempty"`
+	RangeLong     int32    `json:"range_long,omitempty"`
+	VersatileDice string   `json:"versatile_dice,omitempty"`
+}
+
+// Armor holds armor statistics.
+type Armor struct {
+	Category            string `json:"category"`
+	ACBase              int32  `json:"ac_base"`
+	ACAddDex            bool   `json:"ac_add_dex"`
+	ACMaxDex            int32  `json:"ac_max_dex,omitempty"`
+	ACDisplay           string `json:"ac_display,omitempty"`
+	StealthDisadvantage bool   `json:"stealth_disadvantage"`
+	StrengthRequired    int32  `json:"strength_required,omitempty"`
+}
+
+// CharacterOption holds class, race, background and feat fields.
+type CharacterOption struct {
+	ParentKey        string   `json:"parent_key,omitempty"`
+	ParentName       string   `json:"parent_name,omitempty"`
+	HitDice          string   `json:"hit_dice,omitempty"`
+	CasterType       string   `json:"caster_type,omitempty"`
+	PrimaryAbilities []string `json:"primary_abilities,omitempty"`
+	SavingThrows     []string `json:"saving_throws,omitempty"`
+	Prerequisite     string   `json:"prerequisite,omitempty"`
+	FeatType         string   `json:"feat_type,omitempty"`
+	Size             string   `json:"size,omitempty"`
+	Speed            int32    `json:"speed,omitempty"`
+}
+
+// Rule holds rule and reference fields.
+type Rule struct {
+	Section     string `json:"section,omitempty"`
+	SectionName string `json:"section_name,omitempty"`
+	Index       int32  `json:"index,omitempty"`
+	Ability     string `json:"ability,omitempty"`
+}
+
+// LookupOutput is what the five lookup tools return.
+type LookupOutput struct {
+	Results        []Entity `json:"results" jsonschema:"The matches; an empty list when nothing matched."`
+	Count          int      `json:"count"`
+	Ranking        string   `json:"ranking" jsonschema:"structured (filters and name order), hybrid (semantic + keyword) or keyword."`
+	FallbackReason string   `json:"fallback_reason,omitempty" jsonschema:"Set when semantic ranking was asked for but keyword ranking was used, and why."`
+	Warnings       []string `json:"warnings,omitempty"`
+	NameMatch      string   `json:"name_match,omitempty" jsonschema:"How name matched: exact, pattern, slug or key."`
+	Message        string   `json:"message,omitempty"`
+}
+
+// SearchGroup is one content type's results in search_dnd_content.
+type SearchGroup struct {
+	EntityType string   `json:"entity_type"`
+	Count      int      `json:"count"`
+	Results    []Entity `json:"results"`
+}
+
+// SearchOutput is what search_dnd_content returns.
+type SearchOutput struct {
+	Query          string        `json:"query"`
+	Groups         []SearchGroup `json:"groups" jsonschema:"Results grouped by content type, best group first."`
+	Total          int           `json:"total"`
+	Ranking        string        `json:"ranking"`
+	FallbackReason string        `json:"fallback_reason,omitempty"`
+	Warnings       []string      `json:"warnings,omitempty"`
+	Message        string        `json:"message,omitempty"`
+}
+
+// DocumentInfo is one document in list_documents.
+type DocumentInfo struct {
+	Document       string            `json:"document" jsonschema:"The document's key: pass it in documents."`
+	DocumentKey    string            `json:"document_key"`
+	DocumentName   string            `json:"document_name"`
+	DisplayName    string            `json:"display_name,omitempty"`
+	SourceAPI      string            `json:"source_api" jsonschema:"open5e_v1, open5e_v2 or orcbrew."`
+	DocumentSource string            `json:"document_source"`
+	EntityCount    uint64            `json:"entity_count"`
+	EntityTypes    map[string]uint64 `json:"entity_types" jsonschema:"Entities by kind."`
+	Publisher      string            `json:"publisher,omitempty"`
+	License        string            `json:"license,omitempty"`
+	GameSystem     string            `json:"game_system,omitempty"`
+	Permalink      string            `json:"permalink,omitempty"`
+}
+
+// DocumentsOutput is what list_documents returns.
+type DocumentsOutput struct {
+	Documents []DocumentInfo `json:"documents"`
+	Count     int            `json:"count"`
+	Message   string         `json:"message,omitempty"`
+}
+
+func rankingName(r lkv1.Ranking) string {
+	switch r {
+	case lkv1.Ranking_RANKING_HYBRID:
+		return "hybrid"
+	case lkv1.Ranking_RANKING_KEYWORD:
+		return "keyword"
+	}
+	return "structured"
+}
+
+func entityFromResult(r *lkv1.Result) Entity {
+	e := entityFromProto(r.GetEntity(), r.GetUri())
+	if r.SimilarityScore != nil {
+		s := r.GetSimilarityScore()
+		e.SimilarityScore = &s
+	}
+	for _, a := range r.GetAlternates() {
+		e.Alternates = append(e.Alternates, Alternate{Key: a.GetKey(), URI: a.GetUri(), DocumentKey: a.GetDocumentKey(), DocumentName: a.GetDocumentName(), GameSystem: a.GetGameSystem()})
+	}
+	return e
+}
+
+func entityFromProto(p *lkv1.Entity, uri string) Entity {
+	if uri == "" {
+		uri = lkv1.EntityURI(p.GetKey())
+	}
+	d := p.GetDocument()
+	e := Entity{
+		URI:            uri,
+		Key:            p.GetKey(),
+		Slug:           p.GetSlug(),
+		Kind:           p.GetKind().Slug(),
+		Name:           p.GetName(),
+		Document:       d.GetName(),
+		DocumentKey:    d.GetKey(),
+		DocumentName:   d.GetName(),
+		DocumentSource: d.GetSource().Slug(),
+		GameSystem:     d.GetGameSystem(),
+		Publisher:      d.GetPublisher(),
+		Licenses:       d.GetLicenses(),
+		Permalink:      d.GetPermalink(),
+		Attribution:    d.GetAttribution(),
+		SourceURL:      p.GetSourceUrl(),
+		Description:    p.GetDescription(),
+		HigherLevel:    p.GetHigherLevel(),
+	}
+	for _, b := range p.GetBlocks() {
+		e.Blocks = append(e.Blocks, Block{Type: b.GetType(), Name: b.GetName(), Text: b.GetText(), Level: b.GetLevel(), Attack: b.GetAttack()})
+	}
+	if s := p.GetSpell(); s != nil {
+		e.Spell = &Spell{
+			Level: s.GetLevel(), School: s.GetSchool(), Classes: nonNil(s.GetClasses()),
+			Concentration: s.GetConcentration(), Ritual: s.GetRitual(), CastingTime: s.GetCastingTime(),
+			Range: s.GetRange(), Duration: s.GetDuration(), Components: components(s),
+			Verbal: s.GetVerbal(), Somatic: s.GetSomatic(), Material: s.GetMaterial(),
+			MaterialSpecified: s.GetMaterialSpecified(), MaterialCostGP: s.MaterialCostGp,
+			MaterialConsumed: s.GetMaterialConsumed(), DamageTypes: s.GetDamageTypes(), DamageRoll: s.GetDamageRoll(),
+			SavingThrowAbility: s.GetSavingThrowAbility(), AttackRoll: s.GetAttackRoll(),
+			ReactionCondition: s.GetReactionCondition(), TargetType: s.GetTargetType(), Area: s.GetArea(),
+		}
+	}
+	if c := p.GetCreature(); c != nil {
+		e.Creature = &Creature{
+			ChallengeRating: c.GetChallengeRating(), ChallengeRatingText: crText(c), Type: c.GetType(),
+			Subtype: c.GetSubtype(), Size: c.GetSize(), Alignment: c.GetAlignment(), ArmorClass: c.GetArmorClass(),
+			ArmorDetail: c.GetArmorDetail(), HitPoints: c.GetHitPoints(), HitDice: c.GetHitDice(),
+			Speed: c.GetSpeed(), SpeedText: c.GetSpeedText(), SavingThrows: c.GetSavingThrows(), Skills: c.GetSkills(),
+			Senses: c.GetSenses(), PassivePerception: c.GetPassivePerception(), Languages: c.GetLanguages(),
+			DamageVulnerabilities: c.GetDamageVulnerabilities(), DamageResistances: c.GetDamageResistances(),
+			DamageImmunities: c.GetDamageImmunities(), ConditionImmunities: c.GetConditionImmunities(),
+			ExperiencePoints: c.GetExperiencePoints(), ProficiencyBonus: c.GetProficiencyBonus(),
+			Environments: c.GetEnvironments(), HasLegendaryActions: c.GetHasLegendaryActions() || hasBlock(p, "legendary_action"),
+			HasLairActions: c.GetHasLairActions() || hasBlock(p, "lair_action"),
+		}
+		if a := c.GetAbilityScores(); a != nil {
+			e.Creature.AbilityScores = map[string]int32{}
+			e.Creature.AbilityModifiers = map[string]int32{}
+			for _, s := range abilityScores(a) {
+				e.Creature.AbilityScores[s.name] = s.score
+				e.Creature.AbilityModifiers[s.name] = modifier(s.score)
+			}
+		}
+	}
+	if it := p.GetItem(); it != nil {
+		e.Item = &Item{
+			Category: it.GetCategory(), IsMagic: it.GetIsMagic(), Rarity: it.GetRarity(),
+			RequiresAttunement: it.GetRequiresAttunement(), AttunementDetail: it.GetAttunementDetail(),
+			CostGP: it.CostGp, WeightLb: it.WeightLb,
+		}
+		if w := it.GetWeapon(); w != nil {
+			e.Item.Weapon = &Weapon{DamageDice: w.GetDamageDice(), DamageType: w.GetDamageType(), Properties: nonNil(w.GetProperties()),
+				IsSimple: w.GetIsSimple(), IsRanged: w.GetIsRanged(), RangeNormal: w.GetRangeNormal(), RangeLong: w.GetRangeLong(), VersatileDice: w.GetVersatileDice()}
+		}
+		if a := it.GetArmor(); a != nil {
+			e.Item.Armor = &Armor{Category: a.GetCategory(), ACBase: a.GetAcBase(), ACAddDex: a.GetAcAddDex(), ACMaxDex: a.GetAcMaxDex(),
+				ACDisplay: a.GetAcDisplay(), StealthDisadvantage: a.GetStealthDisadvantage(), StrengthRequired: a.GetStrengthRequired()}
+		}
+	}
+	if o := p.GetCharacterOption(); o != nil {
+		e.CharacterOption = &CharacterOption{ParentKey: o.GetParentKey(), ParentName: o.GetParentName(), HitDice: o.GetHitDice(),
+			CasterType: o.GetCasterType(), PrimaryAbilities: o.GetPrimaryAbilities(), SavingThrows: o.GetSavingThrows(),
+			Prerequisite: o.GetPrerequisite(), FeatType: o.GetFeatType(), Size: o.GetSize(), Speed: o.GetSpeed()}
+	}
+	if r := p.GetRule(); r != nil {
+		e.Rule = &Rule{Section: r.GetSection(), SectionName: r.GetSectionName(), Index: r.GetIndex(), Ability: r.GetAbility()}
+	}
+	return e
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func hasBlock(p *lkv1.Entity, typ string) bool {
+	for _, b := range p.GetBlocks() {
+		if b.GetType() == typ {
+			return true
+		}
+	}
+	return false
+}
+
+func components(s *lkv1.SpellDetails) string {
+	var c []string
+	if s.GetVerbal() {
+		c = append(c, "V")
+	}
+	if s.GetSomatic() {
+		c = append(c, "S")
+	}
+	if s.GetMaterial() {
+		c = append(c, "M")
+	}
+	return strings.Join(c, ", ")
+}
+
+type abilityScore struct {
+	name  string
+	score int32
+}
+
+func abilityScores(a *lkv1.AbilityScores) []abilityScore {
+	return []abilityScore{
+		{"strength", a.GetStrength()}, {"dexterity", a.GetDexterity()}, {"constitution", a.GetConstitution()},
+		{"intelligence", a.GetIntelligence()}, {"wisdom", a.GetWisdom()}, {"charisma", a.GetCharisma()},
+	}
+}
+
+// modifier is the ability modifier of score: floor((score-10)/2).
+func modifier(score int32) int32 {
+	d := score - 10
+	if d < 0 {
+		return (d - 1) / 2
+	}
+	return d / 2
+}
+
+func crText(c *lkv1.CreatureDetails) string {
+	if t := c.GetChallengeRatingText(); t != "" {
+		return t
+	}
+	switch v := c.GetChallengeRating(); v {
+	case 0.125:
+		return "1/8"
+	case 0.25:
+		return "1/4"
+	case 0.5:
+		return "1/2"
+	default:
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+}
+
+func documentInfo(s *lkv1.DocumentSummary) DocumentInfo {
+	d := s.GetDocument()
+	counts := s.GetCounts()
+	if counts == nil {
+		counts = map[string]uint64{}
+	}
+	return DocumentInfo{
+		Document: d.GetKey(), DocumentKey: d.GetKey(), DocumentName: d.GetName(), DisplayName: d.GetDisplayName(),
+		SourceAPI: d.GetSource().Slug(), DocumentSource: d.GetSource().Slug(), EntityCount: s.GetEntityCount(),
+		EntityTypes: counts, Publisher: d.GetPublisher(), License: strings.Join(d.GetLicenses(), ", "),
+		GameSystem: d.GetGameSystem(), Permalink: d.GetPermalink(),
+	}
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

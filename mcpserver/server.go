@@ -1,0 +1,560 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// Options configure a Server. A nil *Options, and every zero field, means
+// the default.
+type Options struct {
+	// Logger receives tool failures with their detail. Default: discard.
+	Logger *slog.Logger
+	// Metrics records tool calls; see NewMetrics. Default: none.
+	Metrics *Metrics
+	// Version is reported to clients in serverInfo. Default "dev".
+	Version string
+	// CallTimeout bounds one query service call when the caller's context
+	// has no deadline. Default 10s.
+	CallTimeout time.Duration
+}
+
+// Server is the LoreKeeper MCP server: the seven tools and the entity
+// resource template, answered through the query service. One Server serves
+// any number of sessions and transports at once.
+type Server struct {
+	client  lkv1.QueryServiceClient
+	log     *slog.Logger
+	metrics *Metrics
+	timeout time.Duration
+	mcp     *mcp.Server
+	// params lists each tool's parameters, in schema order, for error
+	// messages.
+	params map[string][]string
+}
+
+// EntityURITemplate is the resource template for one entity.
+const EntityURITemplate = "lorekeeper://entity/{key}"
+
+const instructions = `LoreKeeper answers questions about D&D 5e content (Open5e SRD and published books, plus imported OrcBrew homebrew) with citations.
+Pick the narrowest tool: lookup_spell, lookup_creature, lookup_equipment, lookup_character_option, lookup_rule when you know the kind of thing; search_dnd_content for anything else or across kinds; list_documents to see which books are loaded and their keys for the documents filter.
+Names match case-insensitively; use * as a wildcard for partial names. Use semantic_query to find things by meaning. Cite results by their document_name and lorekeeper:// URI; read a URI as a resource for the full entity.`
+
+// New returns a Server that answers through client.
+func New(client lkv1.QueryServiceClient, opts *Options) *Server {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Version == "" {
+		o.Version = "dev"
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 10 * time.Second
+	}
+	s := &Server{client: client, log: o.Logger, metrics: o.Metrics, timeout: o.CallTimeout, params: map[string][]string{}}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "lorekeeper", Title: "LoreKeeper", Version: o.Version}, &mcp.ServerOptions{
+		Instructions: instructions,
+		Logger:       o.Logger,
+		SchemaCache:  mcp.NewSchemaCache(),
+	})
+	s.mcp.AddReceivingMiddleware(s.toolMiddleware, entityURIMiddleware)
+	s.addTools()
+	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
+		Name:        "entity",
+		Title:       "LoreKeeper entity",
+		URITemplate: EntityURITemplate,
+		Description: "One D&D entity (spell, creature, item, rule, ...) by key, as a markdown card and as JSON. Keys and URIs come from tool results, e.g. lorekeeper://entity/open5e_v2:srd-2014:spell:fireball.",
+	}, s.readEntity)
+	return s
+}
+
+// MCP returns the underlying SDK server, for transports New does not wire.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// RunStdio serves one session over stdin/stdout until ctx is done or the
+// client disconnects.
+func (s *Server) RunStdio(ctx context.Context) error {
+	err := s.mcp.Run(ctx, &mcp.StdioTransport{})
+	if err != nil && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// RunIO serves one session over r and w (newline-delimited JSON-RPC, as
+// stdio) until ctx is done or r reaches EOF. It closes neither.
+func (s *Server) RunIO(ctx context.Context, r io.Reader, w io.Writer) error {
+	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}})
+	if err != nil && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// readOnly are the annotations of every tool: they only read.
+func readOnly(title string) *mcp.ToolAnnotations {
+	f := false
+	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &f}
+}
+
+// inputSchema infers T's schema, widening the types that accept more than
+// one JSON type.
+func inputSchema[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[ChallengeRating](): {Types: []string{"number", "string"}},
+		reflect.TypeFor[Attunement]():      {Types: []string{"boolean", "string"}},
+	}})
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: schema of %T: %v", *new(T), err))
+	}
+	return s
+}
+
+// addTool adds a typed tool with the input schema inferred from In and
+// records its parameters for error messages.
+func addTool[In, Out any](s *Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
+	sch := inputSchema[In]()
+	t.InputSchema = sch
+	t.OutputSchema = outputSchema[Out]()
+	s.params[t.Name] = sch.PropertyOrder
+	mcp.AddTool(s.mcp, t, h)
+}
+
+// outputSchema infers Out's schema (Out is a pointer to a struct) and
+// shortens it: arrays of objects keep their description but not their items'
+// properties, which would repeat the whole entity schema in every tool
+// (tens of kilobytes an assistant would read with each tools/list). The
+// entity fields are documented by the Entity type and its JSON resource.
+func outputSchema[Out any]() *jsonschema.Schema {
+	sch, err := jsonschema.For[Out](nil)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: output schema of %T: %v", *new(Out), err))
+	}
+	// For a pointer type the schema allows null; a tool's output is an object.
+	sch.Types, sch.Type = nil, "object"
+	for _, p := range sch.Properties {
+		if p.Items != nil && (p.Items.Type == "object" || len(p.Items.Properties) > 0) {
+			p.Items = &jsonschema.Schema{Type: "object"}
+		}
+	}
+	return sch
+}
+
+func (s *Server) addTools() {
+	addTool(s, &mcp.Tool{
+		Name:        "lookup_spell",
+		Annotations: readOnly("Look up spells"),
+		Description: `Find D&D 5e spells and return full spell cards: level, school, casting time, range, components, duration, concentration, ritual, classes, damage and save, description and "At Higher Levels".
+Use it for "What does Fireball do?" (name="fireball"), "3rd-level wizard evocation spells" (level=3, class_key="wizard", school="evocation"), "concentration spells" (concentration=true), or by meaning: semantic_query="stop enemies from moving".
+Every filter is optional and they combine (AND). Results cite their source document.`,
+	}, tool(s, "lookup_spell", "spell", func(ctx context.Context, in SpellInput) (*lkv1.LookupResponse, error) {
+		req, err := in.request()
+		if err != nil {
+			return nil, err
+		}
+		return s.client.LookupSpells(ctx, req)
+	}))
+	addTool(s, &mcp.Tool{
+		Name:        "lookup_creature",
+		Annotations: readOnly("Look up creatures"),
+		Description: `Find D&D 5e monsters and creatures and return full stat blocks: AC, HP, speed, ability scores with modifiers, saves, skills, resistances and immunities, senses, languages, challenge rating, traits, actions, reactions, legendary and lair actions.
+Use it for "Show me the Ancient Red Dragon" (name="ancient red dragon"), "CR 5 undead" (cr=5, type="undead"), "Medium beasts CR 1 or less" (cr_max=1, type="beast", size="medium"), or by meaning: semantic_query="stealthy hunters that attack by surprise".
+Every filter is optional and they combine (AND).`,
+	}, tool(s, "lookup_creature", "creature", func(ctx context.Context, in CreatureInput) (*lkv1.LookupResponse, error) {
+		req, err := in.request()
+		if err != nil {
+			return nil, err
+		}
+		return s.client.LookupCreatures(ctx, req)
+	}))
+	addTool(s, &mcp.Tool{
+		Name:        "lookup_equipment",
+		Annotations: readOnly("Look up equipment"),
+		Description: `Find weapons, armor, magic items and adventuring gear, returned as item cards: damage and properties, AC and Strength/Stealth, rarity and attunement, cost and weight, description.
+Use it for "Longsword damage" (type="weapon", name="longsword"), "rare magic items" (type="magic-item", rarity="rare"), "light armor" (type="armor", armor_category="light"), "What does a Bag of Holding do?" (name="bag of holding"), "finesse light weapons" (is_finesse=true, is_light=true), or semantic_query="magic items for exploration".
+type is weapon, armor, magic-item, item or all (default). Every filter is optional and they combine (AND).`,
+	}, tool(s, "lookup_equipment", "item", func(ctx context.Context, in EquipmentInput) (*lkv1.LookupResponse, error) {
+		req, err := in.request()
+		if err != nil {
+			return nil, err
+		}
+		return s.client.LookupEquipment(ctx, req)
+	}))
+	addTool(s, &mcp.Tool{
+		Name:        "lookup_character_option",
+		Annotations: readOnly("Look up character options"),
+		Description: `Find character creation and advancement options: classes (features, hit dice, proficiencies), subclasses, races/species and subraces (traits), backgrounds, feats (prerequisites, benefits), and homebrew invocations, boons and selections.
+Use it for "What features does a Paladin get?" (type="class", name="paladin"), "Eldritch Knight" (type="subclass", name="eldritch knight"), "Half-Elf traits" (type="race", name="half-elf"), "the Sharpshooter feat" (type="feat", name="sharpshooter"), or semantic_query="divine warrior". type is optional: omit it to search every kind of option.`,
+	}, tool(s, "lookup_character_option", "character option", func(ctx context.Context, in CharacterOptionInput) (*lkv1.LookupResponse, error) {
+		req, err := in.request()
+		if err != nil {
+			return nil, err
+		}
+		return s.client.LookupCharacterOptions(ctx, req)
+	}))
+	addTool(s, &mcp.Tool{
+		Name:        "lookup_rule",
+		Annotations: readOnly("Look up rules"),
+		Description: `Find game rules and reference entries: rules and rule sections, conditions, damage types, weapon properties, skills, ability scores, magic schools, languages, proficiencies, alignments.
+Use it for "What does Grappled do?" (rule_type="condition", name="grappled"), "opportunity attacks" (rule_type="rule", section="combat", name="opportunity attack*"), "radiant damage" (rule_type="damage-type", name="radiant"), "the Stealth skill" (rule_type="skill", name="stealth"), or semantic_query="what happens when I fall". rule_type is optional: omit it to search every kind.`,
+	}, tool(s, "lookup_rule", "rule", func(ctx context.Context, in RuleInput) (*lkv1.LookupResponse, error) {
+		req, err := in.request()
+		if err != nil {
+			return nil, err
+		}
+		return s.client.LookupRules(ctx, req)
+	}))
+	addTool(s, &mcp.Tool{
+		Name:        "search_dnd_content",
+		Annotations: readOnly("Search all D&D content"),
+		Description: `Search every kind of D&D content at once (spells, creatures, equipment, character options, rules, ...) by meaning, keyword and typo-tolerant name, with results grouped by type and a lorekeeper:// URI for each.
+Use it when the kind is unknown or mixed: "fire damage", "healing magic" with entity_types=["spells","magicitems"], "dragon breath" with documents=["srd-2014"], or a misspelt name ("firbal"). semantic=false gives keyword/name matching only. limit is per type. Follow up with a lookup_* tool or read the URI for full details.`,
+	}, s.search)
+	addTool(s, &mcp.Tool{
+		Name:        "list_documents",
+		Annotations: readOnly("List source documents"),
+		Description: `List the source documents (books) LoreKeeper holds, with their key, name, source (open5e_v1, open5e_v2, orcbrew), publisher, licence, game system and entity counts by type, largest first. Only documents already loaded are listed.
+Use it to find the keys for the documents filter of the other tools, e.g. to restrict to the SRD (srd-2014) or to homebrew (source="orcbrew"). format="text" gives an aligned table.`,
+	}, s.listDocuments)
+}
+
+// lookupFunc calls one lookup RPC with validated arguments.
+type lookupFunc[In any] func(ctx context.Context, in In) (*lkv1.LookupResponse, error)
+
+// tool wraps a lookup RPC into a typed tool handler: validation, the call,
+// the structured result and its markdown, errors, metrics.
+func tool[In any](s *Server, name, noun string, call lookupFunc[In]) mcp.ToolHandlerFor[In, *LookupOutput] {
+	return func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, *LookupOutput, error) {
+		ctx, cancel := s.callContext(ctx)
+		defer cancel()
+		resp, err := call(ctx, in)
+		if err != nil {
+			return fail[LookupOutput](s, name, err)
+		}
+		out := &LookupOutput{
+			Results:        make([]Entity, 0, len(resp.GetResults())),
+			Ranking:        rankingName(resp.GetRanking()),
+			FallbackReason: resp.GetFallbackReason(),
+			Warnings:       resp.GetWarnings(),
+			NameMatch:      resp.GetNameMatch(),
+		}
+		for _, r := range resp.GetResults() {
+			out.Results = append(out.Results, entityFromResult(r))
+		}
+		out.Count = len(out.Results)
+		if out.Count == 0 {
+			out.Message = fmt.Sprintf("No %s matched. Try a wildcard name (\"fire*\"), fewer filters, semantic_query, or search_dnd_content.", plural(noun, 2))
+		}
+		s.logNotes(name, out.FallbackReason, out.Warnings)
+		return textResult(renderLookup(noun, out)), out, nil
+	}
+}
+
+func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, *SearchOutput, error) {
+	const name = "search_dnd_content"
+	req, err := in.request()
+	if err != nil {
+		return fail[SearchOutput](s, name, err)
+	}
+	ctx, cancel := s.callContext(ctx)
+	defer cancel()
+	resp, err := s.client.Search(ctx, req)
+	if err != nil {
+		return fail[SearchOutput](s, name, err)
+	}
+	out := &SearchOutput{
+		Query:          req.GetQuery(),
+		Groups:         []SearchGroup{},
+		Ranking:        rankingName(resp.GetRanking()),
+		FallbackReason: resp.GetFallbackReason(),
+		Warnings:       resp.GetWarnings(),
+	}
+	for _, g := range resp.GetGroups() {
+		sg := SearchGroup{EntityType: g.GetKind().Slug(), Results: make([]Entity, 0, len(g.GetResults()))}
+		for _, r := range g.GetResults() {
+			sg.Results = append(sg.Results, entityFromResult(r))
+		}
+		sg.Count = len(sg.Results)
+		if sg.Count == 0 {
+			continue
+		}
+		out.Total += sg.Count
+		out.Groups = append(out.Groups, sg)
+	}
+	if out.Total == 0 {
+		out.Message = fmt.Sprintf("Nothing matched %q with these filters. Try other words, fewer entity_types or documents, or list_documents to check what is loaded.", out.Query)
+	}
+	s.logNotes(name, out.FallbackReason, out.Warnings)
+	return textResult(renderSearch(out)), out, nil
+}
+
+func (s *Server) listDocuments(ctx context.Context, _ *mcp.CallToolRequest, in DocumentsInput) (*mcp.CallToolResult, *DocumentsOutput, error) {
+	const name = "list_documents"
+	req, format, err := in.request()
+	if err != nil {
+		return fail[DocumentsOutput](s, name, err)
+	}
+	ctx, cancel := s.callContext(ctx)
+	defer cancel()
+	resp, err := s.client.ListDocuments(ctx, req)
+	if err != nil {
+		return fail[DocumentsOutput](s, name, err)
+	}
+	out := &DocumentsOutput{Documents: make([]DocumentInfo, 0, len(resp.GetDocuments()))}
+	for _, d := range resp.GetDocuments() {
+		out.Documents = append(out.Documents, documentInfo(d))
+	}
+	out.Count = len(out.Documents)
+	if out.Count == 0 {
+		out.Message = "No documents found in cache"
+	}
+	if format == "text" || out.Count == 0 {
+		return textResult(renderDocuments(out)), out, nil
+	}
+	// format=json: the SDK puts the structured result, as JSON, in the text
+	// content when none is set.
+	return nil, out, nil
+}
+
+func textResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+func (s *Server) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, s.timeout)
+}
+
+func (s *Server) logNotes(tool, fallback string, warnings []string) {
+	if fallback != "" {
+		s.log.Warn("semantic ranking fell back to keyword", "tool", tool, "reason", fallback)
+	}
+	for _, w := range warnings {
+		s.log.Warn("query warning", "tool", tool, "warning", w)
+	}
+}
+
+// fail turns an error into a tool error result the assistant can read and
+// act on; the detail goes to the log, never to the client.
+// The zero output keeps the SDK's output validation happy; the middleware
+// drops it from error results.
+func fail[Out any](s *Server, tool string, err error) (*mcp.CallToolResult, *Out, error) {
+	msg := s.classify(tool, err)
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+	res.SetError(err)
+	return res, new(Out), nil
+}
+
+// classify maps an error to the message the client sees and the outcome
+// label, and logs it.
+func (s *Server) classify(op string, err error) (msg string) {
+	var ae *ArgumentError
+	if errors.As(err, &ae) {
+		s.log.Debug("invalid tool arguments", "tool", op, "err", err)
+		return ae.Error()
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			st = status.New(codes.DeadlineExceeded, err.Error())
+		case errors.Is(err, context.Canceled):
+			st = status.New(codes.Canceled, err.Error())
+		default:
+			st = status.New(codes.Unknown, err.Error())
+		}
+	}
+	switch st.Code() {
+	case codes.InvalidArgument:
+		s.log.Debug("query service rejected arguments", "tool", op, "err", err)
+		return "invalid argument: " + st.Message()
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted:
+		s.log.Error("query service unavailable", "tool", op, "code", st.Code().String(), "err", err)
+		return "The LoreKeeper content service is temporarily unavailable, so this could not be answered. Please try again in a moment."
+	case codes.Canceled:
+		s.log.Info("tool call canceled", "tool", op, "err", err)
+		return "The request was canceled before it finished."
+	default:
+		s.log.Error("query service failed", "tool", op, "code", st.Code().String(), "err", err)
+		return "LoreKeeper hit an internal error answering this request; it has been logged. Try different arguments or try again later."
+	}
+}
+
+// outcome is the metrics label for a tool call that ended with err (nil:
+// success). Errors that are neither ours nor the query service's come from
+// the SDK's schema validation of the arguments.
+func outcome(err error) string {
+	if err == nil {
+		return OutcomeOK
+	}
+	var ae *ArgumentError
+	if errors.As(err, &ae) {
+		return OutcomeInvalid
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return OutcomeUnavailable
+		}
+		if errors.Is(err, context.Canceled) {
+			return OutcomeError
+		}
+		return OutcomeInvalid
+	}
+	switch st.Code() {
+	case codes.InvalidArgument:
+		return OutcomeInvalid
+	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted:
+		return OutcomeUnavailable
+	}
+	return OutcomeError
+}
+
+// toolMiddleware records every tool call (argument validation by the SDK
+// included) and drops the structured content of error results, which would
+// otherwise be an empty output a client could take for "no results".
+func (s *Server) toolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/call" {
+			return next(ctx, method, req)
+		}
+		start := time.Now()
+		res, err := next(ctx, method, req)
+		name := ""
+		if ctr, ok := req.(*mcp.CallToolRequest); ok && ctr.Params != nil {
+			name = ctr.Params.Name
+		}
+		params, known := s.params[name]
+		if !known {
+			return res, err
+		}
+		var callErr error = err
+		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
+			r.StructuredContent = nil
+			callErr = r.GetError()
+			if callErr == nil {
+				callErr = errors.New("tool error")
+			}
+			if outcome(callErr) == OutcomeInvalid && !isOurs(callErr) {
+				// The SDK's schema validation or decoding: say which
+				// parameters the tool takes.
+				r.Content = []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("invalid arguments for %s: %v. Parameters: %s.", name, callErr, strings.Join(params, ", "))}}
+			}
+		}
+		s.metrics.observe(name, outcome(callErr), time.Since(start))
+		return res, err
+	}
+}
+
+// isOurs reports whether err was classified by this package or the query
+// service rather than by the SDK's argument validation.
+func isOurs(err error) bool {
+	var ae *ArgumentError
+	_, isStatus := status.FromError(err)
+	return errors.As(err, &ae) || isStatus
+}
+
+// readEntity serves lorekeeper://entity/{key}: the entity as a markdown
+// card and as the same JSON the tools return.
+func (s *Server) readEntity(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	key := lkv1.KeyFromURI(uri)
+	if k, err := url.PathUnescape(key); err == nil {
+		key = k
+	}
+	if key == "" || key == uri {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	ctx, cancel := s.callContext(ctx)
+	defer cancel()
+	resp, err := s.client.GetEntity(ctx, &lkv1.GetEntityRequest{Key: key})
+	if err != nil {
+		if status.Code(err) == codes.NotFound {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		return nil, errors.New(s.classify("resources/read", err))
+	}
+	e := entityFromProto(resp.GetEntity(), resp.GetUri())
+	js, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding entity: %w", err)
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
+		{URI: uri, MIMEType: "text/markdown", Text: renderEntity(&e)},
+		{URI: uri, MIMEType: "application/json", Text: string(js)},
+	}}, nil
+}
+
+// entityURIMiddleware lets resources/read take entity URIs as the tools
+// return them. Keys hold colons ("open5e_v2:srd-2014:spell:fireball"),
+// which the {key} template matches only percent-encoded, as a client
+// expanding the template would send them; a raw URI is encoded before the
+// lookup and reported back as given.
+func entityURIMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		rr, ok := req.(*mcp.ReadResourceRequest)
+		if method != "resources/read" || !ok || rr.Params == nil {
+			return next(ctx, method, req)
+		}
+		orig := rr.Params.URI
+		key, isEntity := strings.CutPrefix(orig, lkv1.URIPrefix)
+		if !isEntity || escapeUnreserved(key) == key {
+			return next(ctx, method, req)
+		}
+		if k, err := url.PathUnescape(key); err == nil {
+			key = k
+		}
+		rr.Params.URI = lkv1.URIPrefix + escapeUnreserved(key)
+		res, err := next(ctx, method, req)
+		rr.Params.URI = orig
+		if r, ok := res.(*mcp.ReadResourceResult); ok && r != nil {
+			for _, c := range r.Contents {
+				c.URI = orig
+			}
+		}
+		return res, err
+	}
+}
+
+// escapeUnreserved percent-encodes every byte outside RFC 3986's unreserved
+// set, as RFC 6570 simple expansion does.
+func escapeUnreserved(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	return b.String()
+}

@@ -1,0 +1,122 @@
+package query_test
+
+import (
+	"context"
+	"net"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+	"lorekeeper.dev/query"
+)
+
+// loopback serves the snapshot on a real TCP loopback listener.
+func loopback(b *testing.B) lkv1.QueryServiceClient {
+	b.Helper()
+	st := snapshotStore(b)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := query.NewServer(query.NewService(st, snap.emb, nil), nil)
+	go func() { _ = srv.Serve(lis) }()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = conn.Close()
+		srv.Stop()
+	})
+	return lkv1.NewQueryServiceClient(conn)
+}
+
+type benchCall func(ctx context.Context, c lkv1.QueryServiceClient) error
+
+var benchCalls = []struct {
+	name       string
+	structured bool
+	call       benchCall
+}{
+	{"name", true, func(ctx context.Context, c lkv1.QueryServiceClient) error {
+		_, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: &lkv1.Common{Name: "fireball", Limit: 5}})
+		return err
+	}},
+	{"filtered", true, func(ctx context.Context, c lkv1.QueryServiceClient) error {
+		_, err := c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: &lkv1.Common{Limit: 5, Documents: docs("srd-5e")},
+			Types: []string{"undead"}, CrRange: &lkv1.DoubleRange{Max: proto.Float64(5)}})
+		return err
+	}},
+	{"semantic", false, func(ctx context.Context, c lkv1.QueryServiceClient) error {
+		_, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: &lkv1.Common{SemanticQuery: "stop enemies from moving", Limit: 5}})
+		return err
+	}},
+	{"search", false, func(ctx context.Context, c lkv1.QueryServiceClient) error {
+		_, err := c.Search(ctx, &lkv1.SearchRequest{Query: "fire breathing monster", Limit: 3})
+		return err
+	}},
+}
+
+// BenchmarkQuery reports p50 and p99 latency at concurrency 1 through a
+// gRPC client on loopback, over the whole snapshot.
+func BenchmarkQuery(b *testing.B) {
+	c := loopback(b)
+	ctx := context.Background()
+	for _, bc := range benchCalls {
+		b.Run(bc.name, func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for b.Loop() {
+				start := time.Now()
+				if err := bc.call(ctx, c); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			reportPercentiles(b, lat)
+		})
+	}
+}
+
+// BenchmarkQueryParallel reports throughput with 32 concurrent callers.
+func BenchmarkQueryParallel(b *testing.B) {
+	c := loopback(b)
+	ctx := context.Background()
+	for _, bc := range benchCalls {
+		b.Run(bc.name, func(b *testing.B) {
+			const workers = 32
+			var wg sync.WaitGroup
+			per := b.N/workers + 1
+			start := time.Now()
+			b.ResetTimer()
+			for range workers {
+				wg.Go(func() {
+					for range per {
+						if err := bc.call(ctx, c); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(per*workers)/time.Since(start).Seconds(), "req/s")
+		})
+	}
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	p := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) }
+	b.ReportMetric(p(0.50), "p50-µs")
+	b.ReportMetric(p(0.99), "p99-µs")
+}

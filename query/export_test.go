@@ -1,0 +1,4 @@
+package query
+
+// ToStatus exposes toStatus to the black-box tests.
+var ToStatus = toStatus

@@ -1,0 +1,164 @@
+package query
+
+import (
+	"strings"
+
+	"lorekeeper.dev/embedder/badgerstore"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// The kinds each lookup serves when the request names none.
+var (
+	equipmentKinds = []lkv1.Kind{lkv1.Kind_KIND_WEAPON, lkv1.Kind_KIND_ARMOR, lkv1.Kind_KIND_MAGIC_ITEM, lkv1.Kind_KIND_ITEM}
+	optionKinds    = []lkv1.Kind{lkv1.Kind_KIND_CLASS, lkv1.Kind_KIND_SUBCLASS, lkv1.Kind_KIND_RACE, lkv1.Kind_KIND_SUBRACE,
+		lkv1.Kind_KIND_BACKGROUND, lkv1.Kind_KIND_FEAT, lkv1.Kind_KIND_INVOCATION, lkv1.Kind_KIND_BOON, lkv1.Kind_KIND_SELECTION}
+	ruleKinds = []lkv1.Kind{lkv1.Kind_KIND_RULE, lkv1.Kind_KIND_RULE_SECTION, lkv1.Kind_KIND_CONDITION,
+		lkv1.Kind_KIND_DAMAGE_TYPE, lkv1.Kind_KIND_WEAPON_PROPERTY, lkv1.Kind_KIND_SKILL, lkv1.Kind_KIND_ABILITY_SCORE,
+		lkv1.Kind_KIND_MAGIC_SCHOOL, lkv1.Kind_KIND_LANGUAGE, lkv1.Kind_KIND_PROFICIENCY, lkv1.Kind_KIND_ALIGNMENT}
+)
+
+// documentAliases are the decided aliases (spec/README.md): the examples'
+// keys for the SRDs.
+var documentAliases = map[string][]string{
+	"srd-5e":   {"srd-2014"},
+	"srd":      {"srd-2014"},
+	"wotc-srd": {"srd-2014", "wotc-srd"},
+	"srd-5.1":  {"srd-2014"},
+	"srd-5.2":  {"srd-2024"},
+}
+
+// filter is one condition on the candidates, answered from the store's
+// indexes inside a view.
+type filter func(v *badgerstore.View, set *badgerstore.Set)
+
+func keywords(field string, vals []string, norm func(string) string) filter {
+	if len(vals) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(vals))
+	for _, x := range vals {
+		x = strings.ToLower(strings.TrimSpace(x))
+		if norm != nil {
+			x = norm(x)
+		}
+		out = append(out, x)
+	}
+	return func(v *badgerstore.View, set *badgerstore.Set) { set.And(v.Postings(field, out...)) }
+}
+
+// allKeywords keeps the slots holding every one of vals.
+func allKeywords(field string, vals []string) filter {
+	if len(vals) == 0 {
+		return nil
+	}
+	return func(v *badgerstore.View, set *badgerstore.Set) {
+		for _, x := range vals {
+			set.And(v.Postings(field, x))
+		}
+	}
+}
+
+func boolean(field string, b *bool) filter {
+	if b == nil {
+		return nil
+	}
+	val := "false"
+	if *b {
+		val = "true"
+	}
+	return func(v *badgerstore.View, set *badgerstore.Set) { set.And(v.Postings(field, val)) }
+}
+
+func intRange(name, field string, r *lkv1.IntRange) (filter, error) {
+	if r == nil || r.Min == nil && r.Max == nil {
+		return nil, nil
+	}
+	if r.Min != nil && r.Max != nil && *r.Min > *r.Max {
+		return nil, invalid(name, "min %d is above max %d", *r.Min, *r.Max)
+	}
+	var lo, hi *float64
+	if r.Min != nil {
+		x := float64(*r.Min)
+		lo = &x
+	}
+	if r.Max != nil {
+		x := float64(*r.Max)
+		hi = &x
+	}
+	return func(v *badgerstore.View, set *badgerstore.Set) { set.And(v.Range(field, lo, hi)) }, nil
+}
+
+func doubleRange(name, field string, r *lkv1.DoubleRange) (filter, error) {
+	if r == nil || r.Min == nil && r.Max == nil {
+		return nil, nil
+	}
+	if r.Min != nil && r.Max != nil && *r.Min > *r.Max {
+		return nil, invalid(name, "min %g is above max %g", *r.Min, *r.Max)
+	}
+	return func(v *badgerstore.View, set *badgerstore.Set) { set.And(v.Range(field, r.Min, r.Max)) }, nil
+}
+
+// castingTimeKey normalises "1 Action", "Bonus Action", "1 minute" to the
+// stored keys ("action", "bonus-action", "1-minute").
+func castingTimeKey(s string) string {
+	s = strings.Join(strings.Fields(strings.ToLower(s)), "-")
+	for _, k := range []string{"action", "bonus-action", "reaction", "turn", "round"} {
+		if s == "1-"+k {
+			return k
+		}
+	}
+	if s == "minute" || s == "hour" {
+		return "1-" + s
+	}
+	return s
+}
+
+var abilityNames = map[string]string{
+	"str": "strength", "dex": "dexterity", "con": "constitution",
+	"int": "intelligence", "wis": "wisdom", "cha": "charisma",
+}
+
+func ability(s string) string {
+	if full, ok := abilityNames[s]; ok {
+		return full
+	}
+	return s
+}
+
+// rarity accepts "very-rare" and "very_rare" for "very rare".
+func rarity(s string) string {
+	return strings.NewReplacer("-", " ", "_", " ").Replace(s)
+}
+
+func kindFilter(field string, kinds, allowed []lkv1.Kind) (filter, []lkv1.Kind, error) {
+	if len(kinds) == 0 {
+		kinds = allowed
+	}
+	slugs := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || a == k
+		}
+		if !ok {
+			return nil, nil, invalid(field, "kind %s is not one this lookup serves", k)
+		}
+		slugs = append(slugs, k.Slug())
+	}
+	return func(v *badgerstore.View, set *badgerstore.Set) {
+		set.And(v.Postings(badgerstore.FieldKind, slugs...))
+	}, kinds, nil
+}
+
+// documentSet is the slots of the documents asked for: keys or names,
+// case-insensitive, aliases accepted.
+func documentSet(v *badgerstore.View, docs []string) badgerstore.Set {
+	var keys []string
+	for _, d := range docs {
+		d = strings.ToLower(strings.TrimSpace(d))
+		keys = append(keys, d)
+		keys = append(keys, documentAliases[d]...)
+		keys = append(keys, v.DocumentKeysNamed(d)...)
+	}
+	return v.Postings(badgerstore.FieldDocument, keys...)
+}

@@ -1,0 +1,424 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"lorekeeper.dev/embedder/badgerstore"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// plan is a validated lookup: what to match, filter and rank.
+type plan struct {
+	name        string
+	limit       int
+	docsSet     bool
+	docs        []string
+	semantic    string
+	gameSystems []string
+	sources     []string
+	filters     []filter
+	warnings    []string
+}
+
+func (s *Service) commonPlan(c *lkv1.Common) (*plan, error) {
+	p := &plan{}
+	if err := checkText("name", c.GetName(), MaxNameLength); err != nil {
+		return nil, err
+	}
+	p.name = strings.TrimSpace(c.GetName())
+	var err error
+	if p.limit, err = s.limit("limit", c.GetLimit()); err != nil {
+		return nil, err
+	}
+	if c.GetDocuments() != nil {
+		p.docsSet = true
+		p.docs = c.GetDocuments().GetDocuments()
+		if len(p.docs) > MaxDocuments {
+			return nil, invalid("documents", "%d documents, at most %d allowed", len(p.docs), MaxDocuments)
+		}
+		if err := checkValues("documents", p.docs); err != nil {
+			return nil, err
+		}
+	}
+	q, warn, err := semanticQuery("semantic_query", c.GetSemanticQuery())
+	if err != nil {
+		return nil, err
+	}
+	p.semantic = q
+	if warn != "" {
+		p.warnings = append(p.warnings, warn)
+		s.log.Warn("semantic query truncated", "length", len([]rune(c.GetSemanticQuery())))
+	}
+	if err := checkValues("game_systems", c.GetGameSystems()); err != nil {
+		return nil, err
+	}
+	for _, g := range c.GetGameSystems() {
+		p.gameSystems = append(p.gameSystems, strings.ToLower(strings.TrimSpace(g)))
+	}
+	for _, src := range c.GetSources() {
+		if src.Slug() == "" {
+			return nil, invalid("sources", "unknown source %d", src)
+		}
+		p.sources = append(p.sources, src.Slug())
+	}
+	return p, nil
+}
+
+func (p *plan) add(fs ...filter) {
+	for _, f := range fs {
+		if f != nil {
+			p.filters = append(p.filters, f)
+		}
+	}
+}
+
+// candidates is every entity passing the plan's structured filters.
+func (p *plan) candidates(v *badgerstore.View) badgerstore.Set {
+	set := v.All()
+	if p.docsSet {
+		set.And(documentSet(v, p.docs))
+	}
+	if len(p.gameSystems) > 0 {
+		set.And(v.Postings(badgerstore.FieldGameSystem, p.gameSystems...))
+	}
+	if len(p.sources) > 0 {
+		set.And(v.Postings(badgerstore.FieldSource, p.sources...))
+	}
+	for _, f := range p.filters {
+		if set.Empty() {
+			break
+		}
+		f(v, &set)
+	}
+	return set
+}
+
+// LookupSpells answers lookup_spell.
+func (s *Service) LookupSpells(ctx context.Context, req *lkv1.LookupSpellsRequest) (*lkv1.LookupResponse, error) {
+	p, err := s.commonPlan(req.GetCommon())
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range req.GetLevels() {
+		if l < 0 || l > 9 {
+			return nil, invalid("levels", "level %d is not in 0-9", l)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		vals []string
+	}{{"schools", req.GetSchools()}, {"classes", req.GetClasses()}, {"casting_times", req.GetCastingTimes()},
+		{"damage_types", req.GetDamageTypes()}, {"saving_throws", req.GetSavingThrows()}} {
+		if err := checkValues(f.name, f.vals); err != nil {
+			return nil, err
+		}
+	}
+	lr, err := intRange("level_range", badgerstore.FieldLevel, req.GetLevelRange())
+	if err != nil {
+		return nil, err
+	}
+	p.add(func(v *badgerstore.View, set *badgerstore.Set) {
+		set.And(v.Postings(badgerstore.FieldKind, lkv1.Kind_KIND_SPELL.Slug()))
+	})
+	if levels := req.GetLevels(); len(levels) > 0 {
+		p.add(func(v *badgerstore.View, set *badgerstore.Set) {
+			var any badgerstore.Set
+			for _, l := range levels {
+				x := float64(l)
+				any.Or(v.Range(badgerstore.FieldLevel, &x, &x))
+			}
+			set.And(any)
+		})
+	}
+	p.add(lr,
+		keywords(badgerstore.FieldSchool, req.GetSchools(), nil),
+		keywords(badgerstore.FieldClass, req.GetClasses(), nil),
+		boolean(badgerstore.FieldConcentration, req.Concentration),
+		boolean(badgerstore.FieldRitual, req.Ritual),
+		keywords(badgerstore.FieldCastingTime, req.GetCastingTimes(), castingTimeKey),
+		keywords(badgerstore.FieldDamageType, req.GetDamageTypes(), nil),
+		boolean(badgerstore.FieldVerbal, req.Verbal),
+		boolean(badgerstore.FieldSomatic, req.Somatic),
+		boolean(badgerstore.FieldMaterial, req.Material),
+		keywords(badgerstore.FieldSavingThrow, req.GetSavingThrows(), ability),
+	)
+	return s.lookup(ctx, p)
+}
+
+// LookupCreatures answers lookup_creature.
+func (s *Service) LookupCreatures(ctx context.Context, req *lkv1.LookupCreaturesRequest) (*lkv1.LookupResponse, error) {
+	p, err := s.commonPlan(req.GetCommon())
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		name string
+		vals []string
+	}{{"types", req.GetTypes()}, {"sizes", req.GetSizes()}, {"damage_immunities", req.GetDamageImmunities()},
+		{"damage_resistances", req.GetDamageResistances()}, {"damage_vulnerabilities", req.GetDamageVulnerabilities()}} {
+		if err := checkValues(f.name, f.vals); err != nil {
+			return nil, err
+		}
+	}
+	p.add(func(v *badgerstore.View, set *badgerstore.Set) {
+		set.And(v.Postings(badgerstore.FieldKind, lkv1.Kind_KIND_CREATURE.Slug()))
+	})
+	if req.Cr != nil {
+		cr := req.GetCr()
+		if cr < 0 || cr > 30 {
+			return nil, invalid("cr", "%g is not in 0-30", cr)
+		}
+		p.add(func(v *badgerstore.View, set *badgerstore.Set) { set.And(v.Range(badgerstore.FieldCR, &cr, &cr)) })
+	}
+	crr, err := doubleRange("cr_range", badgerstore.FieldCR, req.GetCrRange())
+	if err != nil {
+		return nil, err
+	}
+	ac, err := intRange("armor_class", badgerstore.FieldArmorClass, req.GetArmorClass())
+	if err != nil {
+		return nil, err
+	}
+	hp, err := intRange("hit_points", badgerstore.FieldHitPoints, req.GetHitPoints())
+	if err != nil {
+		return nil, err
+	}
+	p.add(crr, ac, hp)
+	for _, a := range req.GetAbilities() {
+		name := ability(strings.ToLower(strings.TrimSpace(a.GetAbility())))
+		if _, ok := map[string]bool{"strength": true, "dexterity": true, "constitution": true,
+			"intelligence": true, "wisdom": true, "charisma": true}[name]; !ok {
+			return nil, invalid("abilities", "unknown ability %q", a.GetAbility())
+		}
+		f, err := intRange("abilities."+name, badgerstore.FieldAbilityPrefix+name, a.GetRange())
+		if err != nil {
+			return nil, err
+		}
+		p.add(f)
+	}
+	p.add(
+		keywords(badgerstore.FieldCreatureType, req.GetTypes(), nil),
+		keywords(badgerstore.FieldSize, req.GetSizes(), nil),
+		boolean(badgerstore.FieldLegendary, req.Legendary),
+		keywords(badgerstore.FieldDamageImmunity, req.GetDamageImmunities(), nil),
+		keywords(badgerstore.FieldDamageResistance, req.GetDamageResistances(), nil),
+		keywords(badgerstore.FieldDamageVulnerability, req.GetDamageVulnerabilities(), nil),
+	)
+	return s.lookup(ctx, p)
+}
+
+// LookupEquipment answers lookup_equipment.
+func (s *Service) LookupEquipment(ctx context.Context, req *lkv1.LookupEquipmentRequest) (*lkv1.LookupResponse, error) {
+	p, err := s.commonPlan(req.GetCommon())
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range []struct {
+		name string
+		vals []string
+	}{{"rarities", req.GetRarities()}, {"damage_dice", req.GetDamageDice()}, {"damage_types", req.GetDamageTypes()},
+		{"properties", req.GetProperties()}, {"armor_categories", req.GetArmorCategories()}, {"categories", req.GetCategories()}} {
+		if err := checkValues(f.name, f.vals); err != nil {
+			return nil, err
+		}
+	}
+	kf, _, err := kindFilter("kinds", req.GetKinds(), equipmentKinds)
+	if err != nil {
+		return nil, err
+	}
+	cost, err := doubleRange("cost_gp", badgerstore.FieldCost, req.GetCostGp())
+	if err != nil {
+		return nil, err
+	}
+	weight, err := doubleRange("weight_lb", badgerstore.FieldWeight, req.GetWeightLb())
+	if err != nil {
+		return nil, err
+	}
+	ac, err := intRange("armor_class", badgerstore.FieldArmorClass, req.GetArmorClass())
+	if err != nil {
+		return nil, err
+	}
+	props := make([]string, 0, len(req.GetProperties()))
+	for _, x := range req.GetProperties() {
+		props = append(props, strings.ToLower(strings.TrimSpace(x)))
+	}
+	p.add(kf,
+		keywords(badgerstore.FieldRarity, req.GetRarities(), rarity),
+		boolean(badgerstore.FieldAttunement, req.RequiresAttunement),
+		boolean(badgerstore.FieldMagic, req.IsMagic),
+		boolean(badgerstore.FieldSimple, req.IsSimple),
+		keywords(badgerstore.FieldDamageDice, req.GetDamageDice(), nil),
+		keywords(badgerstore.FieldDamageType, req.GetDamageTypes(), nil),
+		allKeywords(badgerstore.FieldProperty, props),
+		keywords(badgerstore.FieldArmorCategory, req.GetArmorCategories(), nil),
+		cost, weight, ac,
+		boolean(badgerstore.FieldStealthDisadvantage, req.StealthDisadvantage),
+		keywords(badgerstore.FieldCategory, req.GetCategories(), func(s string) string { return strings.ReplaceAll(s, " ", "-") }),
+	)
+	return s.lookup(ctx, p)
+}
+
+// LookupCharacterOptions answers lookup_character_option.
+func (s *Service) LookupCharacterOptions(ctx context.Context, req *lkv1.LookupCharacterOptionsRequest) (*lkv1.LookupResponse, error) {
+	p, err := s.commonPlan(req.GetCommon())
+	if err != nil {
+		return nil, err
+	}
+	kf, _, err := kindFilter("kinds", req.GetKinds(), optionKinds)
+	if err != nil {
+		return nil, err
+	}
+	p.add(kf)
+	if err := checkText("parent", req.GetParent(), MaxNameLength); err != nil {
+		return nil, err
+	}
+	if parent := strings.ToLower(strings.TrimSpace(req.GetParent())); parent != "" {
+		p.add(func(v *badgerstore.View, set *badgerstore.Set) {
+			set.And(v.Postings(badgerstore.FieldParent, parent, badgerstore.Slugify(parent)))
+		})
+	}
+	return s.lookup(ctx, p)
+}
+
+// LookupRules answers lookup_rule.
+func (s *Service) LookupRules(ctx context.Context, req *lkv1.LookupRulesRequest) (*lkv1.LookupResponse, error) {
+	p, err := s.commonPlan(req.GetCommon())
+	if err != nil {
+		return nil, err
+	}
+	kf, _, err := kindFilter("kinds", req.GetKinds(), ruleKinds)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkValues("sections", req.GetSections()); err != nil {
+		return nil, err
+	}
+	p.add(kf)
+	if secs := req.GetSections(); len(secs) > 0 {
+		var vals []string
+		for _, x := range secs {
+			x = strings.ToLower(strings.TrimSpace(x))
+			vals = append(vals, x, badgerstore.Slugify(x))
+		}
+		p.add(func(v *badgerstore.View, set *badgerstore.Set) { set.And(v.Postings(badgerstore.FieldSection, vals...)) })
+	}
+	return s.lookup(ctx, p)
+}
+
+// lookup runs a plan: structured filters from the indexes, then the name,
+// then either name order or semantic ranking; it reads only the entities
+// it returns.
+func (s *Service) lookup(ctx context.Context, p *plan) (*lkv1.LookupResponse, error) {
+	resp := &lkv1.LookupResponse{Ranking: lkv1.Ranking_RANKING_STRUCTURED, Warnings: p.warnings}
+	if p.docsSet && len(p.docs) == 0 {
+		return resp, nil // documents=[]: nothing, without touching storage
+	}
+	var qvec []float32
+	if p.semantic != "" {
+		var reason string
+		qvec, reason = s.embedQuery(ctx, p.semantic)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		resp.Ranking = lkv1.Ranking_RANKING_HYBRID
+		if reason != "" {
+			resp.Ranking = lkv1.Ranking_RANKING_KEYWORD
+			resp.FallbackReason = reason
+		}
+	}
+	err := s.store.View(ctx, func(v *badgerstore.View) error {
+		cand := p.candidates(v)
+		if p.docsSet && cand.Empty() {
+			resp.Warnings = append(resp.Warnings, fmt.Sprintf("no entities match the documents %q", p.docs))
+		}
+		if p.name != "" && !cand.Empty() {
+			nameLimit := p.limit
+			if p.semantic != "" {
+				nameLimit = 0
+			}
+			cand, resp.NameMatch = matchName(v, cand, p.name, nameLimit)
+		}
+		if p.semantic == "" {
+			var err error
+			v.InNameOrder(cand, func(slot uint32) bool {
+				var e *lkv1.Entity
+				if e, err = v.Entity(slot); err != nil {
+					return false
+				}
+				resp.Results = append(resp.Results, &lkv1.Result{Entity: e, Uri: lkv1.EntityURI(e.GetKey())})
+				return len(resp.Results) < p.limit
+			})
+			return err
+		}
+		if qvec != nil {
+			if ok, dims := v.HasVectors(); !ok || dims != len(qvec) {
+				qvec = nil
+				resp.Ranking = lkv1.Ranking_RANKING_KEYWORD
+				resp.FallbackReason = "no stored vectors fit the query model"
+				s.fallback("vectors")
+			}
+		}
+		ranked := rank(v, cand, p.semantic, qvec, false)
+		results, err := fold(v, ranked, p.limit, !p.docsSet, qvec != nil)
+		resp.Results = results
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// embedQuery embeds q within the configured timeout. On failure it returns
+// no vector and the reason, and the caller ranks by keywords.
+func (s *Service) embedQuery(ctx context.Context, q string) ([]float32, string) {
+	if s.emb == nil {
+		s.fallback("no_model")
+		return nil, "semantic ranking unavailable: no embedding model"
+	}
+	lower := s.store.Model().Lowercase
+	if s.opts.LowercaseQueries != nil {
+		lower = *s.opts.LowercaseQueries
+	}
+	if lower {
+		q = strings.ToLower(q)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.EmbedTimeout)
+	defer cancel()
+	type result struct {
+		vecs [][]float32
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		vecs, err := s.emb.Embed(ctx, []string{q})
+		ch <- result{vecs, err}
+	}()
+	var r result
+	select {
+	case r = <-ch:
+	case <-ctx.Done():
+		r.err = ctx.Err()
+	}
+	switch {
+	case r.err == nil && len(r.vecs) == 1 && len(r.vecs[0]) > 0:
+		return r.vecs[0], ""
+	case errors.Is(r.err, context.DeadlineExceeded):
+		s.fallback("timeout")
+		s.log.Warn("embedding the query timed out; keyword ranking", "timeout", s.opts.EmbedTimeout)
+		return nil, fmt.Sprintf("semantic ranking unavailable: embedding the query took over %s", s.opts.EmbedTimeout)
+	case r.err == nil:
+		r.err = errors.New("the model returned no vector")
+	}
+	s.fallback("model_error")
+	s.log.Warn("embedding the query failed; keyword ranking", "err", r.err)
+	return nil, "semantic ranking unavailable: " + r.err.Error()
+}
+
+func (s *Service) fallback(reason string) {
+	if s.opts.Metrics != nil {
+		s.opts.Metrics.fallbacks.WithLabelValues(reason).Inc()
+	}
+}

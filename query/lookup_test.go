@@ -1,0 +1,323 @@
+package query_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+	"lorekeeper.dev/query"
+)
+
+func names(rs []*lkv1.Result) []string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = r.GetEntity().GetName()
+	}
+	return out
+}
+
+func docKeys(rs []*lkv1.Result) []string {
+	var out []string
+	for _, r := range rs {
+		if k := r.GetEntity().GetDocument().GetKey(); !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func common(name string, limit uint32) *lkv1.Common { return &lkv1.Common{Name: name, Limit: limit} }
+
+func docs(d ...string) *lkv1.DocumentFilter { return &lkv1.DocumentFilter{Documents: d} }
+
+// Name matching: enhanced-search.md and mcp-tools.md scenarios.
+func TestLookup_NameMatching(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	spells := func(name string, limit uint32) (*lkv1.LookupResponse, error) {
+		return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: common(name, limit)})
+	}
+	for _, in := range []string{"fireball", "FIREBALL", "Fireball", "  fIrEbAlL "} {
+		t.Run("case-insensitive exact "+in, func(t *testing.T) {
+			resp, err := spells(in, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := names(resp.GetResults())
+			if len(got) < 2 || resp.GetNameMatch() != "exact" {
+				t.Fatalf("names = %v, match %q; want every Fireball (several documents), exact", got, resp.GetNameMatch())
+			}
+			for _, n := range got {
+				if n != "Fireball" {
+					t.Errorf("got %q; exact matching must not return partial matches", n)
+				}
+			}
+			// Without documents every version is returned.
+			if d := docKeys(resp.GetResults()); !slices.Contains(d, "srd-2014") || !slices.Contains(d, "srd-2024") {
+				t.Errorf("documents = %v, want srd-2014 and srd-2024 versions", d)
+			}
+			if resp.GetRanking() != lkv1.Ranking_RANKING_STRUCTURED || resp.GetResults()[0].SimilarityScore != nil {
+				t.Errorf("structured lookup: ranking %v, score %v; want STRUCTURED and no score", resp.GetRanking(), resp.GetResults()[0].SimilarityScore)
+			}
+		})
+	}
+	t.Run("creature any case", func(t *testing.T) {
+		resp, err := c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: common("ancient RED dragon", 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := names(resp.GetResults()); len(got) == 0 || got[0] != "Ancient Red Dragon" {
+			t.Errorf("names = %v, want Ancient Red Dragon", got)
+		}
+	})
+
+	wild := []struct {
+		pattern string
+		ok      func(string) bool
+	}{
+		{"fire*", func(n string) bool { return strings.HasPrefix(n, "fire") }},
+		{"%fire", func(n string) bool { return strings.HasSuffix(n, "fire") }},
+		{"*fire*", func(n string) bool { return strings.Contains(n, "fire") }},
+		{"%FIRE%", func(n string) bool { return strings.Contains(n, "fire") }},
+		{"f*ball", func(n string) bool { return strings.HasPrefix(n, "f") && strings.HasSuffix(n, "ball") }},
+		{"wall*fire", func(n string) bool { return strings.HasPrefix(n, "wall") && strings.HasSuffix(n, "fire") }},
+	}
+	for _, w := range wild {
+		t.Run("wildcard "+w.pattern, func(t *testing.T) {
+			resp, err := spells(w.pattern, 100)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := names(resp.GetResults())
+			if len(got) == 0 || resp.GetNameMatch() != "pattern" {
+				t.Fatalf("names = %v, match %q; want matches by pattern", got, resp.GetNameMatch())
+			}
+			for _, n := range got {
+				if !w.ok(strings.ToLower(n)) {
+					t.Errorf("%q does not match %q", n, w.pattern)
+				}
+			}
+		})
+	}
+	t.Run("wildcard names from the spec", func(t *testing.T) {
+		resp, err := spells("*fire*", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := names(resp.GetResults())
+		for _, want := range []string{"Fireball", "Fire Bolt", "Wall of Fire"} {
+			if !slices.Contains(got, want) {
+				t.Errorf("*fire* = %v, want %q among them", got, want)
+			}
+		}
+	})
+	t.Run("wildcard respects limit", func(t *testing.T) {
+		resp, err := c.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: common("*sword*", 5)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := names(resp.GetResults())
+		if len(got) != 5 {
+			t.Fatalf("*sword* limit 5 = %v, want exactly 5", got)
+		}
+		for _, n := range got {
+			if !strings.Contains(strings.ToLower(n), "sword") {
+				t.Errorf("%q does not contain sword", n)
+			}
+		}
+	})
+
+	literal := []string{
+		"xyz123*",
+		"fire_ball", // "_" is literal, not a one-character wildcard
+		"Robert'; DROP TABLE spells; --",
+		"%; DROP TABLE creatures; --",
+		"fireball' OR '1'='1",
+		"fire\\%",
+		"\"fireball\"",
+	}
+	for _, in := range literal {
+		t.Run("literal "+in, func(t *testing.T) {
+			for _, call := range []func() (*lkv1.LookupResponse, error){
+				func() (*lkv1.LookupResponse, error) { return spells(in, 0) },
+				func() (*lkv1.LookupResponse, error) {
+					return c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: common(in, 0)})
+				},
+			} {
+				resp, err := call()
+				if err != nil {
+					t.Fatalf("error %v; want an empty result", err)
+				}
+				if len(resp.GetResults()) != 0 {
+					t.Errorf("results %v; want none", names(resp.GetResults()))
+				}
+			}
+		})
+	}
+
+	fallback := []struct {
+		name, in, want, match string
+		call               func(string) (*lkv1.LookupResponse, error)
+	}{
+		{"creature slug", "ancient-red-dragon", "Ancient Red Dragon", "slug", func(n string) (*lkv1.LookupResponse, error) {
+			return c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: common(n, 0)})
+		}},
+		{"magic item slug", "wand-of-magic-missiles", "Wand of Magic Missiles", "slug", func(n string) (*lkv1.LookupResponse, error) {
+			return c.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: common(n, 0), Kinds: []lkv1.Kind{lkv1.Kind_KIND_MAGIC_ITEM}})
+		}},
+		{"source key", "srd_fireball", "Fireball", "key", func(n string) (*lkv1.LookupResponse, error) { return spells(n, 0) }},
+		{"entity key", "open5e_v2:srd-2014:spell:fireball", "Fireball", "key", func(n string) (*lkv1.LookupResponse, error) { return spells(n, 0) }},
+		{"condition", "grappled", "Grappled", "exact", func(n string) (*lkv1.LookupResponse, error) {
+			return c.LookupRules(ctx, &lkv1.LookupRulesRequest{Common: common(n, 0), Kinds: []lkv1.Kind{lkv1.Kind_KIND_CONDITION}})
+		}},
+		{"feat", "grappler", "Grappler", "exact", func(n string) (*lkv1.LookupResponse, error) {
+			return c.LookupCharacterOptions(ctx, &lkv1.LookupCharacterOptionsRequest{Common: common(n, 0), Kinds: []lkv1.Kind{lkv1.Kind_KIND_FEAT}})
+		}},
+		{"class", "paladin", "Paladin", "exact", func(n string) (*lkv1.LookupResponse, error) {
+			return c.LookupCharacterOptions(ctx, &lkv1.LookupCharacterOptionsRequest{Common: common(n, 0), Kinds: []lkv1.Kind{lkv1.Kind_KIND_CLASS}})
+		}},
+	}
+	for _, f := range fallback {
+		t.Run("fallback "+f.name, func(t *testing.T) {
+			resp, err := f.call(f.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := names(resp.GetResults())
+			if len(got) == 0 || got[0] != f.want || resp.GetNameMatch() != f.match {
+				t.Errorf("%q = %v (match %q), want %q (match %q)", f.in, got, resp.GetNameMatch(), f.want, f.match)
+			}
+		})
+	}
+}
+
+func TestLookup_InvalidInput(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	long := strings.Repeat("a", 201)
+	tests := []struct {
+		name, field string
+		call        func() error
+	}{
+		{"long name", "name", func() error {
+			_, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: common(long, 0)})
+			return err
+		}},
+		{"limit too high", "limit", func() error {
+			_, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: common("", 1000)})
+			return err
+		}},
+		{"huge semantic query", "semantic_query", func() error {
+			_, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: &lkv1.Common{SemanticQuery: strings.Repeat("x ", 5000)}})
+			return err
+		}},
+		{"level out of range", "levels", func() error {
+			_, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Levels: []int32{12}})
+			return err
+		}},
+		{"inverted range", "cr_range", func() error {
+			_, err := c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{CrRange: &lkv1.DoubleRange{Min: proto.Float64(5), Max: proto.Float64(1)}})
+			return err
+		}},
+		{"kind of another tool", "kinds", func() error {
+			_, err := c.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Kinds: []lkv1.Kind{lkv1.Kind_KIND_SPELL}})
+			return err
+		}},
+		{"unknown ability", "abilities", func() error {
+			_, err := c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Abilities: []*lkv1.AbilityFilter{{Ability: "luck"}}})
+			return err
+		}},
+		{"empty search", "query", func() error {
+			_, err := c.Search(ctx, &lkv1.SearchRequest{Query: "  "})
+			return err
+		}},
+		{"empty key", "key", func() error {
+			_, err := c.GetEntity(ctx, &lkv1.GetEntityRequest{})
+			return err
+		}},
+		{"too many documents", "documents", func() error {
+			_, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: &lkv1.Common{Documents: docs(make([]string, 101)...)}})
+			return err
+		}},
+	}
+	// Invalid UTF-8 cannot cross gRPC (proto3 strings); the service
+	// itself rejects it for in-process callers.
+	svc := query.NewService(snapshotStore(t), nil, nil)
+	tests = append(tests, struct {
+		name, field string
+		call        func() error
+	}{"invalid utf-8", "name", func() error {
+		_, err := svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: common("\xff\xfe", 0)})
+		return query.ToStatus(err)
+	}})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.call()
+			if status.Code(err) != codes.InvalidArgument {
+				t.Fatalf("err = %v, want InvalidArgument", err)
+			}
+			if !strings.Contains(status.Convert(err).Message(), tt.field) {
+				t.Errorf("message %q does not name the field %q", status.Convert(err).Message(), tt.field)
+			}
+		})
+	}
+}
+
+// limit is exact, and a query reads only the entities it returns.
+func TestLookup_LimitExact(t *testing.T) {
+	st := snapshotStore(t)
+	c := client(t)
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		want int
+		call func() (*lkv1.LookupResponse, error)
+	}{
+		{"creatures limit 20", 20, func() (*lkv1.LookupResponse, error) {
+			return c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: common("", 20)})
+		}},
+		{"default limit", 20, func() (*lkv1.LookupResponse, error) {
+			return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{})
+		}},
+		{"weapons limit 15", 15, func() (*lkv1.LookupResponse, error) {
+			return c.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: common("", 15), Kinds: []lkv1.Kind{lkv1.Kind_KIND_WEAPON}})
+		}},
+		{"classes limit 20", 20, func() (*lkv1.LookupResponse, error) {
+			return c.LookupCharacterOptions(ctx, &lkv1.LookupCharacterOptionsRequest{Common: common("", 20), Kinds: []lkv1.Kind{lkv1.Kind_KIND_CLASS}})
+		}},
+		{"elves limit 5", 5, func() (*lkv1.LookupResponse, error) {
+			return c.LookupCharacterOptions(ctx, &lkv1.LookupCharacterOptionsRequest{Common: common("*elf*", 5), Kinds: []lkv1.Kind{lkv1.Kind_KIND_RACE, lkv1.Kind_KIND_SUBRACE}})
+		}},
+		{"dragons cr 10 limit 20", -1, func() (*lkv1.LookupResponse, error) {
+			return c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: common("*dragon*", 20), Cr: proto.Float64(10)})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := st.Stats().EntityReads
+			resp, err := tt.call()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := len(resp.GetResults())
+			if tt.want >= 0 && n != tt.want {
+				t.Errorf("%d results, want exactly %d", n, tt.want)
+			}
+			if tt.want < 0 && (n == 0 || n > 20) {
+				t.Errorf("%d results, want 1-20", n)
+			}
+			// Other tests may run in parallel on other stores only; this
+			// store is read by this test alone at this moment.
+			if reads := st.Stats().EntityReads - before; reads != uint64(n) {
+				t.Errorf("read %d entities to return %d", reads, n)
+			}
+		})
+	}
+}

@@ -1,0 +1,34 @@
+package query
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are the query service's Prometheus metrics.
+type Metrics struct {
+	duration  *prometheus.HistogramVec
+	results   *prometheus.HistogramVec
+	fallbacks *prometheus.CounterVec
+}
+
+// NewMetrics registers the query metrics with reg (nil: not registered).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: "lorekeeper", Subsystem: "query", Name: "request_duration_seconds",
+			Help:    "Time to answer a query request, by method.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"method"}),
+		results: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: "lorekeeper", Subsystem: "query", Name: "results",
+			Help:    "Results returned per request, by method.",
+			Buckets: []float64{0, 1, 2, 5, 10, 20, 50, 100, 200, 500},
+		}, []string{"method"}),
+		fallbacks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "lorekeeper", Subsystem: "query", Name: "fallbacks_total",
+			Help: "Semantic queries answered by keyword ranking instead, by reason.",
+		}, []string{"reason"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.duration, m.results, m.fallbacks)
+	}
+	return m
+}

@@ -1,0 +1,108 @@
+package query
+
+import (
+	"strings"
+
+	"lorekeeper.dev/embedder/badgerstore"
+)
+
+// Name match kinds, as LookupResponse.name_match reports them.
+const (
+	matchExact   = "exact"
+	matchPattern = "pattern"
+	matchSlug    = "slug"
+	matchKey     = "key"
+)
+
+// pattern is a name with "*" or "%" wildcards: any run of characters.
+// Every other character is literal.
+type pattern struct {
+	parts []string // literal runs between wildcards, lower-case
+	start bool     // the first part is anchored at the start
+	end   bool     // the last part is anchored at the end
+}
+
+func isPattern(name string) bool { return strings.ContainsAny(name, "*%") }
+
+func compilePattern(name string) pattern {
+	name = strings.ToLower(name)
+	raw := strings.FieldsFunc(name, func(r rune) bool { return r == '*' || r == '%' })
+	return pattern{
+		parts: raw,
+		start: !strings.HasPrefix(name, "*") && !strings.HasPrefix(name, "%"),
+		end:   !strings.HasSuffix(name, "*") && !strings.HasSuffix(name, "%"),
+	}
+}
+
+// match reports whether the lower-case name s matches.
+func (p pattern) match(s string) bool {
+	parts := p.parts
+	if len(parts) == 0 {
+		return true // only wildcards
+	}
+	if p.start {
+		if !strings.HasPrefix(s, parts[0]) {
+			return false
+		}
+		s = s[len(parts[0]):]
+		parts = parts[1:]
+		if len(parts) == 0 {
+			return !p.end || s == ""
+		}
+	}
+	last := len(parts) - 1
+	for i, part := range parts {
+		if i == last && p.end {
+			return strings.HasSuffix(s, part)
+		}
+		j := strings.Index(s, part)
+		if j < 0 {
+			return false
+		}
+		s = s[j+len(part):]
+	}
+	return true
+}
+
+// matchName narrows cand to the entities name matches: a case-insensitive
+// exact name, a wildcard pattern, or, when no name matches, the same input
+// as a slug, then as a key or the source's key. It returns how it matched
+// ("" for nothing). For a pattern, limit > 0 stops at that many matches in
+// name order.
+func matchName(v *badgerstore.View, cand badgerstore.Set, name string, limit int) (badgerstore.Set, string) {
+	name = strings.TrimSpace(name)
+	if isPattern(name) {
+		p := compilePattern(name)
+		n := 0
+		matched := make([]uint32, 0, 16)
+		v.InNameOrder(cand, func(slot uint32) bool {
+			if p.match(v.Name(slot)) {
+				matched = append(matched, slot)
+				n++
+			}
+			return limit <= 0 || n < limit
+		})
+		out := badgerstore.SetOf(matched...)
+		return out, matchPattern
+	}
+	lower := strings.ToLower(name)
+	try := func(field string, vals ...string) (badgerstore.Set, bool) {
+		s := v.Postings(field, vals...)
+		s.And(cand)
+		return s, !s.Empty()
+	}
+	if s, ok := try(badgerstore.FieldName, lower); ok {
+		return s, matchExact
+	}
+	if s, ok := try(badgerstore.FieldSlug, lower, strings.Join(strings.Fields(lower), "-")); ok {
+		return s, matchSlug
+	}
+	if s, ok := try(badgerstore.FieldKey, lower); ok {
+		return s, matchKey
+	}
+	if s, ok := try(badgerstore.FieldSourceKey, lower); ok {
+		return s, matchKey
+	}
+	return badgerstore.Set{}, ""
+}
+

@@ -1,0 +1,123 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"lorekeeper.dev/embedder/badgerstore"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// Search answers search_dnd_content: every kind (or those asked for),
+// ranked by the hybrid score with typo-tolerant names, grouped by kind with
+// limit results per kind, groups ordered by their best result.
+func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.SearchResponse, error) {
+	q, warn, err := semanticQuery("query", req.GetQuery())
+	if err != nil {
+		return nil, err
+	}
+	if q == "" {
+		return nil, invalid("query", "required")
+	}
+	limit, err := s.limit("limit", req.GetLimit())
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{limit: limit}
+	if warn != "" {
+		p.warnings = append(p.warnings, warn)
+	}
+	if req.GetDocuments() != nil {
+		p.docsSet = true
+		p.docs = req.GetDocuments().GetDocuments()
+		if len(p.docs) > MaxDocuments {
+			return nil, invalid("documents", "%d documents, at most %d allowed", len(p.docs), MaxDocuments)
+		}
+		if err := checkValues("documents", p.docs); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkValues("game_systems", req.GetGameSystems()); err != nil {
+		return nil, err
+	}
+	for _, g := range req.GetGameSystems() {
+		p.gameSystems = append(p.gameSystems, strings.ToLower(strings.TrimSpace(g)))
+	}
+	for _, src := range req.GetSources() {
+		if src.Slug() == "" {
+			return nil, invalid("sources", "unknown source %d", src)
+		}
+		p.sources = append(p.sources, src.Slug())
+	}
+	for _, k := range req.GetKinds() {
+		if k.Slug() == "" {
+			return nil, invalid("kinds", "unknown kind %d", k)
+		}
+	}
+	if len(req.GetKinds()) > 0 {
+		kf, _, err := kindFilter("kinds", req.GetKinds(), lkv1.Kinds())
+		if err != nil {
+			return nil, err
+		}
+		p.add(kf)
+	}
+	resp := &lkv1.SearchResponse{Ranking: lkv1.Ranking_RANKING_HYBRID, Warnings: p.warnings}
+	if p.docsSet && len(p.docs) == 0 {
+		return resp, nil
+	}
+	var qvec []float32
+	if req.Semantic == nil || req.GetSemantic() {
+		var reason string
+		qvec, reason = s.embedQuery(ctx, q)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if reason != "" {
+			resp.Ranking = lkv1.Ranking_RANKING_KEYWORD
+			resp.FallbackReason = reason
+		}
+	} else {
+		resp.Ranking = lkv1.Ranking_RANKING_KEYWORD
+	}
+	err = s.store.View(ctx, func(v *badgerstore.View) error {
+		cand := p.candidates(v)
+		if p.docsSet && cand.Empty() {
+			resp.Warnings = append(resp.Warnings, fmt.Sprintf("no entities match the documents %q", p.docs))
+			return nil
+		}
+		if qvec != nil {
+			if ok, dims := v.HasVectors(); !ok || dims != len(qvec) {
+				qvec = nil
+				resp.Ranking = lkv1.Ranking_RANKING_KEYWORD
+				resp.FallbackReason = "no stored vectors fit the query model"
+				s.fallback("vectors")
+			}
+		}
+		ranked := rank(v, cand, q, qvec, true)
+		byKind := map[lkv1.Kind][]scored{}
+		var kinds []lkv1.Kind
+		for _, sc := range ranked {
+			if !sc.hit {
+				continue
+			}
+			k := v.Kind(sc.slot)
+			if _, ok := byKind[k]; !ok {
+				kinds = append(kinds, k)
+			}
+			byKind[k] = append(byKind[k], sc)
+		}
+		for _, k := range kinds {
+			results, err := fold(v, byKind[k], limit, !p.docsSet, qvec != nil)
+			if err != nil {
+				return err
+			}
+			resp.Groups = append(resp.Groups, &lkv1.ResultGroup{Kind: k, Results: results})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}

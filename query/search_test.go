@@ -1,0 +1,141 @@
+package query_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+func group(resp *lkv1.SearchResponse, k lkv1.Kind) []*lkv1.Result {
+	for _, g := range resp.GetGroups() {
+		if g.GetKind() == k {
+			return g.GetResults()
+		}
+	}
+	return nil
+}
+
+func TestSearch(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	search := func(t *testing.T, req *lkv1.SearchRequest) *lkv1.SearchResponse {
+		t.Helper()
+		resp, err := c.Search(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	typos := []struct {
+		query, want string
+		kind        lkv1.Kind
+	}{
+		{"firbal", "Fireball", lkv1.Kind_KIND_SPELL},
+		{"gelatinus cube", "Gelatinous Cube", lkv1.Kind_KIND_CREATURE},
+		{"magic misile", "Magic Missile", lkv1.Kind_KIND_SPELL},
+		{"Fireball", "Fireball", lkv1.Kind_KIND_SPELL},
+	}
+	for _, semantic := range []bool{true, false} {
+		for _, tt := range typos {
+			t.Run(tt.query, func(t *testing.T) {
+				resp := search(t, &lkv1.SearchRequest{Query: tt.query, Semantic: proto.Bool(semantic)})
+				got := names(group(resp, tt.kind))
+				if len(got) == 0 || got[0] != tt.want {
+					t.Errorf("semantic=%v: %s group = %v, want %q first", semantic, tt.kind.Slug(), got, tt.want)
+				}
+				if first := resp.GetGroups()[0].GetKind(); first != tt.kind {
+					t.Errorf("first group is %s, want %s", first.Slug(), tt.kind.Slug())
+				}
+			})
+		}
+	}
+	t.Run("cross-kind dragon", func(t *testing.T) {
+		resp := search(t, &lkv1.SearchRequest{Query: "dragon", Limit: 5})
+		kinds := map[lkv1.Kind]bool{}
+		for _, g := range resp.GetGroups() {
+			kinds[g.GetKind()] = true
+			if len(g.GetResults()) > 5 {
+				t.Errorf("%s group has %d results, limit is 5 per kind", g.GetKind().Slug(), len(g.GetResults()))
+			}
+		}
+		if !kinds[lkv1.Kind_KIND_CREATURE] || len(kinds) < 3 {
+			t.Errorf("groups %v, want creatures and at least two other kinds", kinds)
+		}
+		var prev float64 = 2
+		for _, g := range resp.GetGroups() {
+			best := g.GetResults()[0].GetSimilarityScore()
+			if best > prev {
+				t.Errorf("group %s (best %.3f) after a group with best %.3f; want groups by best result", g.GetKind().Slug(), best, prev)
+			}
+			prev = best
+			for i, r := range g.GetResults() {
+				s := r.GetSimilarityScore()
+				if r.SimilarityScore == nil || s < 0 || s > 1 {
+					t.Errorf("%s score %v, want in [0, 1]", r.GetEntity().GetName(), r.SimilarityScore)
+				}
+				if i > 0 && s > g.GetResults()[i-1].GetSimilarityScore() {
+					t.Errorf("%s group not highest first", g.GetKind().Slug())
+				}
+			}
+		}
+	})
+	t.Run("kinds and keyword only", func(t *testing.T) {
+		resp := search(t, &lkv1.SearchRequest{Query: "fire", Kinds: []lkv1.Kind{lkv1.Kind_KIND_SPELL}, Semantic: proto.Bool(false)})
+		if len(resp.GetGroups()) != 1 || resp.GetGroups()[0].GetKind() != lkv1.Kind_KIND_SPELL {
+			t.Fatalf("groups %v, want spells only", resp.GetGroups())
+		}
+		if resp.GetRanking() != lkv1.Ranking_RANKING_KEYWORD || resp.GetFallbackReason() != "" {
+			t.Errorf("ranking %v (%q), want KEYWORD as asked, no fallback", resp.GetRanking(), resp.GetFallbackReason())
+		}
+		for _, r := range resp.GetGroups()[0].GetResults() {
+			if r.SimilarityScore != nil {
+				t.Errorf("keyword result %s has a similarity score", r.GetEntity().GetName())
+			}
+		}
+	})
+	t.Run("same names folded unless documents are given", func(t *testing.T) {
+		resp := search(t, &lkv1.SearchRequest{Query: "fireball", Kinds: []lkv1.Kind{lkv1.Kind_KIND_SPELL}})
+		rs := group(resp, lkv1.Kind_KIND_SPELL)
+		if n := names(rs); slices.Index(n, "Fireball") != 0 || slices.Index(n[1:], "Fireball") >= 0 {
+			t.Fatalf("spells = %v, want one Fireball, first", n)
+		}
+		var alt []string
+		for _, a := range rs[0].GetAlternates() {
+			alt = append(alt, a.GetDocumentKey())
+			if !strings.HasPrefix(a.GetUri(), lkv1.URIPrefix) || a.GetKey() == rs[0].GetEntity().GetKey() {
+				t.Errorf("alternate %+v", a)
+			}
+		}
+		if len(alt) == 0 {
+			t.Errorf("Fireball has no alternates; want the other documents' Fireballs")
+		}
+		resp = search(t, &lkv1.SearchRequest{Query: "fireball", Kinds: []lkv1.Kind{lkv1.Kind_KIND_SPELL}, Documents: docs("srd-2014", "srd-2024")})
+		rs = group(resp, lkv1.Kind_KIND_SPELL)
+		if n := names(rs); len(n) < 2 || n[0] != "Fireball" || n[1] != "Fireball" || len(rs[0].GetAlternates()) != 0 {
+			t.Errorf("with documents: %v, want both Fireballs listed, no alternates", n)
+		}
+		for _, r := range rs {
+			if d := r.GetEntity().GetDocument().GetKey(); d != "srd-2014" && d != "srd-2024" {
+				t.Errorf("result from %s; want only the documents asked", d)
+			}
+		}
+	})
+	t.Run("unknown document is empty, not an error", func(t *testing.T) {
+		resp := search(t, &lkv1.SearchRequest{Query: "spell", Documents: docs("non-existent")})
+		if len(resp.GetGroups()) != 0 || len(resp.GetWarnings()) == 0 {
+			t.Errorf("groups %v, warnings %v; want none and a warning", resp.GetGroups(), resp.GetWarnings())
+		}
+	})
+	t.Run("injection strings", func(t *testing.T) {
+		for _, q := range []string{"Robert'; DROP TABLE spells; --", "%; DROP TABLE creatures; --"} {
+			if _, err := c.Search(ctx, &lkv1.SearchRequest{Query: q}); err != nil {
+				t.Errorf("Search(%q): %v", q, err)
+			}
+		}
+	})
+}

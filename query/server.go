@@ -1,0 +1,191 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path"
+	"sort"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// ServerOptions configure the gRPC server. A nil *ServerOptions, and every
+// zero field, means the default.
+type ServerOptions struct {
+	Logger  *slog.Logger
+	Metrics *Metrics
+	// MaxRecvMsgSize bounds a request. Default 1 MiB.
+	MaxRecvMsgSize int
+	// Health, when set, is the health server to register (the command keeps
+	// it to report NOT_SERVING at shutdown); default a new one, SERVING.
+	Health *health.Server
+	// Extra server options, appended last.
+	GRPCOptions []grpc.ServerOption
+}
+
+// NewServer builds the gRPC server for svc: size limits, the logging and
+// metrics interceptors, the query service, health and reflection. The
+// caller owns it: Serve, then GracefulStop.
+func NewServer(svc *Service, opts *ServerOptions) *grpc.Server {
+	var o ServerOptions
+	if opts != nil {
+		o = *opts
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.MaxRecvMsgSize <= 0 {
+		o.MaxRecvMsgSize = 1 << 20
+	}
+	sopts := append([]grpc.ServerOption{
+		grpc.MaxRecvMsgSize(o.MaxRecvMsgSize),
+		grpc.ChainUnaryInterceptor(logging(o.Logger), metrics(o.Metrics)),
+	}, o.GRPCOptions...)
+	srv := grpc.NewServer(sopts...)
+	lkv1.RegisterQueryServiceServer(srv, &server{svc: svc})
+	hs := o.Health
+	if hs == nil {
+		hs = health.NewServer()
+	}
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	hs.SetServingStatus(lkv1.QueryService_ServiceDesc.ServiceName, healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(srv, hs)
+	reflection.Register(srv)
+	return srv
+}
+
+func logging(log *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		start := time.Now()
+		resp, err := handler(ctx, req)
+		code := status.Code(err)
+		level := slog.LevelDebug
+		if err != nil && code != codes.InvalidArgument && code != codes.NotFound {
+			level = slog.LevelWarn
+		}
+		log.Log(ctx, level, "query", "method", path.Base(info.FullMethod), "code", code.String(),
+			"duration", time.Since(start), "err", err)
+		return resp, err
+	}
+}
+
+func metrics(m *Metrics) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if m == nil {
+			return handler(ctx, req)
+		}
+		start := time.Now()
+		resp, err := handler(ctx, req)
+		method := path.Base(info.FullMethod)
+		m.duration.WithLabelValues(method).Observe(time.Since(start).Seconds())
+		if err == nil {
+			switch r := resp.(type) {
+			case *lkv1.LookupResponse:
+				m.results.WithLabelValues(method).Observe(float64(len(r.GetResults())))
+			case *lkv1.SearchResponse:
+				n := 0
+				for _, g := range r.GetGroups() {
+					n += len(g.GetResults())
+				}
+				m.results.WithLabelValues(method).Observe(float64(n))
+			}
+		}
+		return resp, err
+	}
+}
+
+// toStatus is the one place domain errors become gRPC status errors.
+// Context errors keep their meaning (Canceled, DeadlineExceeded); anything
+// unknown is Unknown.
+func toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return status.FromContextError(err).Err()
+	case errors.Is(err, ErrInvalidArgument):
+		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, ErrNotFound):
+		return status.Error(codes.NotFound, err.Error())
+	}
+	return status.Error(codes.Unknown, err.Error())
+}
+
+// server adapts Service to the generated interface; a new RPC in the
+// contract is a compile error here.
+type server struct {
+	lkv1.UnsafeQueryServiceServer
+	svc *Service
+}
+
+var _ lkv1.QueryServiceServer = (*server)(nil)
+
+func (s *server) LookupSpells(ctx context.Context, r *lkv1.LookupSpellsRequest) (*lkv1.LookupResponse, error) {
+	resp, err := s.svc.LookupSpells(ctx, r)
+	return resp, toStatus(err)
+}
+
+func (s *server) LookupCreatures(ctx context.Context, r *lkv1.LookupCreaturesRequest) (*lkv1.LookupResponse, error) {
+	resp, err := s.svc.LookupCreatures(ctx, r)
+	return resp, toStatus(err)
+}
+
+func (s *server) LookupEquipment(ctx context.Context, r *lkv1.LookupEquipmentRequest) (*lkv1.LookupResponse, error) {
+	resp, err := s.svc.LookupEquipment(ctx, r)
+	return resp, toStatus(err)
+}
+
+func (s *server) LookupCharacterOptions(ctx context.Context, r *lkv1.LookupCharacterOptionsRequest) (*lkv1.LookupResponse, error) {
+	resp, err := s.svc.LookupCharacterOptions(ctx, r)
+	return resp, toStatus(err)
+}
+
+func (s *server) LookupRules(ctx context.Context, r *lkv1.LookupRulesRequest) (*lkv1.LookupResponse, error) {
+	resp, err := s.svc.LookupRules(ctx, r)
+	return resp, toStatus(err)
+}
+
+func (s *server) Search(ctx context.Context, r *lkv1.SearchRequest) (*lkv1.SearchResponse, error) {
+	resp, err := s.svc.Search(ctx, r)
+	return resp, toStatus(err)
+}
+
+func (s *server) GetEntity(ctx context.Context, r *lkv1.GetEntityRequest) (*lkv1.GetEntityResponse, error) {
+	resp, err := s.svc.GetEntity(ctx, r)
+	return resp, toStatus(err)
+}
+
+func (s *server) ListDocuments(ctx context.Context, r *lkv1.ListDocumentsRequest) (*lkv1.ListDocumentsResponse, error) {
+	resp, err := s.svc.ListDocuments(ctx, r)
+	return resp, toStatus(err)
+}
+
+func (s *server) Status(ctx context.Context, r *lkv1.StatusRequest) (*lkv1.StatusResponse, error) {
+	resp, err := s.svc.Status(ctx, r)
+	return resp, toStatus(err)
+}
+
+func sortDocuments(d []*lkv1.DocumentSummary) {
+	sort.SliceStable(d, func(i, j int) bool {
+		if d[i].GetEntityCount() != d[j].GetEntityCount() {
+			return d[i].GetEntityCount() > d[j].GetEntityCount()
+		}
+		if d[i].GetDocument().GetKey() != d[j].GetDocument().GetKey() {
+			return d[i].GetDocument().GetKey() < d[j].GetDocument().GetKey()
+		}
+		return d[i].GetDocument().GetSource() < d[j].GetDocument().GetSource()
+	})
+}

@@ -1,0 +1,241 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"lorekeeper.dev/embedder/badgerstore"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// Embedder turns query texts into vectors; the embedding model satisfies
+// it. The query service never imports the model (cgo): the command passes
+// it in.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Errors the service returns, matched with errors.Is; toStatus maps them
+// to gRPC codes.
+var (
+	// ErrInvalidArgument: a request field is out of its limits. The error
+	// is an *ArgumentError naming the field.
+	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrNotFound: GetEntity found no entity with the key.
+	ErrNotFound = errors.New("not found")
+)
+
+// ArgumentError is a request field that is out of its limits.
+type ArgumentError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ArgumentError) Error() string { return e.Field + ": " + e.Reason }
+
+// Unwrap makes errors.Is(err, ErrInvalidArgument) hold.
+func (e *ArgumentError) Unwrap() error { return ErrInvalidArgument }
+
+func invalid(field, format string, args ...any) error {
+	return &ArgumentError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Limits on request input.
+const (
+	DefaultLimit       = 20
+	MaxNameLength      = 200
+	MaxSemanticQuery   = 512  // longer is truncated, with a warning
+	MaxQueryInput      = 8192 // longer is rejected
+	MaxDocuments       = 100
+	MaxFilterValues    = 50
+	DefaultEmbedTimout = 2 * time.Second
+)
+
+// Options configure a Service. A nil *Options, and every zero field, means
+// the default.
+type Options struct {
+	// EmbedTimeout bounds embedding a query and scoring it; past it the
+	// service ranks by keywords and says so. Default 2s.
+	EmbedTimeout time.Duration
+	// MaxLimit is the largest limit a request may ask. Default 100.
+	MaxLimit int
+	// LowercaseQueries lower-cases semantic queries before embedding; the
+	// default follows the store's recorded model (ModelInfo.Lowercase).
+	LowercaseQueries *bool
+	// Pending reports messages on the stream not yet stored (Status).
+	Pending func() uint64
+	// Version is reported by Status.
+	Version string
+	Metrics *Metrics
+	Logger  *slog.Logger
+}
+
+// Service answers queries from a store. It is safe for concurrent use.
+type Service struct {
+	store *badgerstore.Store
+	emb   Embedder
+	opts  Options
+	log   *slog.Logger
+}
+
+// NewService returns a service reading store and embedding queries with emb
+// (nil: keyword ranking only).
+func NewService(store *badgerstore.Store, emb Embedder, opts *Options) *Service {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.EmbedTimeout <= 0 {
+		o.EmbedTimeout = DefaultEmbedTimout
+	}
+	if o.MaxLimit <= 0 {
+		o.MaxLimit = 100
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Service{store: store, emb: emb, opts: o, log: o.Logger}
+}
+
+func checkText(field, s string, max int) error {
+	if !utf8.ValidString(s) {
+		return invalid(field, "not valid UTF-8")
+	}
+	if n := utf8.RuneCountInString(s); n > max {
+		return invalid(field, "%d characters, at most %d allowed", n, max)
+	}
+	return nil
+}
+
+func (s *Service) limit(field string, l uint32) (int, error) {
+	if l == 0 {
+		return DefaultLimit, nil
+	}
+	if int(l) > s.opts.MaxLimit {
+		return 0, invalid(field, "%d is above the maximum of %d", l, s.opts.MaxLimit)
+	}
+	return int(l), nil
+}
+
+func checkValues(field string, vals []string) error {
+	if len(vals) > MaxFilterValues {
+		return invalid(field, "%d values, at most %d allowed", len(vals), MaxFilterValues)
+	}
+	for _, v := range vals {
+		if err := checkText(field, v, MaxNameLength); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// semanticQuery validates q and truncates it to MaxSemanticQuery
+// characters, returning the warning to pass on.
+func semanticQuery(field, q string) (string, string, error) {
+	if err := checkText(field, q, MaxQueryInput); err != nil {
+		return "", "", err
+	}
+	q = strings.TrimSpace(q)
+	if utf8.RuneCountInString(q) <= MaxSemanticQuery {
+		return q, "", nil
+	}
+	r := []rune(q)
+	return string(r[:MaxSemanticQuery]), fmt.Sprintf("%s was %d characters long; only the first %d were used", field, len(r), MaxSemanticQuery), nil
+}
+
+// GetEntity returns one entity by key or URI.
+func (s *Service) GetEntity(ctx context.Context, req *lkv1.GetEntityRequest) (*lkv1.GetEntityResponse, error) {
+	if err := checkText("key", req.GetKey(), 1024); err != nil {
+		return nil, err
+	}
+	key := strings.TrimSpace(lkv1.KeyFromURI(strings.TrimSpace(req.GetKey())))
+	if key == "" {
+		return nil, invalid("key", "required")
+	}
+	e, err := s.store.Get(ctx, key)
+	if errors.Is(err, badgerstore.ErrNotFound) {
+		return nil, fmt.Errorf("entity %q: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &lkv1.GetEntityResponse{Entity: e, Uri: lkv1.EntityURI(key)}, nil
+}
+
+// ListDocuments lists the stored documents, largest first.
+func (s *Service) ListDocuments(ctx context.Context, req *lkv1.ListDocumentsRequest) (*lkv1.ListDocumentsResponse, error) {
+	for _, src := range req.GetSources() {
+		if src.Slug() == "" {
+			return nil, invalid("sources", "unknown source %d", src)
+		}
+	}
+	var docs []badgerstore.DocumentInfo
+	err := s.store.View(ctx, func(v *badgerstore.View) error {
+		docs = v.Documents()
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	resp := &lkv1.ListDocumentsResponse{}
+	for _, d := range docs {
+		if len(req.GetSources()) > 0 && !containsSource(req.GetSources(), d.Document.GetSource()) {
+			continue
+		}
+		sum := &lkv1.DocumentSummary{Document: d.Document, EntityCount: uint64(d.Entities), Counts: map[string]uint64{}}
+		for k, n := range d.Kinds {
+			sum.Counts[k] = uint64(n)
+		}
+		resp.Documents = append(resp.Documents, sum)
+	}
+	sortDocuments(resp.Documents)
+	return resp, nil
+}
+
+func containsSource(list []lkv1.Source, s lkv1.Source) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Status reports what the node holds.
+func (s *Service) Status(ctx context.Context, _ *lkv1.StatusRequest) (*lkv1.StatusResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	st := s.store.Stats()
+	m := s.store.Model()
+	resp := &lkv1.StatusResponse{
+		Entities:            uint64(st.Entities),
+		Vectors:             uint64(st.Vectors),
+		Counts:              map[string]uint64{},
+		EmbeddingModel:      m.Name,
+		EmbeddingDimensions: uint32(m.Dimensions),
+		VectorBackend:       "embedded",
+		SemanticAvailable:   s.emb != nil && st.Vectors > 0,
+		Version:             s.opts.Version,
+	}
+	if idx := s.store.VectorIndex(); idx != nil {
+		resp.VectorBackend = idx.Backend()
+	}
+	for k, n := range st.Kinds {
+		resp.Counts[k] = uint64(n)
+	}
+	if !st.LastWrite.IsZero() {
+		resp.LastWrite = timestamppb.New(st.LastWrite)
+	}
+	if s.opts.Pending != nil {
+		resp.Pending = s.opts.Pending()
+	}
+	return resp, nil
+}
