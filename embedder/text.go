@@ -149,7 +149,7 @@ func creatureText(b *textBuilder, e *lkv1.Entity) {
 	// Regeneration trait).
 	for _, bl := range e.GetBlocks() {
 		if bl.GetType() == "trait" && bl.GetText() != "" {
-			b.sentence(bl.GetText())
+			b.sentence(firstWords(bl.GetText(), 24))
 		}
 	}
 }
@@ -351,4 +351,13 @@ func hasAlnum(f string) bool {
 		}
 	}
 	return false
+}
+
+// firstWords is s cut to its first n words.
+func firstWords(s string, n int) string {
+	f := strings.Fields(s)
+	if len(f) > n {
+		f = f[:n]
+	}
+	return strings.Join(f, " ")
 }

@@ -84,8 +84,8 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if g.opts.BearerToken != "" {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(g.opts.BearerToken)) != 1 {
+		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(g.opts.BearerToken)) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="lorekeeper"`)
 			http.Error(w, "Unauthorized", http.StatusUnauthorized)
 			return

@@ -138,6 +138,9 @@ func inputSchema[T any]() *jsonschema.Schema {
 func addTool[In, Out any](s *Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
 	sch := inputSchema[In]()
 	t.InputSchema = sch
+	if t.Title == "" && t.Annotations != nil {
+		t.Title = t.Annotations.Title
+	}
 	t.OutputSchema = outputSchema[Out]()
 	s.params[t.Name] = sch.PropertyOrder
 	mcp.AddTool(s.mcp, t, h)
@@ -405,6 +408,9 @@ func (s *Server) classify(op string, err error) (msg string) {
 	}
 }
 
+// errUnclassified stands for an error result that carries no error.
+var errUnclassified = errors.New("tool error")
+
 // outcome is the metrics label for a tool call that ended with err (nil:
 // success). Errors that are neither ours nor the query service's come from
 // the SDK's schema validation of the arguments.
@@ -415,6 +421,9 @@ func outcome(err error) string {
 	var ae *ArgumentError
 	if errors.As(err, &ae) {
 		return OutcomeInvalid
+	}
+	if errors.Is(err, errUnclassified) {
+		return OutcomeError
 	}
 	st, ok := status.FromError(err)
 	if !ok {
@@ -458,7 +467,7 @@ func (s *Server) toolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			r.StructuredContent = nil
 			callErr = r.GetError()
 			if callErr == nil {
-				callErr = errors.New("tool error")
+				callErr = errUnclassified
 			}
 			if outcome(callErr) == OutcomeInvalid && !isOurs(callErr) {
 				// The SDK's schema validation or decoding: say which

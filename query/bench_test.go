@@ -4,7 +4,9 @@ import (
 	"context"
 	"net"
 	"slices"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -61,7 +63,22 @@ var benchCalls = []struct {
 		_, err := c.Search(ctx, &lkv1.SearchRequest{Query: "fire breathing monster", Limit: 3})
 		return err
 	}},
+	// New query texts every time: the model runs on each call.
+	{"semantic-uncached", false, func(ctx context.Context, c lkv1.QueryServiceClient) error {
+		_, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: &lkv1.Common{SemanticQuery: fresh("stop enemies from moving"), Limit: 5}})
+		return err
+	}},
+	{"search-uncached", false, func(ctx context.Context, c lkv1.QueryServiceClient) error {
+		_, err := c.Search(ctx, &lkv1.SearchRequest{Query: fresh("fire breathing monster"), Limit: 3})
+		return err
+	}},
 }
+
+var freshN atomic.Int64
+
+// fresh makes q a query text not seen before (the query-vector cache
+// misses).
+func fresh(q string) string { return q + " " + strconv.FormatInt(freshN.Add(1), 36) }
 
 // BenchmarkQuery reports p50 and p99 latency at concurrency 1 through a
 // gRPC client on loopback, over the whole snapshot.

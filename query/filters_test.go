@@ -25,7 +25,9 @@ func TestLookup_Filters(t *testing.T) {
 	}{
 		{"spells level 3 evocation", func() (*lkv1.LookupResponse, error) {
 			return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all(100), Levels: []int32{3}, Schools: []string{"Evocation"}})
-		}, func(e *lkv1.Entity) bool { return e.GetSpell().GetLevel() == 3 && e.GetSpell().GetSchool() == "evocation" }},
+		}, func(e *lkv1.Entity) bool {
+			return e.GetSpell().GetLevel() == 3 && e.GetSpell().GetSchool() == "evocation"
+		}},
 		{"fire* level 3 evocation", func() (*lkv1.LookupResponse, error) {
 			return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: common("fire*", 10), Levels: []int32{3}, Schools: []string{"evocation"}})
 		}, func(e *lkv1.Entity) bool {
@@ -67,7 +69,9 @@ func TestLookup_Filters(t *testing.T) {
 		}},
 		{"cr 5 undead", func() (*lkv1.LookupResponse, error) {
 			return c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all(100), Cr: proto.Float64(5), Types: []string{"undead"}})
-		}, func(e *lkv1.Entity) bool { return e.GetCreature().GetChallengeRating() == 5 && e.GetCreature().GetType() == "undead" }},
+		}, func(e *lkv1.Entity) bool {
+			return e.GetCreature().GetChallengeRating() == 5 && e.GetCreature().GetType() == "undead"
+		}},
 		{"cr 1-3", func() (*lkv1.LookupResponse, error) {
 			return c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all(100), CrRange: &lkv1.DoubleRange{Min: proto.Float64(1), Max: proto.Float64(3)}})
 		}, func(e *lkv1.Entity) bool { cr := e.GetCreature().GetChallengeRating(); return cr >= 1 && cr <= 3 }},
@@ -150,7 +154,9 @@ func TestLookup_Filters(t *testing.T) {
 		}, func(e *lkv1.Entity) bool { return e.GetKind() == lkv1.Kind_KIND_CONDITION }},
 		{"*radiant* damage type", func() (*lkv1.LookupResponse, error) {
 			return c.LookupRules(ctx, &lkv1.LookupRulesRequest{Common: common("*radiant*", 10), Kinds: []lkv1.Kind{lkv1.Kind_KIND_DAMAGE_TYPE}})
-		}, func(e *lkv1.Entity) bool { return e.GetKind() == lkv1.Kind_KIND_DAMAGE_TYPE && e.GetName() == "Radiant" }},
+		}, func(e *lkv1.Entity) bool {
+			return e.GetKind() == lkv1.Kind_KIND_DAMAGE_TYPE && e.GetName() == "Radiant"
+		}},
 		{"rules in a section", func() (*lkv1.LookupResponse, error) {
 			return c.LookupRules(ctx, &lkv1.LookupRulesRequest{Common: all(100), Kinds: []lkv1.Kind{lkv1.Kind_KIND_RULE}, Sections: []string{"Attacking"}})
 		}, func(e *lkv1.Entity) bool { return e.GetRule().GetSection() == "attacking" }},
@@ -256,6 +262,24 @@ func TestLookup_Documents(t *testing.T) {
 		sr, err := c.Search(ctx, &lkv1.SearchRequest{Query: "fireball", Documents: docs()})
 		if err != nil || len(sr.GetGroups()) != 0 {
 			t.Errorf("search with documents=[]: %v, %v; want no groups", sr.GetGroups(), err)
+		}
+	})
+	t.Run("one entity from one document", func(t *testing.T) {
+		for _, call := range []func() (*lkv1.LookupResponse, error){
+			func() (*lkv1.LookupResponse, error) {
+				return c.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: &lkv1.Common{Name: "longsword", Documents: docs("srd-5e")}, Kinds: []lkv1.Kind{lkv1.Kind_KIND_WEAPON}})
+			},
+			func() (*lkv1.LookupResponse, error) {
+				return c.LookupCharacterOptions(ctx, &lkv1.LookupCharacterOptionsRequest{Common: &lkv1.Common{Name: "wizard", Documents: docs("srd-5e")}, Kinds: []lkv1.Kind{lkv1.Kind_KIND_CLASS}})
+			},
+		} {
+			resp, err := call()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rs := resp.GetResults(); len(rs) != 1 || rs[0].GetEntity().GetDocument().GetKey() != "srd-2014" {
+				t.Errorf("results %v from %v; want exactly one, from srd-2014", names(rs), docKeys(rs))
+			}
 		}
 	})
 	t.Run("level 3 from two documents", func(t *testing.T) {

@@ -302,7 +302,9 @@ func (s *Service) LookupRules(ctx context.Context, req *lkv1.LookupRulesRequest)
 			x = strings.ToLower(strings.TrimSpace(x))
 			vals = append(vals, x, badgerstore.Slugify(x))
 		}
-		p.add(func(v *badgerstore.View, set *badgerstore.Set) { set.And(v.Postings(badgerstore.FieldSection, vals...)) })
+		p.add(func(v *badgerstore.View, set *badgerstore.Set) {
+			set.And(v.Postings(badgerstore.FieldSection, vals...))
+		})
 	}
 	return s.lookup(ctx, p)
 }
@@ -360,8 +362,8 @@ func (s *Service) lookup(ctx context.Context, p *plan) (*lkv1.LookupResponse, er
 				s.fallback("vectors")
 			}
 		}
-		ranked := rank(v, cand, p.semantic, qvec, false)
-		results, err := fold(v, ranked, p.limit, !p.docsSet, qvec != nil)
+		ranked := newRanking(rank(v, cand, p.semantic, qvec, false, s.opts.CosineWeight))
+		results, err := fold(v, ranked, cand, p.limit, !p.docsSet, qvec != nil)
 		resp.Results = results
 		return err
 	})
@@ -385,6 +387,9 @@ func (s *Service) embedQuery(ctx context.Context, q string) ([]float32, string) 
 	if lower {
 		q = strings.ToLower(q)
 	}
+	if v, ok := s.cache.get(q); ok {
+		return v, ""
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.EmbedTimeout)
 	defer cancel()
 	type result struct {
@@ -404,6 +409,7 @@ func (s *Service) embedQuery(ctx context.Context, q string) ([]float32, string) 
 	}
 	switch {
 	case r.err == nil && len(r.vecs) == 1 && len(r.vecs[0]) > 0:
+		s.cache.put(q, r.vecs[0])
 		return r.vecs[0], ""
 	case errors.Is(r.err, context.DeadlineExceeded):
 		s.fallback("timeout")

@@ -164,7 +164,7 @@ func TestLookup_NameMatching(t *testing.T) {
 
 	fallback := []struct {
 		name, in, want, match string
-		call               func(string) (*lkv1.LookupResponse, error)
+		call                  func(string) (*lkv1.LookupResponse, error)
 	}{
 		{"creature slug", "ancient-red-dragon", "Ancient Red Dragon", "slug", func(n string) (*lkv1.LookupResponse, error) {
 			return c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: common(n, 0)})

@@ -105,4 +105,3 @@ func matchName(v *badgerstore.View, cand badgerstore.Set, name string, limit int
 	}
 	return badgerstore.Set{}, ""
 }
-

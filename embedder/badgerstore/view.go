@@ -3,8 +3,10 @@ package badgerstore
 import (
 	"context"
 	"math"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -146,19 +148,21 @@ func (v *View) Names(fn func(name string) bool) {
 	}
 }
 
-// NamesSharingTrigrams returns the distinct names that share at least
-// minShared character trigrams with q: the candidates for typo-tolerant
-// name matching.
-func (v *View) NamesSharingTrigrams(q string, minShared int) []string {
+// NamesSharingTrigrams returns the distinct names whose character
+// trigrams overlap q's with a Dice coefficient of at least minDice (and
+// two trigrams at least): the candidates for typo-tolerant name matching.
+func (v *View) NamesSharingTrigrams(q string, minDice float64) []string {
+	qt := trigramsOf(strings.ToLower(q))
 	counts := map[string]int{}
-	for _, g := range trigramsOf(strings.ToLower(q)) {
+	for _, g := range qt {
 		for _, n := range v.m.trigrams[g] {
 			counts[n]++
 		}
 	}
 	var out []string
 	for n, c := range counts {
-		if c >= minShared {
+		// " name " has at most len(name) distinct trigrams.
+		if c >= 2 && 2*float64(c)/float64(len(qt)+len([]rune(n))) >= minDice {
 			out = append(out, n)
 		}
 	}
@@ -168,26 +172,52 @@ func (v *View) NamesSharingTrigrams(q string, minShared int) []string {
 
 // BM25 scores the slots of set against the query terms (see Tokenize) into
 // scores, indexed by slot (len >= Capacity). Slots matching no term score
-// 0. k1 = 1.2, b = 0.75, with collection statistics over all entities.
+// 0. k1 = 1.2, b = 0.5 (measured best on the relevance set), with collection statistics over all entities.
 func (v *View) BM25(terms []string, set Set, scores []float64) {
 	n := float64(len(v.m.bySlot))
 	if n == 0 {
 		return
 	}
 	avg := float64(v.m.totalLen) / n
-	const k1, b = 1.2, 0.75
-	seen := map[string]bool{}
+	const k1, b = 1.2, 0.5
+	idfOf := func(t string) float64 {
+		df := float64(len(v.m.terms[t]))
+		if df == 0 {
+			return 0
+		}
+		return math.Log(1 + (n-df+0.5)/(df+0.5))
+	}
+	// Each query term, and the longer indexed terms it is a prefix of
+	// ("labyrinth" -> "labyrinthine") at half weight and never with a
+	// higher idf than the term itself has.
+	idfs := map[string]float64{}
 	for _, t := range terms {
-		if seen[t] {
+		idfs[t] = idfOf(t)
+	}
+	for _, t := range terms {
+		if len(t) < 5 {
 			continue
 		}
-		seen[t] = true
+		base := idfs[t]
+		i := sort.SearchStrings(v.m.vocab, t)
+		for k := 0; i < len(v.m.vocab) && k < 8 && strings.HasPrefix(v.m.vocab[i], t); i++ {
+			w := v.m.vocab[i]
+			if w == t {
+				continue
+			}
+			k++
+			idf := idfOf(w)
+			if base > 0 {
+				idf = min(idf, base)
+			}
+			idfs[w] = max(idfs[w], 0.5*idf)
+		}
+	}
+	for t, idf := range idfs {
 		ps := v.m.terms[t]
 		if len(ps) == 0 {
 			continue
 		}
-		df := float64(len(ps))
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 		for _, p := range ps {
 			if !set.Has(p.slot) {
 				continue
@@ -220,34 +250,57 @@ func (v *View) HasVectors() (bool, int) {
 // exact search of the embedded vector index, restricted to the candidates
 // the structured filters selected.
 func (v *View) Cosine(query []float32, set Set, scores []float64) Set {
-	q := normalise(query)
+	q := quantise(normalise(query))
+	slots := make([]uint32, 0, set.Len())
 	with := newSet(len(v.m.slots))
 	set.Each(func(s uint32) bool {
-		vec := v.m.slots[s].vec
-		if len(vec) != len(q) {
-			return true
+		if len(v.m.slots[s].vec) == len(q) {
+			slots = append(slots, s)
+			with.add(s)
 		}
-		scores[s] = float64(dot(q, vec))
-		with.add(s)
 		return true
 	})
+	score := func(part []uint32) {
+		for _, s := range part {
+			scores[s] = float64(dot(q, v.m.slots[s].vec)) / (127 * 127)
+		}
+	}
+	// Large candidate sets are split over the cores: a cross-kind search
+	// scores every entity.
+	workers := min(runtime.GOMAXPROCS(0), len(slots)/2048+1)
+	if workers <= 1 {
+		score(slots)
+		return with
+	}
+	var wg sync.WaitGroup
+	per := (len(slots) + workers - 1) / workers
+	for i := 0; i < len(slots); i += per {
+		part := slots[i:min(i+per, len(slots))]
+		wg.Go(func() { score(part) })
+	}
+	wg.Wait()
 	return with
 }
 
-func dot(a, b []float32) float32 {
-	var s0, s1, s2, s3 float32
-	n := len(a) &^ 3
+func dot(a, b []int8) int32 {
 	b = b[:len(a)]
-	for i := 0; i < n; i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+	var s0, s1, s2, s3, s4, s5, s6, s7 int32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		aa, bb := a[i:i+8:i+8], b[i:i+8:i+8]
+		s0 += int32(aa[0]) * int32(bb[0])
+		s1 += int32(aa[1]) * int32(bb[1])
+		s2 += int32(aa[2]) * int32(bb[2])
+		s3 += int32(aa[3]) * int32(bb[3])
+		s4 += int32(aa[4]) * int32(bb[4])
+		s5 += int32(aa[5]) * int32(bb[5])
+		s6 += int32(aa[6]) * int32(bb[6])
+		s7 += int32(aa[7]) * int32(bb[7])
 	}
-	for i := n; i < len(a); i++ {
-		s0 += a[i] * b[i]
+	for ; i < len(a); i++ {
+		s0 += int32(a[i]) * int32(b[i])
 	}
-	return s0 + s1 + s2 + s3
+	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
 }
 
 // DocumentInfo is a stored document with its entity counts.

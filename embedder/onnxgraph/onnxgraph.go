@@ -159,47 +159,69 @@ func product(dims []int64) int {
 	return n
 }
 
-// Marshal serialises the graph as an ONNX ModelProto.
+// Marshal serialises the graph as an ONNX ModelProto. Initializer data,
+// most of a model's bytes, is copied once, into the result.
 func (g *Graph) Marshal(producer string) []byte {
-	var graph []byte
-	for _, n := range g.nodes {
-		graph = protowire.AppendTag(graph, 1, protowire.BytesType)
-		graph = protowire.AppendBytes(graph, n.marshal())
+	var pieces [][]byte // the GraphProto's bytes, in order
+	graphLen := 0
+	add := func(b []byte) {
+		pieces = append(pieces, b)
+		graphLen += len(b)
 	}
-	graph = appendString(graph, 2, g.name)
+	// field adds a length-delimited field whose body is the parts in order.
+	field := func(num protowire.Number, parts ...[]byte) {
+		n := 0
+		for _, p := range parts {
+			n += len(p)
+		}
+		hdr := protowire.AppendTag(nil, num, protowire.BytesType)
+		add(protowire.AppendVarint(hdr, uint64(n)))
+		for _, p := range parts {
+			add(p)
+		}
+	}
+	for _, n := range g.nodes {
+		field(1, n.marshal())
+	}
+	add(appendString(nil, 2, g.name))
 	for _, t := range g.inits {
-		graph = protowire.AppendTag(graph, 5, protowire.BytesType)
-		graph = protowire.AppendBytes(graph, t.marshal())
+		field(5, t.header(), t.raw)
 	}
 	for _, v := range g.inputs {
-		graph = protowire.AppendTag(graph, 11, protowire.BytesType)
-		graph = protowire.AppendBytes(graph, v.marshal())
+		field(11, v.marshal())
 	}
 	for _, v := range g.outputs {
-		graph = protowire.AppendTag(graph, 12, protowire.BytesType)
-		graph = protowire.AppendBytes(graph, v.marshal())
+		field(12, v.marshal())
 	}
 
-	var m []byte
-	m = protowire.AppendTag(m, 1, protowire.VarintType)
-	m = protowire.AppendVarint(m, IRVersion)
-	m = appendString(m, 2, producer)
-	m = protowire.AppendTag(m, 7, protowire.BytesType)
-	m = protowire.AppendBytes(m, graph)
+	var head []byte
+	head = protowire.AppendTag(head, 1, protowire.VarintType)
+	head = protowire.AppendVarint(head, IRVersion)
+	head = appendString(head, 2, producer)
+	head = protowire.AppendTag(head, 7, protowire.BytesType)
+	head = protowire.AppendVarint(head, uint64(graphLen))
+
+	var tail []byte
 	var opset []byte
 	opset = appendString(opset, 1, "")
 	opset = protowire.AppendTag(opset, 2, protowire.VarintType)
 	opset = protowire.AppendVarint(opset, Opset)
-	m = protowire.AppendTag(m, 8, protowire.BytesType)
-	m = protowire.AppendBytes(m, opset)
+	tail = protowire.AppendTag(tail, 8, protowire.BytesType)
+	tail = protowire.AppendBytes(tail, opset)
 	for _, p := range g.props {
 		var kv []byte
 		kv = appendString(kv, 1, p[0])
 		kv = appendString(kv, 2, p[1])
-		m = protowire.AppendTag(m, 14, protowire.BytesType)
-		m = protowire.AppendBytes(m, kv)
+		tail = protowire.AppendTag(tail, 14, protowire.BytesType)
+		tail = protowire.AppendBytes(tail, kv)
 	}
-	return m
+
+	out := make([]byte, 0, len(head)+graphLen+len(tail))
+	out = append(out, head...)
+	for _, p := range pieces {
+		out = append(out, p...)
+	}
+	return append(out, tail...)
 }
 
 func appendString(b []byte, field protowire.Number, s string) []byte {
@@ -247,7 +269,8 @@ func (a Attr) marshal() []byte {
 	return b
 }
 
-func (t tensor) marshal() []byte {
+// header is the TensorProto up to its raw_data's bytes, which follow it.
+func (t tensor) header() []byte {
 	var b []byte
 	if len(t.dims) > 0 {
 		var packed []byte
@@ -261,8 +284,7 @@ func (t tensor) marshal() []byte {
 	b = protowire.AppendVarint(b, uint64(t.dtype))
 	b = appendString(b, 8, t.name)
 	b = protowire.AppendTag(b, 9, protowire.BytesType)
-	b = protowire.AppendBytes(b, t.raw)
-	return b
+	return protowire.AppendVarint(b, uint64(len(t.raw)))
 }
 
 func (v valueInfo) marshal() []byte {

@@ -108,12 +108,6 @@ func (t *SentencePiece) insert(piece string, score float64, index int) {
 	n.end, n.score, n.index, n.length = true, score, index, len(runes)
 }
 
-type spEdge struct {
-	start int
-	score float64
-	index int
-}
-
 // Encode returns the ids of text, without truncation.
 func (t *SentencePiece) Encode(text string) []int64 {
 	text = norm.NFKC.String(text)
@@ -123,37 +117,34 @@ func (t *SentencePiece) Encode(text string) []int64 {
 	symbols := []rune(wordSeparator + strings.ReplaceAll(text, " ", wordSeparator))
 	n := len(symbols)
 
-	// The lattice: edges[end] lists every piece ending at end, by start.
-	edges := make([][]spEdge, n+1)
+	// Viterbi over the lattice of pieces, relaxed forwards: scores[i] is
+	// final once every piece ending at i has been seen, and pieces reaching
+	// a given end arrive in increasing order of start, the order the
+	// reference visits them in. Its rule: an end whose best score is still
+	// exactly 0 takes any candidate, and later candidates win ties. A
+	// position no piece starts at is an unknown of score 0.
+	scores := make([]float64, n+1)
+	best := make([]int, n+1)
+	relax := func(start, end, index int, score float64) {
+		if s := score + scores[start]; scores[end] == 0 || s >= scores[end] {
+			scores[end], best[end] = s, index
+		}
+	}
 	for i := range n {
 		found := false
 		node := t.root.children[symbols[i]]
-		for j := i; j < n && node != nil; j++ {
+		for j := i; node != nil; {
 			if node.end {
-				edges[i+node.length] = append(edges[i+node.length], spEdge{start: i, score: node.score, index: node.index})
+				relax(i, i+node.length, node.index, node.score)
 				found = true
 			}
-			if j+1 < n {
-				node = node.children[symbols[j+1]]
-			} else {
-				node = nil
+			if j++; j >= n {
+				break
 			}
+			node = node.children[symbols[j]]
 		}
 		if !found {
-			edges[i+1] = append(edges[i+1], spEdge{start: i, score: 0, index: 0})
-		}
-	}
-
-	// Best path, with the reference's rule: a position whose best score is
-	// still exactly 0 takes any candidate, and later candidates win ties.
-	scores := make([]float64, n+1)
-	best := make([]int, n+1)
-	for end := 0; end <= n; end++ {
-		for _, e := range edges[end] {
-			s := e.score + scores[e.start]
-			if scores[end] == 0 || s >= scores[end] {
-				scores[end], best[end] = s, e.index
-			}
+			relax(i, i+1, 0, 0)
 		}
 	}
 

@@ -45,6 +45,34 @@ func TestSentencePiece_Encode(t *testing.T) {
 	}
 }
 
+// TestSentencePiece_Encode_tfjs compares with the TF.js tokenizer's own ids
+// for hundreds of texts, random ones included (testdata/use/README.md).
+func TestSentencePiece_Encode_tfjs(t *testing.T) {
+	tok, err := tokenize.LoadSentencePiece("testdata/use/vocab.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("testdata/use/tokenizer_golden.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []struct {
+		Text string  `json:"text"`
+		IDs  []int64 `json:"ids"`
+	}
+	if err := json.Unmarshal(b, &cases); err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) < 300 {
+		t.Fatalf("only %d golden cases", len(cases))
+	}
+	for _, c := range cases {
+		if got := tok.Encode(c.Text); !slices.Equal(got, c.IDs) {
+			t.Errorf("Encode(%q)\n got %v\nwant %v", c.Text, got, c.IDs)
+		}
+	}
+}
+
 func TestSentencePiece_Encode_cases(t *testing.T) {
 	tok, err := tokenize.LoadSentencePiece("testdata/use/vocab.json")
 	if err != nil {

@@ -303,8 +303,12 @@ func (x *Index) refreshPoints(ctx context.Context) {
 // fail classifies a driver error. Context errors return unwrapped when the
 // caller's context ended, as every ctx-taking call in the project does.
 func (x *Index) fail(ctx context.Context, op string, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err() // the caller gave up: not a backend error
+	if err := ctx.Err(); err != nil {
+		return err // the caller gave up: not a backend error
+	}
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		// The backend saw the caller's deadline pass a moment before ctx did.
+		return context.DeadlineExceeded
 	}
 	if x.metrics != nil {
 		x.metrics.errors.WithLabelValues(x.backend, op).Inc()

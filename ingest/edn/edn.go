@@ -169,14 +169,25 @@ func decode(clean []byte) (v any, err error) {
 // back into Keyword("").
 const emptyKeyword = "lorekeeper.edn/empty-keyword"
 
+// convert turns olympos' values into this package's, in place where the
+// types allow it (maps and slices have the same underlying types), since
+// the copy would double the allocations of a parse.
 func convert(v any) any {
 	switch x := v.(type) {
 	case map[any]any:
-		m := make(Map, len(x))
+		var rekey []any
 		for k, val := range x {
-			m[convertKey(k)] = convert(val)
+			if needsRekey(k) {
+				rekey = append(rekey, k)
+			}
+			x[k] = convert(val)
 		}
-		return m
+		for _, k := range rekey {
+			val := x[k]
+			delete(x, k)
+			x[convertKey(k)] = val
+		}
+		return Map(x)
 	case map[any]bool:
 		s := make(Set, 0, len(x))
 		for k := range x {
@@ -185,11 +196,10 @@ func convert(v any) any {
 		sortValues(s)
 		return s
 	case []any:
-		out := make(Vector, len(x))
 		for i, e := range x {
-			out[i] = convert(e)
+			x[i] = convert(e)
 		}
-		return out
+		return Vector(x)
 	case olympos.Keyword:
 		if x == emptyKeyword {
 			return Keyword("")
@@ -205,6 +215,17 @@ func convert(v any) any {
 	default:
 		return v
 	}
+}
+
+// needsRekey reports whether convert changes the map key k.
+func needsRekey(k any) bool {
+	switch x := k.(type) {
+	case *any, rune, big.Int, olympos.Tag:
+		return true
+	case olympos.Keyword:
+		return x == emptyKeyword
+	}
+	return false
 }
 
 func convertKey(k any) any {

@@ -61,7 +61,7 @@ func NewCatalog(v2Docs, publishers, licenses, gameSystems, v1Docs []json.RawMess
 	for _, r := range v1Docs {
 		var v struct {
 			Slug, Title, URL, License, Organization, Copyright string
-			V2RelatedKey                                      string `json:"v2_related_key"`
+			V2RelatedKey                                       string `json:"v2_related_key"`
 		}
 		if err := json.Unmarshal(r, &v); err != nil {
 			return nil, fmt.Errorf("read v1 document record: %w", err)

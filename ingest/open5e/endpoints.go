@@ -1,7 +1,8 @@
 // Package open5e reads the Open5e API: it pages through its endpoints with
 // retries and bounds (Client), keeps the document metadata (Catalog) and
-// normalises every record into the proto Entity (NormalizeEndpoint). The
-// resync schedule and publishing live in ingest/resync.
+// normalises every record into the proto Entity (NormalizeEndpoint), and
+// resyncs the whole catalogue into the ENTITIES stream on a schedule
+// (Fetcher).
 package open5e
 
 import (

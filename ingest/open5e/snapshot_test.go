@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"lorekeeper.dev/ingest/open5e"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
@@ -56,15 +57,15 @@ var manifestCounts = map[string]int{
 	"open5e_v2 rule srd-2014": 227, "open5e_v2 rule srd-2024": 56,
 	"open5e_v2 rule-section srd-2014": 41, "open5e_v2 rule-section srd-2024": 11,
 	"open5e_v2 condition core": 15, "open5e_v2 condition a5e-ag": 6,
-	"open5e_v2 damage-type core": 13,
+	"open5e_v2 damage-type core":         13,
 	"open5e_v2 weapon-property srd-2014": 12, "open5e_v2 weapon-property srd-2024": 17,
 	"open5e_v2 skill core": 18, "open5e_v2 skill a5e-ag": 2,
 	"open5e_v2 ability-score core": 6,
-	"open5e_v2 magic-school core": 8, "open5e_v2 magic-school a5e-ag": 1,
+	"open5e_v2 magic-school core":  8, "open5e_v2 magic-school a5e-ag": 1,
 	"open5e_v2 language core": 18, "open5e_v2 language tob": 1,
 	"open5e_v2 alignment core": 9,
 	// v1 fill-ins.
-	"open5e_v1 armor toh": 5,
+	"open5e_v1 armor toh":      5,
 	"open5e_v1 background o5e": 2,
 	"open5e_v1 magic-item a5e": 546, "open5e_v1 magic-item toh": 29,
 	"open5e_v1 spell dmag-e": 64, "open5e_v1 spell warlock": 43, "open5e_v1 spell kp": 31, "open5e_v1 spell o5e": 2,
@@ -278,4 +279,19 @@ func ExampleSnapshotEntities() {
 		}
 	}
 	// Output: Fireball 3 System Reference Document 5.1
+}
+
+// BenchmarkSnapshotEntities fetches and normalises the whole snapshot over
+// a loopback listener, without NATS.
+func BenchmarkSnapshotEntities(b *testing.B) {
+	n := 0
+	start := time.Now()
+	for b.Loop() {
+		es, err := open5e.SnapshotEntities(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		n += len(es)
+	}
+	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "entities/s")
 }

@@ -183,17 +183,17 @@ var actionTypes = map[string]string{
 
 func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock) {
 	c := &lkv1.CreatureDetails{
-		Type:             o.keyOrName("type"),
-		Size:             o.keyOrName("size"),
-		Alignment:        o.str("alignment"),
-		ArmorClass:       o.int32("armor_class"),
-		ArmorDetail:      o.str("armor_detail"),
-		HitPoints:        o.int32("hit_points"),
-		HitDice:          o.str("hit_dice"),
+		Type:              o.keyOrName("type"),
+		Size:              o.keyOrName("size"),
+		Alignment:         o.str("alignment"),
+		ArmorClass:        o.int32("armor_class"),
+		ArmorDetail:       o.str("armor_detail"),
+		HitPoints:         o.int32("hit_points"),
+		HitDice:           o.str("hit_dice"),
 		PassivePerception: o.int32("passive_perception"),
-		ExperiencePoints: o.int32("experience_points"),
-		ProficiencyBonus: o.int32("proficiency_bonus"),
-		Subtype:          o.str("subcategory"),
+		ExperiencePoints:  o.int32("experience_points"),
+		ProficiencyBonus:  o.int32("proficiency_bonus"),
+		Subtype:           o.str("subcategory"),
 	}
 	if cr, ok := o.num("challenge_rating"); ok {
 		c.ChallengeRating = cr

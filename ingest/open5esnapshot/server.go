@@ -49,3 +49,18 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Serve is Start for callers that want only the base URL and a stop
+// function: the offline default upstream of `lorekeeper up`. stop waits up
+// to five seconds for requests in flight.
+func Serve() (baseURL string, stop func(), err error) {
+	s, err := Start()
+	if err != nil {
+		return "", nil, err
+	}
+	return s.URL, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = s.Close(ctx)
+	}, nil
+}

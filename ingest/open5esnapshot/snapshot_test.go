@@ -306,6 +306,17 @@ func TestStart(t *testing.T) {
 	if _, err := http.Get(s.URL + "/"); err == nil {
 		t.Error("server still answers after Close")
 	}
+	u, stop, err := open5esnapshot.Serve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status, _, _ := get(t, u+"/v2/"); status != http.StatusOK {
+		t.Errorf("Serve: GET /v2/: %d", status)
+	}
+	stop()
+	if _, err := http.Get(u + "/"); err == nil {
+		t.Error("Serve: server still answers after stop")
+	}
 	if !strings.Contains(open5esnapshot.Notice, "Creative Commons Attribution 4.0") {
 		t.Error("Notice lacks the SRD attribution")
 	}

@@ -191,6 +191,11 @@ func loadState(ctx context.Context, kv jetstream.KeyValue, key string) (*lkv1.Im
 }
 
 func saveState(ctx context.Context, kv jetstream.KeyValue, s *lkv1.ImportState) error {
+	// Protobuf strings must be UTF-8; messages quote input, so make sure.
+	s.Error = strings.ToValidUTF8(s.GetError(), "\uFFFD")
+	for i, w := range s.GetWarnings() {
+		s.Warnings[i] = strings.ToValidUTF8(w, "\uFFFD")
+	}
 	b, err := proto.Marshal(s)
 	if err != nil {
 		return fmt.Errorf("encode import state of %s: %w", s.GetObject(), err)

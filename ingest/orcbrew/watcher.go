@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sort"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -196,7 +198,7 @@ func (w *Watcher) sync(ctx context.Context, obs jetstream.ObjectStore, kv jetstr
 		w.log.Warn("orcbrew: import failed; previous entities kept", "object", name, "err", err, "kept", len(st.EntityKeys))
 		return nil
 	}
-	st.Books, st.Counts, st.Warnings = f.Books, f.Counts, f.Warnings
+	st.Books, st.Counts, st.Warnings = f.Books, maps.Clone(f.Counts), f.Warnings
 	st.Status = lkv1.ImportState_STATUS_OK
 	if len(f.Warnings) > 0 {
 		st.Status = lkv1.ImportState_STATUS_PARTIAL
@@ -205,20 +207,36 @@ func (w *Watcher) sync(ctx context.Context, obs jetstream.ObjectStore, kv jetstr
 	if err != nil {
 		return err
 	}
+	// Build every message first: an entity too large for the server is
+	// skipped and reported, like any other unusable entity.
+	maxPayload := w.js.Conn().MaxPayload()
 	keep := make(map[string]bool, len(f.Entities))
+	var msgs []*nats.Msg
 	for _, e := range f.Entities {
+		msg, err := ingest.UpsertMsg(e, now)
+		if err != nil {
+			return err
+		}
+		if size := int64(len(msg.Data)) + 1024; maxPayload > 0 && size > maxPayload {
+			st.Warnings = append(st.Warnings, fmt.Sprintf("skipped %s: %d bytes, over the server's message limit of %d", e.GetKey(), size, maxPayload))
+			st.Counts[e.GetKind().Slug()]--
+			st.Status = lkv1.ImportState_STATUS_PARTIAL
+			continue
+		}
 		keep[e.GetKey()] = true
 		st.EntityKeys = append(st.EntityKeys, e.GetKey())
 		if o, ok := owners[e.GetKey()]; ok {
 			st.Warnings = append(st.Warnings, fmt.Sprintf("%s is also imported from %s; this version replaces that one", e.GetKey(), o))
 		}
-		msg, err := ingest.UpsertMsg(e, now)
-		if err != nil {
-			return err
+		msgs = append(msgs, msg)
+	}
+	for k, n := range st.Counts {
+		if n == 0 {
+			delete(st.Counts, k)
 		}
-		if _, err := w.js.PublishMsg(ctx, msg); err != nil {
-			return fmt.Errorf("publish %s: %w", e.GetKey(), err)
-		}
+	}
+	if err := w.publish(ctx, msgs); err != nil {
+		return err
 	}
 	var gone []string
 	for _, k := range prev.GetEntityKeys() {
@@ -229,16 +247,52 @@ func (w *Watcher) sync(ctx context.Context, obs jetstream.ObjectStore, kv jetstr
 	if err := w.tombstone(ctx, gone, owners, "no longer in object "+name, now); err != nil {
 		return err
 	}
+	st.Warnings = capWarnings(st.Warnings, maxWarnings)
 	if err := saveState(ctx, kv, st); err != nil {
 		return err
 	}
 	w.metrics.outcome(map[lkv1.ImportState_Status]string{
 		lkv1.ImportState_STATUS_OK: OutcomeOK, lkv1.ImportState_STATUS_PARTIAL: OutcomePartial,
 	}[st.Status])
-	w.metrics.entitiesPublished(f.Counts)
+	w.metrics.entitiesPublished(st.Counts)
 	w.log.Info("orcbrew: imported", "object", name, "status", st.Status.String(), "entities", len(f.Entities),
 		"tombstoned", len(gone), "warnings", len(st.Warnings), "books", f.Books)
 	return nil
+}
+
+// publishWindow bounds the upserts in flight: enough to hide the round
+// trip, few enough to stay far below the client's async publish limit.
+const publishWindow = 128
+
+// publish sends msgs and returns once every one is acknowledged by the
+// stream, so that the status written next never claims more than is there.
+func (w *Watcher) publish(ctx context.Context, msgs []*nats.Msg) error {
+	pending := make([]jetstream.PubAckFuture, 0, publishWindow)
+	wait := func() error {
+		for _, f := range pending {
+			select {
+			case <-f.Ok():
+			case err := <-f.Err():
+				return fmt.Errorf("publish %s: %w", f.Msg().Header.Get(ingest.HeaderKey), err)
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		pending = pending[:0]
+		return nil
+	}
+	for _, m := range msgs {
+		f, err := w.js.PublishMsgAsync(m)
+		if err != nil {
+			return fmt.Errorf("publish %s: %w", m.Header.Get(ingest.HeaderKey), err)
+		}
+		if pending = append(pending, f); len(pending) == publishWindow {
+			if err := wait(); err != nil {
+				return err
+			}
+		}
+	}
+	return wait()
 }
 
 // remove tombstones everything the deleted object brought and forgets it.
@@ -305,6 +359,17 @@ func (w *Watcher) owners(ctx context.Context, kv jetstream.KeyValue, name string
 		}
 	}
 	return out, nil
+}
+
+// maxWarnings bounds the warnings kept in a status, which must fit in a KV
+// value however many entities a file gets wrong.
+const maxWarnings = 100
+
+func capWarnings(ws []string, n int) []string {
+	if len(ws) <= n {
+		return ws
+	}
+	return append(ws[:n:n], fmt.Sprintf("... and %d more warnings", len(ws)-n))
 }
 
 func (w *Watcher) maxSize() int64 {

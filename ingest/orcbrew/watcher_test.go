@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -28,7 +29,7 @@ import (
 
 // startJetStream runs an in-process nats-server with JetStream in a temp
 // dir and returns a client with ingest's stream and buckets created.
-func startJetStream(t *testing.T) jetstream.JetStream {
+func startJetStream(t testing.TB) jetstream.JetStream {
 	t.Helper()
 	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
 	if err != nil {
@@ -55,7 +56,7 @@ func startJetStream(t *testing.T) jetstream.JetStream {
 }
 
 // runWatcher runs a watcher until the test ends (or stop is called).
-func runWatcher(t *testing.T, js jetstream.JetStream, opts *orcbrew.Options) (stop func()) {
+func runWatcher(t testing.TB, js jetstream.JetStream, opts *orcbrew.Options) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -571,5 +572,69 @@ func TestStateKey(t *testing.T) {
 				t.Errorf("StateKey: %q is not import.<token>", k)
 			}
 		}
+	}
+}
+
+func TestWatcher_WarningsAreCapped(t *testing.T) {
+	js := startJetStream(t)
+	runWatcher(t, js, nil)
+	var b strings.Builder
+	b.WriteString(`{"Many" {:orcpub.dnd.e5/spells {:ok {:name "Ok"} `)
+	for i := range 150 {
+		fmt.Fprintf(&b, ":s%d {:name nil} ", i)
+	}
+	b.WriteString(`}}}`)
+	data := []byte(b.String())
+	st := waitState(t, js, "many.orcbrew", digestIs(put(t, js, "many.orcbrew", data)))
+	if got := len(st.GetWarnings()); got != 101 || !strings.Contains(st.GetWarnings()[100], "and 50 more warnings") {
+		t.Errorf("got %d warnings ending %q, want 100 and a count of the rest", got, st.GetWarnings()[got-1])
+	}
+	if st.GetStatus() != lkv1.ImportState_STATUS_PARTIAL || st.GetCounts()["spell"] != 1 {
+		t.Errorf("status %v counts %v, want PARTIAL with 1 spell", st.GetStatus(), st.GetCounts())
+	}
+}
+
+// TestWatcher_EntityOverServerLimit: with the string limit raised, the
+// 3 MiB spell parses but cannot be published (the server's max payload is
+// 1 MiB): it is skipped and reported, and the rest of the file imports.
+func TestWatcher_EntityOverServerLimit(t *testing.T) {
+	js := startJetStream(t)
+	runWatcher(t, js, &orcbrew.Options{Parse: &edn.Options{MaxStringLen: 4 << 20}})
+	s := newStream(t, js)
+	data := bytes.Replace(hugeString(), []byte(`{:endless-litany`), []byte(`{:small {:name "Small"} :endless-litany`), 1)
+	st := waitState(t, js, "huge.orcbrew", digestIs(put(t, js, "huge.orcbrew", data)))
+	if st.GetStatus() != lkv1.ImportState_STATUS_PARTIAL || len(st.GetWarnings()) != 1 ||
+		!strings.Contains(st.GetWarnings()[0], "orcbrew:huge-pack:spell:endless-litany") || !strings.Contains(st.GetWarnings()[0], "over the server's message limit") {
+		t.Errorf("status %v warnings %q, want PARTIAL naming the big spell", st.GetStatus(), st.GetWarnings())
+	}
+	if got, want := st.GetCounts()["spell"], uint64(1); got != want {
+		t.Errorf("spells imported: got %d, want %d", got, want)
+	}
+	if got := keysOf(s.read().upserts); !slices.Equal(got, []string{"orcbrew:huge-pack:spell:small"}) {
+		t.Errorf("upserts %q, want only the small spell", got)
+	}
+}
+
+// TestWatcher_ForgetsVanishedObjects: a status whose object is not in the
+// bucket at all (the bucket was recreated, say) is treated as a deletion.
+func TestWatcher_ForgetsVanishedObjects(t *testing.T) {
+	js := startJetStream(t)
+	kv, err := js.KeyValue(t.Context(), ingest.StateBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := []string{"orcbrew:old:spell:a", "orcbrew:old:creature:b"}
+	b, err := proto.Marshal(&lkv1.ImportState{Object: "vanished.orcbrew", Status: lkv1.ImportState_STATUS_OK, EntityKeys: keys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(t.Context(), orcbrew.StateKey("vanished.orcbrew"), b); err != nil {
+		t.Fatal(err)
+	}
+	s := newStream(t, js)
+	runWatcher(t, js, nil)
+	waitState(t, js, "vanished.orcbrew", gone)
+	if got, want := s.read().tombstones, []string{"orcbrew:old:creature:b", "orcbrew:old:spell:a"}; !slices.Equal(got, want) {
+		t.Errorf("tombstones %q, want %q", got, want)
 	}
 }

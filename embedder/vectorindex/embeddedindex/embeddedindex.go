@@ -126,16 +126,11 @@ func (x *Index) Delete(ctx context.Context, ids []string) error {
 func (x *Index) IDs(ctx context.Context, f *driver.Filter) ([]string, error) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	keep := func(j int) bool { return f == nil || matches(&x.payloads[j], f) }
+	c := compile(f)
+	keep := func(j int) bool { return c.matches(&x.payloads[j]) }
 	var out []string
 	if f != nil && f.IDs != nil {
-		seen := make(map[int]struct{}, len(f.IDs))
-		for _, id := range f.IDs {
-			j, ok := x.pos[id]
-			if _, dup := seen[j]; !ok || dup {
-				continue
-			}
-			seen[j] = struct{}{}
+		for _, j := range x.positions(f.IDs) {
 			if keep(j) {
 				out = append(out, x.ids[j])
 			}
@@ -148,6 +143,20 @@ func (x *Index) IDs(ctx context.Context, f *driver.Filter) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// positions returns the rows of the known ids, ascending and without
+// repeats: sorted rows also read the vectors in memory order. The caller
+// holds the lock.
+func (x *Index) positions(ids []string) []int {
+	rows := make([]int, 0, len(ids))
+	for _, id := range ids {
+		if j, ok := x.pos[id]; ok {
+			rows = append(rows, j)
+		}
+	}
+	slices.Sort(rows)
+	return slices.Compact(rows)
 }
 
 // Count returns the number of points.
@@ -173,23 +182,14 @@ const checkEvery = 16384
 func (x *Index) Search(ctx context.Context, vector []float32, f *driver.Filter, limit int) ([]driver.Hit, error) {
 	q := make([]float32, x.dims)
 	normalize(q, vector)
-	payloadFilter := f != nil && (len(f.Keywords) > 0 || len(f.Ranges) > 0 || len(f.Bools) > 0)
+	c := compile(f)
 
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	h := topK{k: limit}
 	if f != nil && f.IDs != nil {
-		seen := make(map[int]struct{}, len(f.IDs))
-		for _, id := range f.IDs {
-			j, ok := x.pos[id]
-			if !ok {
-				continue
-			}
-			if _, dup := seen[j]; dup {
-				continue
-			}
-			seen[j] = struct{}{}
-			if payloadFilter && !matches(&x.payloads[j], f) {
+		for _, j := range x.positions(f.IDs) {
+			if c != nil && !c.matches(&x.payloads[j]) {
 				continue
 			}
 			h.offer(j, dot(q, x.vecs[j*x.dims:(j+1)*x.dims]), x.ids)
@@ -203,7 +203,7 @@ func (x *Index) Search(ctx context.Context, vector []float32, f *driver.Filter, 
 			if j%checkEvery == checkEvery-1 && ctx.Err() != nil {
 				return
 			}
-			if payloadFilter && !matches(&x.payloads[j], f) {
+			if c != nil && !c.matches(&x.payloads[j]) {
 				continue
 			}
 			s := dot(q, x.vecs[j*d:(j+1)*d])
@@ -243,22 +243,81 @@ func (x *Index) Search(ctx context.Context, vector []float32, f *driver.Filter, 
 // stays on one goroutine.
 const parallelMin = 32768
 
-func matches(p *driver.Payload, f *driver.Filter) bool {
-	for field, want := range f.Keywords {
-		have, ok := p.Keywords[field]
-		if !ok || !slices.ContainsFunc(have, func(v string) bool { return slices.Contains(want, v) }) {
+// cond is a Filter's payload conditions in slices: ranging over the
+// Filter's maps for every point would cost more than the checks.
+type cond struct {
+	keywords []kwCond
+	ranges   []rangeCond
+	bools    []boolCond
+}
+
+type kwCond struct {
+	field string
+	want  []string
+}
+
+type rangeCond struct {
+	field    string
+	min, max float64
+}
+
+type boolCond struct {
+	field string
+	want  bool
+}
+
+// compile returns f's payload conditions; nil when there are none.
+func compile(f *driver.Filter) *cond {
+	if f == nil || len(f.Keywords)+len(f.Ranges)+len(f.Bools) == 0 {
+		return nil
+	}
+	c := &cond{}
+	for k, v := range f.Keywords {
+		c.keywords = append(c.keywords, kwCond{k, v})
+	}
+	for k, r := range f.Ranges {
+		rc := rangeCond{k, math.Inf(-1), math.Inf(1)}
+		if r.Min != nil {
+			rc.min = *r.Min
+		}
+		if r.Max != nil {
+			rc.max = *r.Max
+		}
+		c.ranges = append(c.ranges, rc)
+	}
+	for k, v := range f.Bools {
+		c.bools = append(c.bools, boolCond{k, v})
+	}
+	return c
+}
+
+// matches reports whether p satisfies every condition; a missing field
+// fails its condition. A nil cond matches everything.
+func (c *cond) matches(p *driver.Payload) bool {
+	if c == nil {
+		return true
+	}
+	for _, kc := range c.keywords {
+		found := false
+		for _, v := range p.Keywords[kc.field] {
+			if slices.Contains(kc.want, v) {
+				found = true
+				break
+			}
+		}
+		if !found {
 			return false
 		}
 	}
-	for field, r := range f.Ranges {
-		v, ok := p.Numbers[field]
-		if !ok || (r.Min != nil && v < *r.Min) || (r.Max != nil && v > *r.Max) {
+	for _, rc := range c.ranges {
+		v, ok := p.Numbers[rc.field]
+		if !ok || v < rc.min || v > rc.max {
 			return false
 		}
 	}
-	for field, want := range f.Bools {
-		v, ok := p.Bools[field]
-		if !ok || v != want {
+	for _, bc := range c.bools {
+		v, ok := p.Bools[bc.field]
+		if !ok || v != bc.want {
 			return false
 		}
 	}

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 
@@ -49,6 +50,10 @@ type Options struct {
 	// BatchSize is the number of points per Upsert or Delete request;
 	// default 256.
 	BatchSize int
+	// Timeout bounds each call whose context has no deadline; default 30s.
+	// A Qdrant that hangs then fails with ErrUnavailable instead of
+	// blocking the caller for ever.
+	Timeout time.Duration
 }
 
 // Index is the Qdrant driver.
@@ -58,6 +63,7 @@ type Index struct {
 	dims       int
 	exact      bool
 	batch      int
+	timeout    time.Duration
 }
 
 var _ driver.Index = (*Index)(nil)
@@ -126,6 +132,12 @@ func New(ctx context.Context, client *qdrant.Client, opts *Options) (*Index, err
 	if x.batch <= 0 {
 		x.batch = 256
 	}
+	x.timeout = opts.Timeout
+	if x.timeout <= 0 {
+		x.timeout = 30 * time.Second
+	}
+	ctx, cancel := x.bound(ctx)
+	defer cancel()
 	if err := x.ensureCollection(ctx); err != nil {
 		return nil, err
 	}
@@ -148,6 +160,14 @@ func Open(ctx context.Context, client *qdrant.Client, opts *vectorindex.Options)
 		return nil, err
 	}
 	return vectorindex.New(d, opts), nil
+}
+
+// bound applies the default timeout when ctx has no deadline.
+func (x *Index) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, x.timeout)
 }
 
 func (x *Index) ensureCollection(ctx context.Context) error {
@@ -221,6 +241,8 @@ func (x *Index) Dimensions() int { return x.dims }
 
 // Upsert writes the points in batches, waiting for each to be applied.
 func (x *Index) Upsert(ctx context.Context, points []driver.Point) error {
+	ctx, cancel := x.bound(ctx)
+	defer cancel()
 	for start := 0; start < len(points); start += x.batch {
 		chunk := points[start:min(start+x.batch, len(points))]
 		ps := make([]*qdrant.PointStruct, len(chunk))
@@ -263,6 +285,8 @@ func payload(key string, p driver.Payload) map[string]*qdrant.Value {
 
 // Delete removes points by ID in batches; Qdrant ignores missing IDs.
 func (x *Index) Delete(ctx context.Context, ids []string) error {
+	ctx, cancel := x.bound(ctx)
+	defer cancel()
 	for start := 0; start < len(ids); start += x.batch {
 		chunk := ids[start:min(start+x.batch, len(ids))]
 		if _, err := x.client.Delete(ctx, &qdrant.DeletePoints{
@@ -287,6 +311,8 @@ func pointIDs(keys []string) []*qdrant.PointId {
 // Search runs a nearest-neighbour query with the filter as "must"
 // conditions; the IDs restriction is a HasId condition.
 func (x *Index) Search(ctx context.Context, vector []float32, f *driver.Filter, limit int) ([]driver.Hit, error) {
+	ctx, cancel := x.bound(ctx)
+	defer cancel()
 	req := &qdrant.QueryPoints{
 		CollectionName: x.collection,
 		Query:          qdrant.NewQueryDense(vector),
@@ -341,6 +367,8 @@ const scrollPage = 1000
 // IDs scrolls through the points that match f, page by page, and returns
 // their keys.
 func (x *Index) IDs(ctx context.Context, f *driver.Filter) ([]string, error) {
+	ctx, cancel := x.bound(ctx)
+	defer cancel()
 	var out []string
 	var offset *qdrant.PointId
 	for {
@@ -368,6 +396,8 @@ func (x *Index) IDs(ctx context.Context, f *driver.Filter) ([]string, error) {
 
 // Count returns the exact number of points.
 func (x *Index) Count(ctx context.Context) (int, error) {
+	ctx, cancel := x.bound(ctx)
+	defer cancel()
 	n, err := x.client.Count(ctx, &qdrant.CountPoints{CollectionName: x.collection, Exact: qdrant.PtrOf(true)})
 	if err != nil {
 		return 0, err

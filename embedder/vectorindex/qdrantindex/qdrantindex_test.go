@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc/codes"
@@ -277,5 +278,29 @@ func TestCollectionName(t *testing.T) {
 		if got := qdrantindex.CollectionName(tc.model); got != tc.want {
 			t.Errorf("CollectionName(%q) = %q, want %q", tc.model, got, tc.want)
 		}
+	}
+}
+
+func TestIndex_DefaultTimeout(t *testing.T) {
+	tg := standIn(t) // only the stand-in can be slowed on demand
+	d, err := qdrantindex.New(t.Context(), tg.client, &qdrantindex.Options{
+		Collection: collection(t, tg.client), Dimensions: 4, Timeout: 50 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	x := vectorindex.New(d, nil)
+	tg.stand.SetDelay(time.Minute)
+	t.Cleanup(func() { tg.stand.SetDelay(0) })
+	// The caller set no deadline: the driver's default bounds the call.
+	_, err = x.Search(t.Context(), []float32{1, 0, 0, 0}, nil, 3)
+	if !errors.Is(err, vectorindex.ErrUnavailable) {
+		t.Errorf("Search(hung Qdrant) = %v, want ErrUnavailable", err)
+	}
+	// A caller's own deadline is kept, and its expiry is the caller's error.
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := x.Count(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Count(caller deadline) = %v, want context.DeadlineExceeded", err)
 	}
 }

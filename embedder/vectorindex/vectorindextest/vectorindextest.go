@@ -655,6 +655,20 @@ func testBulk(t *testing.T, h Harness) {
 	if want := reference(sub, q, 5); !slices.Equal(ids(hits), want) {
 		t.Errorf("Search(IDs: %d candidates) = %v, want %v", len(cand), ids(hits), want)
 	}
+	// A large delete (several driver batches) removes exactly those points.
+	var doomed []string
+	for i := 0; i < 1000; i++ {
+		doomed = append(doomed, pts[i].ID)
+	}
+	if err := x.Delete(t.Context(), doomed); err != nil {
+		t.Fatalf("Delete(1000): %v", err)
+	}
+	if got := count(t, x); got != n-1000 {
+		t.Errorf("Count() after deleting 1000 = %d, want %d", got, n-1000)
+	}
+	if hits := search(t, x, pts[0].Vector, nil, 1); len(hits) != 1 || hits[0].ID == pts[0].ID {
+		t.Errorf("Search(deleted point's vector) = %v, want another point", hits)
+	}
 }
 
 // reference is a brute-force float64 top-k.

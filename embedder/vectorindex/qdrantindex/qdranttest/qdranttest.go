@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc"
@@ -37,6 +38,7 @@ type Server struct {
 	collections map[string]*collection
 
 	unavailable atomic.Bool
+	delay       atomic.Int64 // nanoseconds
 	grpc        *grpc.Server
 	lis         net.Listener
 }
@@ -93,7 +95,20 @@ func (s *Server) Stop() {
 // Qdrant that is restarting does.
 func (s *Server) SetUnavailable(on bool) { s.unavailable.Store(on) }
 
+// SetDelay makes every call wait d before it is served (or until its
+// deadline), as an overloaded Qdrant does.
+func (s *Server) SetDelay(d time.Duration) { s.delay.Store(int64(d)) }
+
 func (s *Server) faults(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if d := time.Duration(s.delay.Load()); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
+	}
 	if s.unavailable.Load() {
 		return nil, status.Error(codes.Unavailable, "qdranttest: unavailable (fault injected)")
 	}

@@ -187,3 +187,62 @@ func TestServer_ScrollPagesInIDOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestServer_FilterClauses(t *testing.T) {
+	c := client(t)
+	ctx := t.Context()
+	if err := c.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: "c",
+		VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 2, Distance: qdrant.Distance_Cosine})}); err != nil {
+		t.Fatal(err)
+	}
+	payloads := []map[string]any{
+		{"kind": "spell", "level": 3, "tags": []any{"fire", "aoe"}},
+		{"kind": "spell", "level": 1.5, "tags": []any{"cold"}},
+		{"kind": "creature", "cr": 2, "tags": []any{}},
+		{"kind": "creature", "note": nil},
+	}
+	var pts []*qdrant.PointStruct
+	for i, p := range payloads {
+		pts = append(pts, &qdrant.PointStruct{Id: qdrant.NewIDNum(uint64(i + 1)), Vectors: qdrant.NewVectors(1, float32(i)), Payload: qdrant.NewValueMap(p)})
+	}
+	if _, err := c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "c", Wait: qdrant.PtrOf(true), Points: pts}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		f    *qdrant.Filter
+		want uint64
+	}{
+		{"none", nil, 4},
+		{"must keyword", &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword("kind", "spell")}}, 2},
+		{"must_not keyword", &qdrant.Filter{MustNot: []*qdrant.Condition{qdrant.NewMatchKeyword("kind", "spell")}}, 2},
+		{"should any", &qdrant.Filter{Should: []*qdrant.Condition{qdrant.NewMatchKeyword("tags", "cold"), qdrant.NewMatchKeyword("tags", "aoe")}}, 2},
+		{"range on int and double", &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewRange("level", &qdrant.Range{Gte: qdrant.PtrOf(1.5)})}}, 2},
+		{"range exclusive", &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewRange("level", &qdrant.Range{Gt: qdrant.PtrOf(1.5)})}}, 1},
+		{"match integer", &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchInt("cr", 2)}}, 1},
+		{"is empty: missing, null or []", &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewIsEmpty("tags")}}, 2},
+		{"is null", &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewIsNull("note")}}, 1},
+		{"has id", &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewHasID(qdrant.NewIDNum(2), qdrant.NewIDNum(9))}}, 1},
+		{"nested filter", &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewFilterAsCondition(&qdrant.Filter{
+			Should: []*qdrant.Condition{qdrant.NewMatchKeyword("kind", "creature"), qdrant.NewMatchKeywords("tags", "fire")},
+		})}}, 3},
+	}
+	for _, tc := range tests {
+		got, err := c.Count(ctx, &qdrant.CountPoints{CollectionName: "c", Filter: tc.f, Exact: qdrant.PtrOf(true)})
+		if err != nil {
+			t.Errorf("%s: Count: %v", tc.name, err)
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("%s: Count = %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	// Delete by filter removes exactly the matching points.
+	if _, err := c.Delete(ctx, &qdrant.DeletePoints{CollectionName: "c", Wait: qdrant.PtrOf(true),
+		Points: qdrant.NewPointsSelectorFilter(&qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewMatchKeyword("kind", "creature")}})}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Count(ctx, &qdrant.CountPoints{CollectionName: "c"}); err != nil || got != 2 {
+		t.Errorf("Count after delete by filter = %d, %v; want 2", got, err)
+	}
+}

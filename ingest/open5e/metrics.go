@@ -1,9 +1,7 @@
-package resync
+package open5e
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-
-	"lorekeeper.dev/ingest/open5e"
 )
 
 // Metrics are the resync's Prometheus metrics. A nil *Metrics records
@@ -16,7 +14,7 @@ type Metrics struct {
 	lastSuccess *prometheus.GaugeVec
 }
 
-var _ open5e.Observer = (*Metrics)(nil)
+var _ Observer = (*Metrics)(nil)
 
 // NewMetrics creates the metrics and registers them with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {

@@ -1,4 +1,4 @@
-package resync
+package open5e
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package resync_test
+package open5e_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,7 +24,6 @@ import (
 	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/open5e"
 	"lorekeeper.dev/ingest/open5esnapshot"
-	"lorekeeper.dev/ingest/resync"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -146,9 +146,9 @@ func endpoints(names ...string) []open5e.Endpoint {
 	return out
 }
 
-func fetcher(js jetstream.JetStream, url string, o *resync.Options) *resync.Fetcher {
+func fetcher(js jetstream.JetStream, url string, o *open5e.Options) *open5e.Fetcher {
 	if o == nil {
-		o = &resync.Options{}
+		o = &open5e.Options{}
 	}
 	if o.Client == nil {
 		o.Client = &open5e.ClientOptions{}
@@ -160,7 +160,7 @@ func fetcher(js jetstream.JetStream, url string, o *resync.Options) *resync.Fetc
 	if o.Client.PageSize == 0 {
 		o.Client.PageSize = 500
 	}
-	return resync.NewFetcher(js, url, o)
+	return open5e.NewFetcher(js, url, o)
 }
 
 func streamMsgs(t testing.TB, js jetstream.JetStream) uint64 {
@@ -217,7 +217,7 @@ func state(t *testing.T, js jetstream.JetStream, key string) *lkv1.EndpointState
 	return st
 }
 
-func mustSync(t *testing.T, f *resync.Fetcher) resync.Summary {
+func mustSync(t *testing.T, f *open5e.Fetcher) open5e.Summary {
 	t.Helper()
 	sum, err := f.Sync(context.Background())
 	if err != nil {
@@ -304,7 +304,7 @@ func dropFireball(path string, rec json.RawMessage) json.RawMessage {
 func TestFetcher_Sync_changedAndRemoved(t *testing.T) {
 	js := startJetStream(t)
 	up := newUpstream(t)
-	f := fetcher(js, up.srv.URL, &resync.Options{Endpoints: endpoints(small...)})
+	f := fetcher(js, up.srv.URL, &open5e.Options{Endpoints: endpoints(small...)})
 	first := mustSync(t, f).Totals()
 	base := streamMsgs(t, js)
 	// v2 spells, v2 conditions and the v1 spell collections v2 lacks.
@@ -425,12 +425,16 @@ func TestFetcher_Sync_faults(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			js := startJetStream(t)
 			up := newUpstream(t)
-			f := fetcher(js, up.srv.URL, &resync.Options{
-				Endpoints: endpoints("v2/spells"),
-				Client:    &open5e.ClientOptions{RequestTimeout: 200 * time.Millisecond, Retries: 3},
-			})
-			mustSync(t, f)
+			mustSync(t, fetcher(js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/spells")}))
 			base := streamMsgs(t, js)
+			timeout := 10 * time.Second
+			if c.name == "timeout once" {
+				timeout = time.Second
+			}
+			f := fetcher(js, up.srv.URL, &open5e.Options{
+				Endpoints: endpoints("v2/spells"),
+				Client:    &open5e.ClientOptions{RequestTimeout: timeout, Retries: 3},
+			})
 
 			up.set(c.fault, dropFireball, fireballDrop)
 			sum, err := f.Sync(context.Background())
@@ -471,10 +475,10 @@ func TestFetcher_Sync_upstreamDown(t *testing.T) {
 	js := startJetStream(t)
 	up := newUpstream(t)
 	reg := prometheus.NewRegistry()
-	f := fetcher(js, up.srv.URL, &resync.Options{
+	f := fetcher(js, up.srv.URL, &open5e.Options{
 		Endpoints: endpoints(small...),
 		Client:    &open5e.ClientOptions{Retries: 1},
-		Metrics:   resync.NewMetrics(reg),
+		Metrics:   open5e.NewMetrics(reg),
 	})
 	mustSync(t, f)
 	base := streamMsgs(t, js)
@@ -488,7 +492,7 @@ func TestFetcher_Sync_upstreamDown(t *testing.T) {
 		t.Errorf("stream went from %d to %d messages", base, got)
 	}
 	for _, ep := range endpoints(small...) {
-		st := state(t, js, resync.StateKey(ep))
+		st := state(t, js, open5e.StateKey(ep))
 		if st.GetLastError() == "" || len(st.GetEntities()) == 0 || st.GetLastSuccess() == nil {
 			t.Errorf("%s: error %q, %d entities kept", ep, st.GetLastError(), len(st.GetEntities()))
 		}
@@ -508,13 +512,13 @@ func TestFetcher_Sync_lease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := fetcher(js, up.srv.URL, &resync.Options{Endpoints: endpoints("v2/conditions")})
+	f := fetcher(js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions")})
 
 	held, _ := json.Marshal(map[string]any{"holder": "other", "expires": time.Now().Add(time.Hour)})
-	if _, err := kv.Put(context.Background(), resync.LeaseKey, held); err != nil {
+	if _, err := kv.Put(context.Background(), open5e.LeaseKey, held); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Sync(context.Background()); !errors.Is(err, resync.ErrLeaseHeld) {
+	if _, err := f.Sync(context.Background()); !errors.Is(err, open5e.ErrLeaseHeld) {
 		t.Fatalf("with the lease held elsewhere: %v, want ErrLeaseHeld", err)
 	}
 	if got := streamMsgs(t, js); got != 0 {
@@ -522,14 +526,14 @@ func TestFetcher_Sync_lease(t *testing.T) {
 	}
 
 	expired, _ := json.Marshal(map[string]any{"holder": "other", "expires": time.Now().Add(-time.Second)})
-	if _, err := kv.Put(context.Background(), resync.LeaseKey, expired); err != nil {
+	if _, err := kv.Put(context.Background(), open5e.LeaseKey, expired); err != nil {
 		t.Fatal(err)
 	}
 	mustSync(t, f)
 	if got := streamMsgs(t, js); got != 21 {
 		t.Errorf("after taking over an expired lease: %d messages, want 21", got)
 	}
-	if _, err := kv.Get(context.Background(), resync.LeaseKey); !errors.Is(err, jetstream.ErrKeyNotFound) {
+	if _, err := kv.Get(context.Background(), open5e.LeaseKey); !errors.Is(err, jetstream.ErrKeyNotFound) {
 		t.Errorf("lease not released: %v", err)
 	}
 
@@ -551,7 +555,7 @@ func TestFetcher_Sync_lease(t *testing.T) {
 	start := make(chan struct{})
 	results := make(chan error, 6)
 	for _, agent := range []string{"g", "h"} {
-		x := fetcher(js, up.srv.URL, &resync.Options{
+		x := fetcher(js, up.srv.URL, &open5e.Options{
 			Endpoints: endpoints("v2/spells"),
 			Client:    &open5e.ClientOptions{UserAgent: agent},
 		})
@@ -569,7 +573,7 @@ func TestFetcher_Sync_lease(t *testing.T) {
 	wg.Wait()
 	close(results)
 	for err := range results {
-		if err != nil && !errors.Is(err, resync.ErrLeaseHeld) {
+		if err != nil && !errors.Is(err, open5e.ErrLeaseHeld) {
 			t.Errorf("concurrent sync: %v", err)
 		}
 	}
@@ -595,24 +599,24 @@ func TestFetcher_progressAndMetrics(t *testing.T) {
 	js := startJetStream(t)
 	up := newUpstream(t)
 	reg := prometheus.NewRegistry()
-	var reports []resync.Progress
-	f := fetcher(js, up.srv.URL, &resync.Options{
+	var reports []open5e.Progress
+	f := fetcher(js, up.srv.URL, &open5e.Options{
 		Endpoints: endpoints(small...),
-		Metrics:   resync.NewMetrics(reg),
-		Progress:  func(p resync.Progress) { reports = append(reports, p) },
+		Metrics:   open5e.NewMetrics(reg),
+		Progress:  func(p open5e.Progress) { reports = append(reports, p) },
 	})
 	mustSync(t, f)
 	done := map[string]bool{}
 	lastRecords := map[string]int{}
 	for _, p := range reports {
-		if p.Total != len(small) || p.Index < 1 || p.Index > p.Total {
+		if p.Endpoints != len(small) || p.Index < 1 || p.Index > p.Endpoints || (p.Total > 0 && p.Done > p.Total) {
 			t.Errorf("report %+v", p)
 		}
-		if p.Records < lastRecords[p.Endpoint] {
-			t.Errorf("%s: records went back from %d to %d", p.Endpoint, lastRecords[p.Endpoint], p.Records)
+		if p.Done < lastRecords[p.Endpoint] {
+			t.Errorf("%s: records went back from %d to %d", p.Endpoint, lastRecords[p.Endpoint], p.Done)
 		}
-		lastRecords[p.Endpoint] = p.Records
-		if p.Done {
+		lastRecords[p.Endpoint] = p.Done
+		if p.Finished {
 			done[p.Endpoint] = true
 			if p.Summary == nil || p.Summary.Endpoint != p.Endpoint {
 				t.Errorf("done report without its summary: %+v", p)
@@ -671,11 +675,11 @@ func TestFetcher_Run(t *testing.T) {
 	up := newUpstream(t)
 	var mu sync.Mutex
 	runs := 0
-	f := fetcher(js, up.srv.URL, &resync.Options{
+	f := fetcher(js, up.srv.URL, &open5e.Options{
 		Endpoints: endpoints("v2/conditions"),
 		Interval:  time.Hour,
-		Progress: func(p resync.Progress) {
-			if p.Done {
+		Progress: func(p open5e.Progress) {
+			if p.Finished {
 				mu.Lock()
 				runs++
 				mu.Unlock()
@@ -712,8 +716,8 @@ func TestFetcher_Run(t *testing.T) {
 		t.Errorf("Run returned %v", err)
 	}
 	// A new process finds the last run recent and waits for the interval.
-	g := fetcher(js, up.srv.URL, &resync.Options{Endpoints: endpoints("v2/conditions"), Interval: time.Hour,
-		Progress: func(p resync.Progress) { t.Errorf("ran before the interval: %+v", p) }})
+	g := fetcher(js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions"), Interval: time.Hour,
+		Progress: func(p open5e.Progress) { t.Errorf("ran before the interval: %+v", p) }})
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel2()
 	if err := g.Run(ctx2); !errors.Is(err, context.DeadlineExceeded) {
@@ -730,7 +734,7 @@ func BenchmarkSync_fullCatalogue(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		js := startJetStream(b)
-		f := resync.NewFetcher(js, up.srv.URL, &resync.Options{Client: &open5e.ClientOptions{PageSize: 500}})
+		f := open5e.NewFetcher(js, up.srv.URL, &open5e.Options{Client: &open5e.ClientOptions{PageSize: 500}})
 		b.StartTimer()
 		start := time.Now()
 		sum, err := f.Sync(context.Background())
@@ -749,7 +753,7 @@ func BenchmarkSync_fullCatalogue(b *testing.B) {
 func TestFetcher_Sync_invalidRecord(t *testing.T) {
 	js := startJetStream(t)
 	up := newUpstream(t)
-	f := fetcher(js, up.srv.URL, &resync.Options{Endpoints: endpoints("v2/conditions")})
+	f := fetcher(js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions")})
 	mustSync(t, f)
 	base := streamMsgs(t, js)
 	up.set(nil, func(path string, rec json.RawMessage) json.RawMessage {
@@ -788,4 +792,64 @@ func replaceLast(rec json.RawMessage, old, repl string) json.RawMessage {
 		return rec
 	}
 	return append(append(append(json.RawMessage{}, rec[:i]...), repl...), rec[i+len(old):]...)
+}
+
+// After a run in which an endpoint failed, Run tries that endpoint again,
+// alone, once its backoff is over.
+func TestFetcher_Run_retriesFailedEndpoints(t *testing.T) {
+	js := startJetStream(t)
+	up := newUpstream(t)
+	var failing atomic.Bool
+	failing.Store(true)
+	up.set(func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if r.URL.Path == "/v2/conditions/" && failing.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return true
+		}
+		return false
+	}, nil, nil)
+	var mu sync.Mutex
+	done := map[string]int{}
+	f := fetcher(js, up.srv.URL, &open5e.Options{
+		Endpoints:       endpoints("v2/spells", "v2/conditions"),
+		Interval:        time.Hour,
+		EndpointBackoff: 100 * time.Millisecond,
+		Client:          &open5e.ClientOptions{Retries: 1},
+		Progress: func(p open5e.Progress) {
+			if p.Finished {
+				mu.Lock()
+				done[p.Endpoint]++
+				if p.Endpoint == "/v2/conditions/" && done[p.Endpoint] == 1 {
+					failing.Store(false) // recovered for the retry
+				}
+				mu.Unlock()
+			}
+		},
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- f.Run(ctx) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		n := done["/v2/conditions/"]
+		mu.Unlock()
+		if n >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("conditions synced %d times, want a retry", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-errc
+	mu.Lock()
+	defer mu.Unlock()
+	if done["/v2/spells/"] != 1 {
+		t.Errorf("spells synced %d times, want once (only the failed endpoint is retried)", done["/v2/spells/"])
+	}
+	if st := state(t, js, "sync.v2.conditions"); st.GetLastError() != "" || len(st.GetEntities()) != 21 {
+		t.Errorf("conditions after the retry: error %q, %d entities", st.GetLastError(), len(st.GetEntities()))
+	}
 }

@@ -1,9 +1,10 @@
-// Package resync keeps LoreKeeper's copy of Open5e complete and current: on
-// a schedule or on demand it reads every endpoint (ingest/open5e), publishes
+// The Fetcher keeps LoreKeeper's copy of Open5e complete and current: on
+// a schedule or on demand it reads every endpoint, publishes
 // upserts for new and changed entities and, after a complete fetch,
 // tombstones for entities no longer listed, with its state in the
 // LOREKEEPER_STATE key-value bucket so that any ingest process can resume.
-package resync
+
+package open5e
 
 import (
 	"context"
@@ -25,26 +26,26 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"lorekeeper.dev/ingest"
-	"lorekeeper.dev/ingest/open5e"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
-// DefaultBaseURL is the live Open5e API.
-const DefaultBaseURL = open5e.CanonicalOrigin
+// LiveURL is the public Open5e API, the default base URL.
+const LiveURL = CanonicalOrigin
 
 // LastRunKey holds the finish time of the last resync (RFC 3339), which
 // Run's schedule starts from.
-const LastRunKey = "open5e.last-run"
+const LastRunKey = "last-run"
 
 // StateKey is the state bucket key of an endpoint: "sync.v2.spells".
-func StateKey(ep open5e.Endpoint) string { return "sync." + ep.Version + "." + ep.Name }
+func StateKey(ep Endpoint) string { return "sync." + ep.Version + "." + ep.Name }
 
 // Options tunes a Fetcher. A nil *Options, and every zero field, means the
 // default.
 type Options struct {
 	// Client tunes the HTTP reads (page size, timeouts, retries, bounds).
-	Client *open5e.ClientOptions
-	// Interval between scheduled runs; default 24h.
+	Client *ClientOptions
+	// Interval between scheduled runs; default 24h; negative: no schedule,
+	// Run syncs only when triggered (and retries failed endpoints).
 	Interval time.Duration
 	// Jitter: each wait is Interval plus up to Jitter; default Interval/10.
 	Jitter time.Duration
@@ -56,8 +57,8 @@ type Options struct {
 	LeaseTTL time.Duration
 	// Holder names this process in the lease; default host-pid-random.
 	Holder string
-	// Endpoints to sync; default open5e.Endpoints().
-	Endpoints []open5e.Endpoint
+	// Endpoints to sync; default Endpoints().
+	Endpoints []Endpoint
 	// Progress, if not nil, is called from the syncing goroutine after each
 	// page and when each endpoint is done; it must return quickly.
 	Progress func(Progress)
@@ -65,25 +66,28 @@ type Options struct {
 	Logger   *slog.Logger
 }
 
-// Progress reports where a run is.
+// Progress reports where a run is: a progress bar draws Endpoint with
+// Done of Total.
 type Progress struct {
 	// Endpoint is the path, "/v2/spells/".
 	Endpoint string
-	// Index counts endpoints from 1 to Total.
-	Index, Total int
-	// Page is the last page read; Records the records read so far; Count
-	// the total the API announced.
-	Page, Records, Count int
-	// Done is set on the last report of an endpoint, with its Summary.
-	Done    bool
-	Summary *EndpointSummary
+	// Done is the number of records read so far; Total the count the API
+	// announced (0 while unknown).
+	Done, Total int
+	// Page is the last page read.
+	Page int
+	// Index counts endpoints from 1 to Endpoints.
+	Index, Endpoints int
+	// Finished is set on the last report of an endpoint, with its Summary.
+	Finished bool
+	Summary  *EndpointSummary
 }
 
 // EndpointSummary is what one run did for one endpoint.
 type EndpointSummary struct {
-	Endpoint                                            string
+	Endpoint                                          string
 	Fetched, New, Changed, Removed, Unchanged, Errors int
-	Pages                                               int
+	Pages                                             int
 	// Skipped is set when the endpoint was left alone (backoff after
 	// failures).
 	Skipped bool
@@ -111,6 +115,16 @@ type Summary struct {
 	Endpoints []EndpointSummary
 }
 
+// Lines is the one-line summary of each endpoint, then the total.
+func (s Summary) Lines() []string {
+	out := make([]string, 0, len(s.Endpoints)+1)
+	for _, e := range s.Endpoints {
+		out = append(out, e.String())
+	}
+	t := s.Totals()
+	return append(out, fmt.Sprintf("%s in %s", t, s.Duration.Round(time.Millisecond)))
+}
+
 // Totals adds up the endpoints.
 func (s Summary) Totals() EndpointSummary {
 	t := EndpointSummary{Endpoint: "total"}
@@ -132,7 +146,7 @@ type Fetcher struct {
 	js      jetstream.JetStream
 	baseURL string
 	opts    Options
-	client  *open5e.Client
+	client  *Client
 	initErr error
 	log     *slog.Logger
 
@@ -140,7 +154,7 @@ type Fetcher struct {
 	trigger chan struct{}
 }
 
-// NewFetcher returns a fetcher reading the API at baseURL (DefaultBaseURL
+// NewFetcher returns a fetcher reading the API at baseURL (LiveURL
 // when empty) and publishing through js.
 func NewFetcher(js jetstream.JetStream, baseURL string, opts *Options) *Fetcher {
 	var o Options
@@ -148,12 +162,12 @@ func NewFetcher(js jetstream.JetStream, baseURL string, opts *Options) *Fetcher 
 		o = *opts
 	}
 	if baseURL == "" {
-		baseURL = DefaultBaseURL
+		baseURL = LiveURL
 	}
-	if o.Interval <= 0 {
+	if o.Interval == 0 {
 		o.Interval = 24 * time.Hour
 	}
-	if o.Jitter == 0 {
+	if o.Jitter == 0 && o.Interval > 0 {
 		o.Jitter = o.Interval / 10
 	}
 	if o.EndpointBackoff <= 0 {
@@ -169,12 +183,12 @@ func NewFetcher(js jetstream.JetStream, baseURL string, opts *Options) *Fetcher 
 		o.Holder = fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
 	}
 	if len(o.Endpoints) == 0 {
-		o.Endpoints = open5e.Endpoints()
+		o.Endpoints = Endpoints()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	var co open5e.ClientOptions
+	var co ClientOptions
 	if o.Client != nil {
 		co = *o.Client
 	}
@@ -184,7 +198,7 @@ func NewFetcher(js jetstream.JetStream, baseURL string, opts *Options) *Fetcher 
 	if co.Logger == nil {
 		co.Logger = o.Logger
 	}
-	client, err := open5e.NewClient(baseURL, &co)
+	client, err := NewClient(baseURL, &co)
 	return &Fetcher{
 		js: js, baseURL: baseURL, opts: o, client: client, initErr: err,
 		log: o.Logger, trigger: make(chan struct{}, 1),
@@ -202,24 +216,42 @@ func (f *Fetcher) Trigger() {
 
 // Run resyncs on the schedule until ctx is done: at once when the last run
 // (by any process) finished more than Interval ago, then every Interval
-// plus jitter, and whenever Trigger is called. A run that fails is logged
-// and retried at the next turn; Run returns only ctx's error.
+// plus jitter, and whenever Trigger is called. Endpoints that failed are
+// tried again, alone, once their EndpointBackoff is over. Run returns only
+// ctx's error.
 func (f *Fetcher) Run(ctx context.Context) error {
 	if f.initErr != nil {
 		return f.initErr
 	}
-	wait := f.untilDue(ctx)
+	scheduled := f.opts.Interval > 0
+	// Without a schedule, a full run waits for Trigger.
+	const never = 100 * 365 * 24 * time.Hour
+	nextFull := time.Now().Add(never)
+	if scheduled {
+		nextFull = time.Now().Add(f.untilDue(ctx))
+	}
+	var retry []Endpoint
 	for {
-		t := time.NewTimer(wait)
+		wake := nextFull
+		if len(retry) > 0 {
+			wake = minTime(wake, time.Now().Add(f.opts.EndpointBackoff))
+		}
+		t := time.NewTimer(time.Until(wake))
+		full := true
 		select {
 		case <-ctx.Done():
 			t.Stop()
 			return ctx.Err()
 		case <-t.C:
+			full = !time.Now().Before(nextFull)
 		case <-f.trigger:
 			t.Stop()
 		}
-		sum, err := f.Sync(ctx)
+		eps := f.opts.Endpoints
+		if !full {
+			eps = retry
+		}
+		sum, err := f.sync(ctx, eps)
 		switch {
 		case ctx.Err() != nil:
 			return ctx.Err()
@@ -230,11 +262,44 @@ func (f *Fetcher) Run(ctx context.Context) error {
 		default:
 			f.log.Info("open5e resync done", "duration", sum.Duration, "summary", sum.Totals().String())
 		}
-		wait = f.opts.Interval
-		if f.opts.Jitter > 0 {
-			wait += mrand.N(f.opts.Jitter)
+		retry = nil // eps may be the old retry list
+		for _, es := range sum.Endpoints {
+			if es.Err != nil && !es.Skipped {
+				retry = append(retry, endpointByPath(eps, es.Endpoint))
+			}
+		}
+		switch {
+		case !scheduled:
+			nextFull = time.Now().Add(never)
+		case full && !errors.Is(err, ErrLeaseHeld):
+			nextFull = time.Now().Add(f.opts.Interval)
+			if f.opts.Jitter > 0 {
+				nextFull = nextFull.Add(mrand.N(f.opts.Jitter))
+			}
+		case full:
+			// Someone else is running it; look again after the interval.
+			nextFull = time.Now().Add(f.untilDue(ctx))
+			if !nextFull.After(time.Now()) {
+				nextFull = time.Now().Add(f.opts.EndpointBackoff)
+			}
 		}
 	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func endpointByPath(eps []Endpoint, path string) Endpoint {
+	for _, ep := range eps {
+		if ep.Path() == path {
+			return ep
+		}
+	}
+	return Endpoint{}
 }
 
 // untilDue is how long to wait before the first scheduled run.
@@ -258,7 +323,12 @@ func (f *Fetcher) untilDue(ctx context.Context) time.Duration {
 // when another run holds the lease. Otherwise it returns what it did, and
 // an error joining every endpoint's failure: endpoints that failed keep
 // what they had and publish no tombstones.
-func (f *Fetcher) Sync(ctx context.Context) (sum Summary, err error) {
+func (f *Fetcher) Sync(ctx context.Context) (Summary, error) {
+	return f.sync(ctx, f.opts.Endpoints)
+}
+
+// sync runs one resync of eps.
+func (f *Fetcher) sync(ctx context.Context, eps []Endpoint) (sum Summary, err error) {
 	sum.Started = time.Now()
 	if f.initErr != nil {
 		return sum, f.initErr
@@ -309,14 +379,15 @@ func (f *Fetcher) Sync(ctx context.Context) (sum Summary, err error) {
 			}
 		}
 	}()
-	r := &run{f: f, kv: kv, sum: &sum}
+	r := &run{f: f, kv: kv, sum: &sum, eps: eps}
 	err = r.do(runCtx)
 	cancel(nil)
 	<-renewed
 	if cause := context.Cause(runCtx); cause != nil && ctx.Err() == nil && !errors.Is(cause, context.Canceled) {
 		err = errors.Join(err, cause)
 	}
-	if ctx.Err() == nil {
+	if ctx.Err() == nil && len(eps) == len(f.opts.Endpoints) {
+		// Only a full run resets the schedule.
 		_, perr := kv.Put(context.WithoutCancel(ctx), LastRunKey, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
 		err = errors.Join(err, perr)
 	}
@@ -327,14 +398,15 @@ type run struct {
 	f   *Fetcher
 	kv  jetstream.KeyValue
 	sum *Summary
+	eps []Endpoint
 }
 
 func (r *run) do(ctx context.Context) error {
 	f := r.f
-	eps := f.opts.Endpoints
+	eps := r.eps
 	now := time.Now()
 
-	cat, catErr := open5e.FetchCatalog(ctx, f.client)
+	cat, catErr := FetchCatalog(ctx, f.client)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -343,11 +415,11 @@ func (r *run) do(ctx context.Context) error {
 	// v2 coverage for the v1 fill-ins: what v2 lists now, plus what the
 	// state says it listed before, for v2 endpoints that failed this time.
 	var v2Keys []string
-	inRun := map[open5e.Endpoint]bool{}
+	inRun := map[Endpoint]bool{}
 	for _, ep := range eps {
 		inRun[ep] = true
 	}
-	for _, ep := range open5e.V2Endpoints {
+	for _, ep := range V2Endpoints {
 		if inRun[ep] {
 			continue
 		}
@@ -399,7 +471,7 @@ func (r *run) do(ctx context.Context) error {
 		f.log.Info("open5e resync " + es.String())
 		r.sum.Endpoints = append(r.sum.Endpoints, es)
 		if f.opts.Progress != nil {
-			f.opts.Progress(Progress{Endpoint: ep.Path(), Index: i + 1, Total: len(eps), Page: es.Pages, Records: es.Fetched, Count: es.Fetched, Done: true, Summary: &es})
+			f.opts.Progress(Progress{Endpoint: ep.Path(), Index: i + 1, Endpoints: len(eps), Page: es.Pages, Done: es.Fetched, Total: es.Fetched, Finished: true, Summary: &es})
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -417,18 +489,18 @@ func (r *run) failed(st *lkv1.EndpointState, now time.Time, err error, backoff b
 	}
 }
 
-func (r *run) syncEndpoint(ctx context.Context, ep open5e.Endpoint, i, n int, cat *open5e.Catalog, st *lkv1.EndpointState, v2Keys []string, es *EndpointSummary) {
+func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Catalog, st *lkv1.EndpointState, v2Keys []string, es *EndpointSummary) {
 	f := r.f
 	now := time.Now()
-	res := open5e.FetchEndpoint(ctx, f.client, ep, cat, func(p open5e.Page) {
+	res := FetchEndpoint(ctx, f.client, ep, cat, func(p Page) {
 		if f.opts.Progress != nil {
-			f.opts.Progress(Progress{Endpoint: ep.Path(), Index: i + 1, Total: n, Page: p.Number, Records: p.Records, Count: p.Count})
+			f.opts.Progress(Progress{Endpoint: ep.Path(), Index: i + 1, Endpoints: n, Page: p.Number, Done: p.Records, Total: p.Count})
 		}
 	})
 	entities := res.Entities
 	if ep.Version == "v1" {
-		cov := open5e.CoverageFromKeys(v2Keys)
-		entities = open5e.FilterV1(entities, cov)
+		cov := CoverageFromKeys(v2Keys)
+		entities = FilterV1(entities, cov)
 	}
 	es.Fetched = res.Records
 	es.Pages = res.Pages
@@ -569,7 +641,7 @@ func (r *run) publishAll(ctx context.Context, es []*lkv1.Entity) []error {
 	return errs
 }
 
-func (r *run) tombstone(ctx context.Context, ep open5e.Endpoint, key string) error {
+func (r *run) tombstone(ctx context.Context, ep Endpoint, key string) error {
 	kind := ep.Kind
 	if parts := strings.SplitN(key, ":", 4); len(parts) == 4 {
 		if k, ok := lkv1.KindFromSlug(parts[2]); ok {
@@ -611,7 +683,7 @@ func digest(m map[string]string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-func (r *run) loadState(ctx context.Context, ep open5e.Endpoint) (*lkv1.EndpointState, error) {
+func (r *run) loadState(ctx context.Context, ep Endpoint) (*lkv1.EndpointState, error) {
 	st := &lkv1.EndpointState{Endpoint: ep.Path()}
 	e, err := r.kv.Get(ctx, StateKey(ep))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -626,7 +698,7 @@ func (r *run) loadState(ctx context.Context, ep open5e.Endpoint) (*lkv1.Endpoint
 	return st, nil
 }
 
-func (r *run) saveState(ctx context.Context, ep open5e.Endpoint, st *lkv1.EndpointState) error {
+func (r *run) saveState(ctx context.Context, ep Endpoint, st *lkv1.EndpointState) error {
 	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(st)
 	if err != nil {
 		return fmt.Errorf("encode state of %s: %w", ep.Path(), err)
