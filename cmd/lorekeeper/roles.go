@@ -220,8 +220,12 @@ func startIngest(ctx context.Context, js jetstream.JetStream, cfg *ingestFlags, 
 	if err != nil {
 		return nil, err
 	}
+	interval := cfg.interval
+	if interval == 0 {
+		interval = -1 // the flag's 0 disables the schedule; the option's 0 means the default
+	}
 	fetcher := open5e.NewFetcher(js, base, &open5e.Options{
-		Interval: cfg.interval, Logger: log, Metrics: open5e.NewMetrics(reg),
+		Interval: interval, Logger: log, Metrics: open5e.NewMetrics(reg),
 	})
 	watcher := orcbrew.NewWatcher(js, &orcbrew.Options{Logger: log, Metrics: orcbrew.NewMetrics(reg)})
 
