@@ -14,6 +14,9 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
+	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/vectorindex"
+	"lorekeeper.dev/embedder/vectorindex/embeddedindex"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 	"lorekeeper.dev/query"
 )
@@ -136,4 +139,67 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 	p := func(q float64) float64 { return float64(lat[int(q*float64(len(lat)-1))].Microseconds()) }
 	b.ReportMetric(p(0.50), "p50-µs")
 	b.ReportMetric(p(0.99), "p99-µs")
+}
+
+// BenchmarkStore reports how long the whole snapshot takes to apply (with
+// vectors, synced) and to load again at Open into a fresh embedded index.
+func BenchmarkStore(b *testing.B) {
+	st := snapshotStore(b)
+	ctx := context.Background()
+	model := st.Model().Name
+	vecs := make([][]float32, len(snap.entities))
+	for i, e := range snap.entities {
+		v, _, err := st.CachedVector(ctx, model, e.GetContentHash())
+		if err != nil {
+			b.Fatal(err)
+		}
+		vecs[i] = v
+	}
+	for b.Loop() {
+		dir := b.TempDir()
+		idx := mustIndex(b, st.Model().Dimensions)
+		s, err := badgerstore.Open(dir, idx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		for i := 0; i < len(snap.entities); i += 256 {
+			var ws []badgerstore.Write
+			for j := i; j < min(i+256, len(snap.entities)); j++ {
+				ws = append(ws, badgerstore.Write{Entity: snap.entities[j], Vector: vecs[j]})
+			}
+			if err := s.Apply(ctx, ws); err != nil {
+				b.Fatal(err)
+			}
+		}
+		applied := time.Since(start)
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+		idx2 := mustIndex(b, st.Model().Dimensions)
+		start = time.Now()
+		s, err = badgerstore.Open(dir, idx2, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		opened := time.Since(start)
+		n, _ := idx2.Count(ctx)
+		if got := s.Stats().Entities; got != len(snap.entities) || n != got {
+			b.Fatalf("reopened with %d entities, %d points; want %d", got, n, len(snap.entities))
+		}
+		_ = s.Close()
+		b.ReportMetric(float64(applied.Milliseconds()), "apply-ms")
+		b.ReportMetric(float64(len(snap.entities))/applied.Seconds(), "entities/s")
+		b.ReportMetric(float64(opened.Milliseconds()), "open-ms")
+	}
+}
+
+func mustIndex(b *testing.B, dims int) *vectorindex.Index {
+	b.Helper()
+	idx, err := embeddedindex.Open(&vectorindex.Options{Dimensions: dims, Fields: badgerstore.PayloadFields()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = idx.Close() })
+	return idx
 }

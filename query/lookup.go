@@ -380,7 +380,7 @@ func (s *Service) embedQuery(ctx context.Context, q string) ([]float32, string) 
 		s.fallback("no_model")
 		return nil, "semantic ranking unavailable: no embedding model"
 	}
-	lower := s.store.Model().Lowercase
+	lower := s.model().Lowercase
 	if s.opts.LowercaseQueries != nil {
 		lower = *s.opts.LowercaseQueries
 	}
@@ -390,7 +390,7 @@ func (s *Service) embedQuery(ctx context.Context, q string) ([]float32, string) 
 	if v, ok := s.cache.get(q); ok {
 		return v, ""
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.opts.EmbedTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.opts.SemanticTimeout)
 	defer cancel()
 	type result struct {
 		vecs [][]float32
@@ -413,8 +413,8 @@ func (s *Service) embedQuery(ctx context.Context, q string) ([]float32, string) 
 		return r.vecs[0], ""
 	case errors.Is(r.err, context.DeadlineExceeded):
 		s.fallback("timeout")
-		s.log.Warn("embedding the query timed out; keyword ranking", "timeout", s.opts.EmbedTimeout)
-		return nil, fmt.Sprintf("semantic ranking unavailable: embedding the query took over %s", s.opts.EmbedTimeout)
+		s.log.Warn("embedding the query timed out; keyword ranking", "timeout", s.opts.SemanticTimeout)
+		return nil, fmt.Sprintf("semantic ranking unavailable: embedding the query took over %s", s.opts.SemanticTimeout)
 	case r.err == nil:
 		r.err = errors.New("the model returned no vector")
 	}

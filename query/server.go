@@ -189,3 +189,23 @@ func sortDocuments(d []*lkv1.DocumentSummary) {
 		return d[i].GetDocument().GetSource() < d[j].GetDocument().GetSource()
 	})
 }
+
+// Shutdown stops srv gracefully: in-flight RPCs finish, new ones are
+// refused; when ctx ends first, the remaining RPCs are cut off. Set the
+// health server (ServerOptions.Health) NOT_SERVING with its Shutdown
+// before calling this, so that balancers stop sending work first.
+func Shutdown(ctx context.Context, srv *grpc.Server) error {
+	done := make(chan struct{})
+	go func() {
+		srv.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		srv.Stop()
+		<-done
+		return ctx.Err()
+	}
+}

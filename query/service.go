@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"lorekeeper.dev/embedder"
 	"lorekeeper.dev/embedder/badgerstore"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
@@ -49,25 +50,26 @@ func invalid(field, format string, args ...any) error {
 
 // Limits on request input.
 const (
-	DefaultLimit       = 20
-	MaxNameLength      = 200
-	MaxSemanticQuery   = 512  // longer is truncated, with a warning
-	MaxQueryInput      = 8192 // longer is rejected
-	MaxDocuments       = 100
-	MaxFilterValues    = 50
-	DefaultEmbedTimout = 2 * time.Second
+	DefaultLimit           = 20
+	MaxNameLength          = 200
+	MaxSemanticQuery       = 512  // longer is truncated, with a warning
+	MaxQueryInput          = 8192 // longer is rejected
+	MaxDocuments           = 100
+	MaxFilterValues        = 50
+	DefaultSemanticTimeout = 2 * time.Second
 )
 
 // Options configure a Service. A nil *Options, and every zero field, means
 // the default.
 type Options struct {
-	// EmbedTimeout bounds embedding a query and scoring it; past it the
+	// SemanticTimeout bounds embedding a query and scoring it; past it the
 	// service ranks by keywords and says so. Default 2s.
-	EmbedTimeout time.Duration
+	SemanticTimeout time.Duration
 	// MaxLimit is the largest limit a request may ask. Default 100.
 	MaxLimit int
 	// LowercaseQueries lower-cases semantic queries before embedding; the
-	// default follows the store's recorded model (ModelInfo.Lowercase).
+	// default follows the model (an Embedder with Info() embedder.ModelInfo,
+	// as the ONNX model has), else the store's recorded model.
 	LowercaseQueries *bool
 	// CosineWeight is the weight of cosine similarity in the hybrid score;
 	// BM25 gets the rest. Default 0.5 (equal weights measured best).
@@ -81,6 +83,18 @@ type Options struct {
 	Version string
 	Metrics *Metrics
 	Logger  *slog.Logger
+}
+
+// modelInfo is what an embedding model may tell about itself.
+type modelInfo interface{ Info() embedder.ModelInfo }
+
+// model returns what is known of the query model: from the Embedder if it
+// says, else the store's record.
+func (s *Service) model() embedder.ModelInfo {
+	if mi, ok := s.emb.(modelInfo); ok {
+		return mi.Info()
+	}
+	return s.store.Model()
 }
 
 // Service answers queries from a store. It is safe for concurrent use.
@@ -99,8 +113,8 @@ func NewService(store *badgerstore.Store, emb Embedder, opts *Options) *Service 
 	if opts != nil {
 		o = *opts
 	}
-	if o.EmbedTimeout <= 0 {
-		o.EmbedTimeout = DefaultEmbedTimout
+	if o.SemanticTimeout <= 0 {
+		o.SemanticTimeout = DefaultSemanticTimeout
 	}
 	if o.CosineWeight <= 0 || o.CosineWeight > 1 {
 		o.CosineWeight = 0.5
@@ -228,6 +242,9 @@ func (s *Service) Status(ctx context.Context, _ *lkv1.StatusRequest) (*lkv1.Stat
 	}
 	st := s.store.Stats()
 	m := s.store.Model()
+	if m.Name == "" || m.Dimensions == 0 {
+		m = s.model()
+	}
 	resp := &lkv1.StatusResponse{
 		Entities:            uint64(st.Entities),
 		Vectors:             uint64(st.Vectors),

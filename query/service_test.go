@@ -3,6 +3,7 @@ package query_test
 import (
 	"context"
 	"errors"
+	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -11,7 +12,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	rpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
@@ -194,7 +197,7 @@ func TestSemantic_Fallback(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			reg := prometheus.NewPedanticRegistry()
 			m := query.NewMetrics(reg)
-			svc := query.NewService(st, tt.emb, &query.Options{EmbedTimeout: 50 * time.Millisecond, Metrics: m})
+			svc := query.NewService(st, tt.emb, &query.Options{SemanticTimeout: 50 * time.Millisecond, Metrics: m})
 			c := lkv1.NewQueryServiceClient(dial(t, svc, &query.ServerOptions{Metrics: m}))
 			resp, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: &lkv1.Common{SemanticQuery: "cure wounds", Limit: 5, Documents: docs("srd-2014")}})
 			if err != nil {
@@ -373,5 +376,36 @@ func TestSemantic_QueryCache(t *testing.T) {
 	}
 	if m.n != 1 {
 		t.Errorf("model called %d times for one query text, want 1", m.n)
+	}
+}
+
+func TestShutdown(t *testing.T) {
+	st := snapshotStore(t)
+	srv := query.NewServer(query.NewService(st, nil, nil), nil)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(lis) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	c := lkv1.NewQueryServiceClient(conn)
+	if _, err := c.Status(ctx, &lkv1.StatusRequest{}); err != nil {
+		t.Fatalf("Status before Shutdown: %v", err)
+	}
+	if err := query.Shutdown(ctx, srv); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve after Shutdown: %v, want nil", err)
+	}
+	if _, err := c.Status(ctx, &lkv1.StatusRequest{}); status.Code(err) != codes.Unavailable {
+		t.Errorf("Status after Shutdown: %v, want Unavailable", err)
 	}
 }

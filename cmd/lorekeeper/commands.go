@@ -180,13 +180,17 @@ another resync holds the lease.`, stderr)
 	if err := ingest.EnsureResources(ctx, js, nf.replicas); err != nil {
 		return err
 	}
+	endpoints, err := ing.selectedEndpoints()
+	if err != nil {
+		return err
+	}
 	base, stopSnapshot, err := open5eBase(ing.open5eURL)
 	if err != nil {
 		return err
 	}
 	defer stopSnapshot()
 	bar := newProgressBar(stderr)
-	f := open5e.NewFetcher(js, base, &open5e.Options{Logger: log, Progress: func(p open5e.Progress) {
+	f := open5e.NewFetcher(js, base, &open5e.Options{Endpoints: endpoints, Logger: log, Progress: func(p open5e.Progress) {
 		bar.set(p.Endpoint, p.Done, p.Total)
 	}})
 	sum, err := f.Sync(ctx)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -189,14 +190,40 @@ func startNode(ctx context.Context, js jetstream.JetStream, badgerDir string, cf
 
 type ingestFlags struct {
 	open5eURL  string
+	endpoints  string
 	interval   time.Duration
 	orcbrewDir string
 }
 
 func (i *ingestFlags) register(fs *flagSet) {
 	fs.String(&i.open5eURL, "open5e-url", "snapshot", `Open5e API base URL; "snapshot" serves the bundled offline copy, "live" is the public API`)
+	fs.String(&i.endpoints, "open5e-endpoints", "", `comma-separated Open5e endpoints to sync, e.g. "v2/spells,v2/creatures" (default: all)`)
 	fs.Duration(&i.interval, "resync-interval", 24*time.Hour, "how often to resync Open5e (with jitter); 0 disables the schedule")
 	fs.String(&i.orcbrewDir, "orcbrew-dir", "./orcbrew", "folder mirrored into the OrcBrew bucket; empty disables it")
+}
+
+// selectedEndpoints resolves --open5e-endpoints; nil means all.
+func (i *ingestFlags) selectedEndpoints() ([]open5e.Endpoint, error) {
+	names := splitList(i.endpoints)
+	if len(names) == 0 {
+		return nil, nil
+	}
+	all := map[string]open5e.Endpoint{}
+	var known []string
+	for _, e := range open5e.Endpoints() {
+		name := e.Version + "/" + e.Name
+		all[name] = e
+		known = append(known, name)
+	}
+	var out []open5e.Endpoint
+	for _, n := range names {
+		e, ok := all[strings.Trim(n, "/")]
+		if !ok {
+			return nil, fmt.Errorf("--open5e-endpoints: unknown endpoint %q; known: %s", n, strings.Join(known, ", "))
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
 
 type runningIngest struct {
@@ -216,6 +243,10 @@ func open5eBase(u string) (string, func(), error) {
 }
 
 func startIngest(ctx context.Context, js jetstream.JetStream, cfg *ingestFlags, reg prometheus.Registerer, log *slog.Logger) (*runningIngest, error) {
+	endpoints, err := cfg.selectedEndpoints()
+	if err != nil {
+		return nil, err
+	}
 	base, stopSnapshot, err := open5eBase(cfg.open5eURL)
 	if err != nil {
 		return nil, err
@@ -225,7 +256,7 @@ func startIngest(ctx context.Context, js jetstream.JetStream, cfg *ingestFlags, 
 		interval = -1 // the flag's 0 disables the schedule; the option's 0 means the default
 	}
 	fetcher := open5e.NewFetcher(js, base, &open5e.Options{
-		Interval: interval, Logger: log, Metrics: open5e.NewMetrics(reg),
+		Interval: interval, Endpoints: endpoints, Logger: log, Metrics: open5e.NewMetrics(reg),
 	})
 	watcher := orcbrew.NewWatcher(js, &orcbrew.Options{Logger: log, Metrics: orcbrew.NewMetrics(reg)})
 

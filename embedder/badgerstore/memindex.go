@@ -51,9 +51,8 @@ type slotInfo struct {
 	// vec is the unit vector quantised to int8 (x*127): a quarter of the
 	// memory of float32, so a scan over every entity stays in cache; the
 	// cosine it gives is within about 0.01 of the exact one.
-	vec []int8
-	document   *lkv1.Document
-	hash       string
+	vec      []int8
+	document *lkv1.Document
 }
 
 type numEntry struct {
@@ -101,7 +100,6 @@ func (m *memIndex) put(e *lkv1.Entity, vec []float32) {
 		gameSystem: strings.ToLower(e.GetDocument().GetGameSystem()),
 		numbers:    f.Numbers,
 		document:   e.GetDocument(),
-		hash:       e.GetContentHash(),
 	}
 	for field, vals := range f.Keywords {
 		for _, v := range vals {

@@ -57,9 +57,19 @@ type ModelInfo = embedder.ModelInfo
 // Options configure a Store. A nil *Options, and every zero field, means the
 // default.
 type Options struct {
+	// Model names the embedding model whose vectors Apply writes from now
+	// on: the embedding cache is keyed by it. When the store has no model
+	// recorded yet, it is recorded (SetModel records the full ModelInfo);
+	// when another model is recorded, Open logs that the stored vectors
+	// need re-embedding. Default: the recorded model.
+	Model string
 	// NoIndexReload skips loading the stored vectors into the vector index
 	// at Open: for a backend that keeps its points itself (Qdrant).
 	NoIndexReload bool
+	// EntityCache is how many decoded entities views keep in memory, so a
+	// popular entity is not read and decoded again. Default 4096; negative
+	// disables.
+	EntityCache int
 	// InMemory runs Badger without a directory (tests, benchmarks).
 	InMemory bool
 	Logger   *slog.Logger
@@ -87,6 +97,51 @@ type Store struct {
 	closed    bool
 
 	reads atomic.Uint64 // entities read by views
+	ents  *entityCache
+	// cacheModel keys the embedding cache when set (Options.Model).
+	cacheModel string
+}
+
+// entityCache holds decoded entities by key. Entities in it are shared
+// between responses and must not be modified. Apply drops the keys it
+// writes, under the store's write lock, so no view sees a stale one.
+type entityCache struct {
+	mu  sync.Mutex
+	max int
+	m   map[string]*lkv1.Entity
+}
+
+func (c *entityCache) get(key string) *lkv1.Entity {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[key]
+}
+
+func (c *entityCache) put(key string, e *lkv1.Entity) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= c.max {
+		for k := range c.m { // evict an arbitrary entry
+			delete(c.m, k)
+			break
+		}
+	}
+	c.m[key] = e
+}
+
+func (c *entityCache) drop(key string) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	delete(c.m, key)
+	c.mu.Unlock()
 }
 
 const (
@@ -119,9 +174,28 @@ func Open(dir string, idx *vectorindex.Index, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("open badger in %q: %w", dir, err)
 	}
 	s := &Store{db: db, idx: idx, logger: logger, mem: newMemIndex()}
+	if n := opts.EntityCache; n >= 0 {
+		if n == 0 {
+			n = 4096
+		}
+		s.ents = &entityCache{max: n, m: make(map[string]*lkv1.Entity, n)}
+	}
 	if err := s.load(opts); err != nil {
 		_ = db.Close()
 		return nil, err
+	}
+	if opts.Model != "" {
+		s.cacheModel = opts.Model
+		switch s.model.Name {
+		case opts.Model:
+		case "":
+			if err := s.SetModel(context.Background(), ModelInfo{Name: opts.Model}); err != nil {
+				_ = db.Close()
+				return nil, err
+			}
+		default:
+			logger.Warn("stored vectors were made by another model; re-embed them", "stored", s.model.Name, "model", opts.Model)
+		}
 	}
 	return s, nil
 }
@@ -193,6 +267,19 @@ func (s *Store) load(opts *Options) error {
 	return flush()
 }
 
+// Ready reports whether the store can serve: open, and Badger usable.
+func (s *Store) Ready(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed || s.db.IsClosed() {
+		return ErrClosed
+	}
+	return nil
+}
+
 // Close closes Badger. It does not close the vector index.
 func (s *Store) Close() error {
 	s.mu.Lock()
@@ -223,6 +310,9 @@ func (s *Store) Apply(ctx context.Context, writes []Write) error {
 	s.mu.RLock()
 	closed, model := s.closed, s.model.Name
 	s.mu.RUnlock()
+	if s.cacheModel != "" {
+		model = s.cacheModel
+	}
 	if closed {
 		return ErrClosed
 	}
@@ -286,6 +376,10 @@ func (s *Store) Apply(ctx context.Context, writes []Write) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 
+	// Badger holds the truth now; a vector index failure is returned after
+	// the in-memory index is updated, and the caller's retry (writes are
+	// idempotent) brings the vector index in step.
+	var idxErr error
 	if s.idx != nil {
 		var points []vectorindex.Point
 		var deletes []string
@@ -309,12 +403,12 @@ func (s *Store) Apply(ctx context.Context, writes []Write) error {
 		}
 		if len(deletes) > 0 {
 			if err := s.idx.Delete(ctx, deletes); err != nil {
-				return fmt.Errorf("delete from the vector index: %w", err)
+				idxErr = fmt.Errorf("delete from the vector index: %w", err)
 			}
 		}
-		if len(points) > 0 {
+		if len(points) > 0 && idxErr == nil {
 			if err := s.idx.Upsert(ctx, points); err != nil {
-				return fmt.Errorf("upsert into the vector index: %w", err)
+				idxErr = fmt.Errorf("upsert into the vector index: %w", err)
 			}
 		}
 	}
@@ -324,13 +418,15 @@ func (s *Store) Apply(ctx context.Context, writes []Write) error {
 	for _, w := range writes {
 		if w.Entity == nil {
 			s.mem.remove(w.DeleteKey)
+			s.ents.drop(w.DeleteKey)
 			continue
 		}
 		s.mem.put(w.Entity, w.Vector)
+		s.ents.drop(w.Entity.GetKey())
 	}
 	s.mem.finish()
 	s.lastWrite = now
-	return nil
+	return idxErr
 }
 
 // removeKeys deletes what is stored under key: its document, indexes and
@@ -553,9 +649,9 @@ func (s *Store) Stats() Stats {
 // none).
 func (s *Store) VectorIndex() *vectorindex.Index { return s.idx }
 
-// Schema is the payload schema of the vector index points the store
-// writes: pass it as vectorindex.Options.Fields.
-func Schema() []vectorindex.FieldSchema {
+// PayloadFields is the payload schema of the vector index points the
+// store writes: pass it as vectorindex.Options.Fields.
+func PayloadFields() []vectorindex.FieldSchema {
 	kw := []string{FieldKind, FieldDocument, FieldSource, FieldGameSystem, FieldSchool, FieldClass,
 		FieldCastingTime, FieldDamageType, FieldSavingThrow, FieldCreatureType, FieldSize,
 		FieldDamageImmunity, FieldDamageResistance, FieldDamageVulnerability, FieldRarity,

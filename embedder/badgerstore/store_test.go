@@ -3,6 +3,7 @@ package badgerstore_test
 import (
 	"context"
 	"errors"
+	"math"
 	"slices"
 	"testing"
 
@@ -34,7 +35,7 @@ func openStore(t *testing.T, dir string, idx *vectorindex.Index) *badgerstore.St
 
 func newIndex(t *testing.T) *vectorindex.Index {
 	t.Helper()
-	idx, err := embeddedindex.Open(&vectorindex.Options{Dimensions: 3, Fields: badgerstore.Schema()})
+	idx, err := embeddedindex.Open(&vectorindex.Options{Dimensions: 3, Fields: badgerstore.PayloadFields()})
 	if err != nil {
 		t.Fatalf("embeddedindex.Open: %v", err)
 	}
@@ -127,13 +128,37 @@ func TestStore_UpdateAndDelete(t *testing.T) {
 	if err := s.Apply(ctx, []badgerstore.Write{{Entity: fb, Vector: []float32{1, 0, 0}}}); err != nil {
 		t.Fatal(err)
 	}
-	// An update moves the entity between index entries.
+	viewed := func() *lkv1.Entity {
+		t.Helper()
+		var e *lkv1.Entity
+		err := s.View(ctx, func(v *badgerstore.View) error {
+			slot, ok := v.Slot(fb.Key)
+			if !ok {
+				return errors.New("no slot")
+			}
+			var err error
+			e, err = v.Entity(slot)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	if got := viewed().GetSpell().GetLevel(); got != 3 {
+		t.Fatalf("level %d, want 3", got)
+	}
+	// An update moves the entity between index entries, and views read
+	// the new version (not a cached old one).
 	moved := spell("fireball", "Fireball", 4, "conjuration", "h2")
 	if err := s.Apply(ctx, []badgerstore.Write{{Entity: moved, Vector: []float32{0, 0, 1}}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := keys(t, s, func(v *badgerstore.View) badgerstore.Set { return v.Postings(badgerstore.FieldSchool, "evocation") }); len(got) != 0 {
 		t.Errorf("old school still indexed: %v", got)
+	}
+	if got := viewed().GetSpell().GetLevel(); got != 4 {
+		t.Errorf("view after update: level %d, want 4", got)
 	}
 	four := 4.0
 	if got := keys(t, s, func(v *badgerstore.View) badgerstore.Set { return v.Range(badgerstore.FieldLevel, &four, &four) }); len(got) != 1 {
@@ -244,5 +269,81 @@ func TestStore_ConcurrentApplyAndView(t *testing.T) {
 		if err != nil {
 			t.Fatalf("View during writes: %v", err)
 		}
+	}
+}
+
+// The in-memory cosine (int8-quantised vectors) stays within 0.01 of the
+// exact cosine.
+func TestView_Cosine(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, t.TempDir(), nil)
+	vecs := map[string][]float32{"a": {1, 0, 0}, "b": {0.6, 0.8, 0}, "c": {-1, 0.2, 0.3}}
+	var writes []badgerstore.Write
+	for slug, v := range vecs {
+		writes = append(writes, badgerstore.Write{Entity: spell(slug, slug, 1, "evocation", ""), Vector: v})
+	}
+	if err := s.Apply(ctx, writes); err != nil {
+		t.Fatal(err)
+	}
+	query := []float32{0.2, 0.9, 0.1}
+	err := s.View(ctx, func(v *badgerstore.View) error {
+		scores := make([]float64, v.Capacity())
+		with := v.Cosine(query, v.All(), scores)
+		if with.Len() != 3 {
+			t.Errorf("%d entities scored, want 3", with.Len())
+		}
+		for slug, vec := range vecs {
+			slot, _ := v.Slot("open5e_v2:srd-2014:spell:" + slug)
+			want := exactCosine(query, vec)
+			if d := scores[slot] - want; d > 0.01 || d < -0.01 {
+				t.Errorf("cosine(%s) = %.4f, want %.4f", slug, scores[slot], want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func exactCosine(a, b []float32) float64 {
+	var ab, aa, bb float64
+	for i := range a {
+		ab += float64(a[i]) * float64(b[i])
+		aa += float64(a[i]) * float64(a[i])
+		bb += float64(b[i]) * float64(b[i])
+	}
+	return ab / math.Sqrt(aa*bb)
+}
+
+// Options.Model keys the embedding cache and records the model when none
+// is recorded; Ready follows the store's life.
+func TestStore_OptionsModelAndReady(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := badgerstore.Open(dir, nil, &badgerstore.Options{Model: "use-lite"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ready(ctx); err != nil {
+		t.Errorf("Ready: %v", err)
+	}
+	if got := s.Model().Name; got != "use-lite" {
+		t.Errorf("recorded model %q, want use-lite", got)
+	}
+	if err := s.Apply(ctx, []badgerstore.Write{{Entity: spell("fireball", "Fireball", 3, "evocation", "h1"), Vector: []float32{1, 2, 3}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.CachedVector(ctx, "use-lite", "h1"); !ok || err != nil {
+		t.Errorf("CachedVector(use-lite, h1) = %v, %v; want a hit", ok, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ready(ctx); !errors.Is(err, badgerstore.ErrClosed) {
+		t.Errorf("Ready after Close: %v, want ErrClosed", err)
+	}
+	if err := s.Apply(ctx, []badgerstore.Write{{DeleteKey: "x"}}); !errors.Is(err, badgerstore.ErrClosed) {
+		t.Errorf("Apply after Close: %v, want ErrClosed", err)
 	}
 }

@@ -119,12 +119,18 @@ func (v *View) InNameOrder(set Set, fn func(slot uint32) bool) {
 }
 
 // Entity reads the entity in slot from Badger.
+// The entity may be shared with other readers: do not modify it.
 func (v *View) Entity(slot uint32) (*lkv1.Entity, error) {
 	v.s.reads.Add(1)
+	key := v.m.slots[slot].key
+	if e := v.s.ents.get(key); e != nil {
+		return e, nil
+	}
 	e := &lkv1.Entity{}
-	if err := readEntity(v.txn, v.m.slots[slot].key, e); err != nil {
+	if err := readEntity(v.txn, key, e); err != nil {
 		return nil, err
 	}
+	v.s.ents.put(key, e)
 	return e, nil
 }
 
