@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"lorekeeper.dev/embedder/modelfile"
 	"lorekeeper.dev/ingest"
@@ -50,7 +51,8 @@ over it. Run one per replica, each with its own --data-dir and --consumer.`, std
 		return err
 	}
 	defer ops.close(context.Background())
-	n, err := startNode(ctx, js, dataDir+"/badger", &node, reg, ready, log)
+	node.replicas = nf.replicas
+	n, err := startNode(ctx, js, filepath.Join(dataDir, "badger"), &node, reg, ready, log)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
 
 	"lorekeeper.dev/embedder/badgerstore"
 	"lorekeeper.dev/embedder/natsconsume"
@@ -46,6 +47,7 @@ type nodeFlags struct {
 	qdrantKeyFile string
 	qdrantTLS     bool
 	durable       string
+	replicas      int
 	semanticWait  time.Duration
 }
 
@@ -111,13 +113,12 @@ func startNode(ctx context.Context, js jetstream.JetStream, badgerDir string, cf
 		}
 	}()
 
-	model, err := onnx.Open(cfg.modelDir, &onnx.Options{Model: cfg.model})
+	model, err := onnx.Open(cfg.modelDir, &onnx.Options{Model: cfg.model, Logger: log, Metrics: onnx.NewMetrics(reg)})
 	if err != nil {
 		return nil, err
 	}
 	closers = append(closers, func(context.Context) error { return model.Close() })
 	info := model.Info()
-	log.Info("embedding model loaded", "model", info.Name, "dimensions", info.Dimensions, "dir", cfg.modelDir)
 
 	idxOpts := &vectorindex.Options{
 		Dimensions: info.Dimensions,
@@ -149,7 +150,18 @@ func startNode(ctx context.Context, js jetstream.JetStream, badgerDir string, cf
 	}
 	closers = append(closers, func(context.Context) error { return idx.Close() })
 
-	store, err := badgerstore.Open(badgerDir, idx, &badgerstore.Options{Logger: log, Model: info.Name})
+	// A store whose vectors another model made is re-embedded before the
+	// node serves; its old vectors must not reach the new index meanwhile.
+	prev, err := badgerstore.RecordedModel(badgerDir)
+	if err != nil {
+		return nil, err
+	}
+	reembed := prev.Name != "" && (prev.Name != info.Name || prev.Dimensions != info.Dimensions)
+	store, err := badgerstore.Open(badgerDir, idx, &badgerstore.Options{
+		Logger: log, Model: info.Name,
+		// Qdrant keeps its points itself; the embedded index is reloaded.
+		NoIndexReload: reembed || idx.Backend() != "embedded",
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -158,7 +170,21 @@ func startNode(ctx context.Context, js jetstream.JetStream, badgerDir string, cf
 	cons := natsconsume.New(js, store, model, &natsconsume.Options{
 		Durable: cfg.durable, Logger: log, Metrics: natsconsume.NewMetrics(reg),
 	})
-	jc, err := cons.Ensure(ctx, ingest.StreamName, 1)
+	if reembed {
+		log.Info("the embedding model changed: re-embedding every stored entity", "from", prev.Name, "to", info.Name)
+		start := time.Now()
+		err := cons.Reembed(ctx, store, func(done, total int) {
+			log.Info("re-embedding", "done", done, "total", total)
+		})
+		if err != nil {
+			return nil, err
+		}
+		log.Info("re-embedded", "took", time.Since(start).Round(time.Millisecond))
+	}
+	if err := store.SetModel(ctx, info); err != nil {
+		return nil, err
+	}
+	jc, err := cons.Ensure(ctx, ingest.StreamName, cfg.replicas)
 	if err != nil {
 		return nil, err
 	}
@@ -169,8 +195,12 @@ func startNode(ctx context.Context, js jetstream.JetStream, badgerDir string, cf
 	// its batch in flight is stored and acknowledged.
 	closers = append(closers, func(context.Context) error { stopConsumer(); return <-consDone })
 
-	svc := query.NewService(store, model, &query.Options{SemanticTimeout: cfg.semanticWait, Logger: log})
-	srv := query.NewServer(svc, &query.ServerOptions{Logger: log, Metrics: query.NewMetrics(reg)})
+	qm := query.NewMetrics(reg)
+	svc := query.NewService(store, model, &query.Options{
+		SemanticTimeout: cfg.semanticWait, Pending: cons.Pending, Version: version, Metrics: qm, Logger: log,
+	})
+	hs := health.NewServer()
+	srv := query.NewServer(svc, &query.ServerOptions{Logger: log, Metrics: qm, Health: hs})
 	ln, err := net.Listen("tcp", cfg.grpcAddr)
 	if err != nil {
 		return nil, fmt.Errorf("gRPC listener on %s: %w (set --grpc-addr)", cfg.grpcAddr, err)
@@ -180,7 +210,10 @@ func startNode(ctx context.Context, js jetstream.JetStream, badgerDir string, cf
 			log.Error("gRPC server stopped", "err", err)
 		}
 	}()
-	closers = append(closers, func(ctx context.Context) error { return query.Shutdown(ctx, srv) })
+	closers = append(closers, func(ctx context.Context) error {
+		hs.Shutdown() // NOT_SERVING first, so balancers move away
+		return query.Shutdown(ctx, srv)
+	})
 	ready.add("storage", func(ctx context.Context) error { return store.Ready(ctx) })
 	log.Info("query service listening", "addr", ln.Addr().String())
 	return &runningNode{grpcAddr: ln.Addr().String(), close: closeAll}, nil

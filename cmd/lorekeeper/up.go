@@ -97,14 +97,13 @@ func (s *upStack) close() error {
 
 // startUp starts every role. On error, whatever was started is closed.
 // The roles stop when ctx is done or close is called.
-func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (st *upStack, err error) {
-	st = &upStack{log: log}
+func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, err error) {
+	st := &upStack{log: log}
 	defer func() {
 		if err != nil {
 			if cerr := st.close(); cerr != nil {
 				log.Error("cleanup after failed start", "err", cerr)
 			}
-			st = nil
 		}
 	}()
 	// Roles run under their own context so close can stop them in order

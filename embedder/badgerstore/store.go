@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -682,4 +683,34 @@ func payload(e *lkv1.Entity) vectorindex.Payload {
 		delete(f.Keywords, k)
 	}
 	return vectorindex.Payload{Keywords: f.Keywords, Numbers: f.Numbers, Bools: f.Bools}
+}
+
+// RecordedModel returns the model recorded in the store at dir (zero when
+// there is no store yet or no model recorded), without loading the store: a
+// node reads it to decide whether its vectors must be re-embedded before it
+// opens the store for real.
+func RecordedModel(dir string) (ModelInfo, error) {
+	var m ModelInfo
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return m, nil
+	}
+	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	if err != nil {
+		return m, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	defer db.Close()
+	err = db.View(func(txn *badger.Txn) error {
+		it, err := txn.Get([]byte(keyModel))
+		if errors.Is(err, badger.ErrKeyNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return it.Value(func(v []byte) error { return json.Unmarshal(v, &m) })
+	})
+	if err != nil {
+		return m, fmt.Errorf("read model metadata: %w", err)
+	}
+	return m, nil
 }

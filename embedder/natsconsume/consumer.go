@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -89,10 +90,11 @@ func (o *Options) withDefaults() Options {
 
 // Consumer moves entity events from the stream into storage.
 type Consumer struct {
-	js    jetstream.JetStream
-	store Store
-	model Model
-	opts  Options
+	js      jetstream.JetStream
+	store   Store
+	model   Model
+	opts    Options
+	pending atomic.Uint64
 }
 
 // New returns a Consumer reading stream through js. It borrows js, store and
@@ -255,13 +257,10 @@ func (c *Consumer) write(ctx context.Context, items []item) error {
 		}
 	}
 	if len(texts) > 0 {
-		start := time.Now()
 		vecs, err := c.model.Embed(ctx, texts)
 		if err != nil {
 			return fmt.Errorf("embed %d texts: %w", len(texts), err)
 		}
-		c.opts.Metrics.embedDuration.Observe(time.Since(start).Seconds())
-		c.opts.Metrics.embedded.Add(float64(len(texts)))
 		for j, wi := range need {
 			writes[wi].Vector = vecs[j]
 		}
@@ -335,7 +334,9 @@ func (c *Consumer) watchLag(ctx context.Context, cons jetstream.Consumer) {
 	defer t.Stop()
 	for {
 		if info, err := cons.Info(ctx); err == nil {
-			c.opts.Metrics.pending.Set(float64(info.NumPending + uint64(info.NumAckPending)))
+			n := info.NumPending + uint64(info.NumAckPending)
+			c.pending.Store(n)
+			c.opts.Metrics.pending.Set(float64(n))
 		}
 		select {
 		case <-ctx.Done():
@@ -343,4 +344,46 @@ func (c *Consumer) watchLag(ctx context.Context, cons jetstream.Consumer) {
 		case <-t.C:
 		}
 	}
+}
+
+// Pending is the consumer's lag as last observed: messages on the stream
+// this node has not yet stored and acknowledged.
+func (c *Consumer) Pending() uint64 { return c.pending.Load() }
+
+// entitySource lists stored entities, for re-embedding.
+type entitySource interface {
+	ForEach(ctx context.Context, fn func(*lkv1.Entity) error) error
+}
+
+// Reembed writes every entity of src again with a vector from the
+// consumer's model (the embedding cache first, the model for the rest): what
+// a node does when it starts with a different model than the one that made
+// its vectors. progress, if not nil, is called after each batch.
+func (c *Consumer) Reembed(ctx context.Context, src entitySource, progress func(done, total int)) error {
+	// Collect first: writing while one read transaction spans the whole
+	// store would keep every old version alive until the end.
+	var entities []*lkv1.Entity
+	if err := src.ForEach(ctx, func(e *lkv1.Entity) error {
+		entities = append(entities, e)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("list stored entities: %w", err)
+	}
+	for start := 0; start < len(entities); start += c.opts.Batch {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		end := min(start+c.opts.Batch, len(entities))
+		items := make([]item, 0, end-start)
+		for _, e := range entities[start:end] {
+			items = append(items, item{event: &lkv1.EntityEvent{Event: &lkv1.EntityEvent_Upsert{Upsert: e}}, key: e.GetKey()})
+		}
+		if err := c.write(ctx, items); err != nil {
+			return fmt.Errorf("re-embed: %w", err)
+		}
+		if progress != nil {
+			progress(end, len(entities))
+		}
+	}
+	return nil
 }

@@ -2,15 +2,14 @@ package natsconsume
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// Metrics are the consumer's Prometheus metrics.
+// Metrics are the consumer's Prometheus metrics. The model's own (embed
+// duration, texts embedded) are the onnx package's.
 type Metrics struct {
-	messages      *prometheus.CounterVec
-	batchSize     prometheus.Histogram
-	embedDuration prometheus.Histogram
-	embedded      prometheus.Counter
-	cacheHits     prometheus.Counter
-	deadLetters   prometheus.Counter
-	pending       prometheus.Gauge
+	messages    *prometheus.CounterVec
+	batchSize   prometheus.Histogram
+	cacheHits   prometheus.Counter
+	deadLetters prometheus.Counter
+	pending     prometheus.Gauge
 }
 
 // NewMetrics creates the consumer's metrics and registers them on reg,
@@ -26,15 +25,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Messages per fetched batch.",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 10),
 		}),
-		embedDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Namespace: "lorekeeper", Subsystem: "embedder", Name: "embed_duration_seconds",
-			Help:    "Time for one model call embedding a batch's texts.",
-			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14),
-		}),
-		embedded: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: "lorekeeper", Subsystem: "embedder", Name: "texts_embedded_total",
-			Help: "Texts the model embedded.",
-		}),
 		cacheHits: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: "lorekeeper", Subsystem: "embedder", Name: "embedding_cache_hits_total",
 			Help: "Upserts whose vector came from the embedding cache (content and model unchanged).",
@@ -49,7 +39,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.messages, m.batchSize, m.embedDuration, m.embedded, m.cacheHits, m.deadLetters, m.pending)
+		reg.MustRegister(m.messages, m.batchSize, m.cacheHits, m.deadLetters, m.pending)
 	}
 	return m
 }

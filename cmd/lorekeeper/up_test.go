@@ -1,0 +1,315 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/mcpserver"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// testModelDir is where `make model` put the model: LOREKEEPER_MODEL_DIR
+// (the Makefile exports it) or the repository's .models.
+func testModelDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("LOREKEEPER_MODEL_DIR")
+	if dir == "" {
+		dir, _ = filepath.Abs("../../.models")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "libonnxruntime.so.1")); err != nil {
+		t.Fatalf("no ONNX Runtime in %s: run `make model` first", dir)
+	}
+	return dir
+}
+
+// testUpConfig is `lorekeeper up` on dir with every listener on a free
+// loopback port and only the v2 spells synced (the whole catalogue is the
+// ingest and query tests' business; here it would only take longer).
+func testUpConfig(t *testing.T, dir string) *upConfig {
+	t.Helper()
+	var cfg upConfig
+	fs := newFlagSet("up", upUsage, io.Discard)
+	cfg.register(fs)
+	err := fs.parse([]string{
+		"--data-dir", dir,
+		"--nats-listen", "127.0.0.1:0",
+		"--metrics-addr", "127.0.0.1:0",
+		"--grpc-addr", "127.0.0.1:0",
+		"--mcp-addr", "127.0.0.1:0",
+		"--model-dir", testModelDir(t),
+		"--open5e-endpoints", "v2/spells",
+		"--orcbrew-dir", filepath.Join(dir, "orcbrew"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &cfg
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// startTestStack starts `lorekeeper up` in process and waits until the
+// query node has stored everything on the stream.
+func startTestStack(t *testing.T, cfg *upConfig) *upStack {
+	t.Helper()
+	ctx := t.Context()
+	st, err := startUp(ctx, cfg, testLogger(t))
+	if err != nil {
+		t.Fatalf("startUp: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := st.close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	conn, client, err := dialQuery(st.grpcAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// A bound, not a timing assertion: the first start embeds every spell.
+	deadline := time.Now().Add(5 * time.Minute)
+	for {
+		s, err := client.Status(ctx, &lkv1.StatusRequest{})
+		if err == nil && s.GetEntities() > 0 && s.GetPending() == 0 && streamMsgs(t, st.natsURL) <= s.GetEntities() {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node not caught up after 5 minutes: status %v, err %v", s, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// streamMsgs is the number of messages on the ENTITIES stream.
+func streamMsgs(t *testing.T, url string) uint64 {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := js.Stream(t.Context(), ingest.StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+// metric reads one unlabelled sample (or the sum over labels) from /metrics.
+func metric(t *testing.T, addr, name string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var sum float64
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name+" ") && !strings.HasPrefix(line, name+"{") {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			t.Fatalf("metric line %q: %v", line, err)
+		}
+		sum += v
+	}
+	return sum
+}
+
+// callLookupSpell calls lookup_spell(name=fireball) and returns the results.
+func callLookupSpell(t *testing.T, tr mcp.Transport) mcpserver.LookupOutput {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	c := mcp.NewClient(&mcp.Implementation{Name: "lorekeeper-e2e", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "lookup_spell", Arguments: map[string]any{"name": "fireball"}})
+	if err != nil {
+		t.Fatalf("lookup_spell: %v", err)
+	}
+	if res.IsError {
+		t.Fatalf("lookup_spell returned an error result: %+v", res.Content)
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out mcpserver.LookupOutput
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("structured content %s: %v", b, err)
+	}
+	return out
+}
+
+// checkSRDFireball asserts the results hold the SRD 5.1 Fireball with its
+// document metadata.
+func checkSRDFireball(t *testing.T, out mcpserver.LookupOutput) {
+	t.Helper()
+	for _, e := range out.Results {
+		if e.DocumentKey != "srd-2014" {
+			continue
+		}
+		if e.Name != "Fireball" || e.Kind != "spell" {
+			t.Errorf("srd-2014 result is %q (%s), want the spell Fireball", e.Name, e.Kind)
+		}
+		if e.DocumentName != "System Reference Document 5.1" || e.DocumentSource != "open5e_v2" {
+			t.Errorf("document = %q from %q, want System Reference Document 5.1 from open5e_v2", e.DocumentName, e.DocumentSource)
+		}
+		if e.Spell == nil || e.Spell.Level != 3 || !strings.Contains(e.Description, "8d6") {
+			t.Errorf("SRD Fireball lacks its level 3 or its 8d6 description: %+v", e.Spell)
+		}
+		return
+	}
+	var got []string
+	for _, e := range out.Results {
+		got = append(got, e.Name+" ("+e.DocumentKey+")")
+	}
+	t.Fatalf("no srd-2014 Fireball among %v", got)
+}
+
+// buildBinary builds the lorekeeper command for subprocess tests.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "lorekeeper")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func TestUp_LookupSpellOverHTTPAndStdio(t *testing.T) {
+	st := startTestStack(t, testUpConfig(t, t.TempDir()))
+
+	t.Run("streamable HTTP", func(t *testing.T) {
+		checkSRDFireball(t, callLookupSpell(t, &mcp.StreamableClientTransport{Endpoint: st.mcpURL}))
+	})
+	t.Run("stdio subprocess", func(t *testing.T) {
+		cmd := exec.Command(buildBinary(t), "mcp", "--grpc-addr", st.grpcAddr, "--log-level", "warn")
+		cmd.Stderr = testWriter{t}
+		checkSRDFireball(t, callLookupSpell(t, &mcp.CommandTransport{Command: cmd}))
+	})
+	t.Run("health and metrics", func(t *testing.T) {
+		for _, path := range []string{"/healthz", "/readyz"} {
+			resp, err := http.Get("http://" + st.metricsAddr + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("%s: %s", path, resp.Status)
+			}
+		}
+		if got := metric(t, st.metricsAddr, "lorekeeper_embedder_embedded_texts_total"); got < 1 {
+			t.Errorf("lorekeeper_embedder_embedded_texts_total = %v after the first load, want > 0", got)
+		}
+	})
+}
+
+// TestUp_RestartRepublishesNothing: a second start on the same data
+// directory publishes nothing to the stream and stores nothing again.
+func TestUp_RestartRepublishesNothing(t *testing.T) {
+	dir := t.TempDir()
+	first := startTestStack(t, testUpConfig(t, dir))
+	before := streamMsgs(t, first.natsURL)
+	if before < 1600 {
+		t.Fatalf("%d messages on the stream after the first start, want the v2 spells (1637)", before)
+	}
+	if err := first.close(); err != nil {
+		t.Fatal(err)
+	}
+
+	second := startTestStack(t, testUpConfig(t, dir))
+	// The consumer has caught up (startTestStack waits for it); give the
+	// ingest role the same chance to publish something, were it to.
+	time.Sleep(2 * time.Second)
+	if after := streamMsgs(t, second.natsURL); after != before {
+		t.Errorf("stream holds %d messages after a restart, want %d as before", after, before)
+	}
+	for _, m := range []string{"lorekeeper_embedder_messages_total", "lorekeeper_embedder_embedded_texts_total", "lorekeeper_ingest_entities_published_total"} {
+		if got := metric(t, second.metricsAddr, m); got != 0 {
+			t.Errorf("%s = %v after a restart, want 0", m, got)
+		}
+	}
+	conn, client, err := dialQuery(second.grpcAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	s, err := client.Status(t.Context(), &lkv1.StatusRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.GetEntities() != before || s.GetVectors() != before {
+		t.Errorf("after restart: %d entities, %d vectors; want %d of each", s.GetEntities(), s.GetVectors(), before)
+	}
+}
+
+func TestRun_Usage(t *testing.T) {
+	tests := []struct {
+		args    []string
+		wantErr error
+		want    string
+	}{
+		{nil, errUsage, "Usage: lorekeeper <command>"},
+		{[]string{"nope"}, errUsage, `unknown command "nope"`},
+		{[]string{"help"}, nil, "Run it:"},
+		{[]string{"search"}, errUsage, "Usage: lorekeeper search"},
+		{[]string{"up", "--help"}, nil, "LOREKEEPER_DATA_DIR"},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.args), func(t *testing.T) {
+			var out strings.Builder
+			err := run(t.Context(), tt.args, strings.NewReader(""), &out, &out)
+			if tt.wantErr != nil && err != tt.wantErr {
+				t.Errorf("err = %v, want %v", err, tt.wantErr)
+			}
+			if !strings.Contains(out.String(), tt.want) {
+				t.Errorf("output lacks %q:\n%s", tt.want, out.String())
+			}
+		})
+	}
+}
