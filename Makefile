@@ -13,7 +13,7 @@ BIN         := bin/lorekeeper
 # binary's default, overridable with LOREKEEPER_MODEL_DIR).
 MODEL_DIR   ?= $(CURDIR)/.models
 export LOREKEEPER_MODEL_DIR ?= $(MODEL_DIR)
-GOLANGCI_LINT_VERSION := v2.6.2
+GOLANGCI_LINT_VERSION := v2.15.0
 TEST_TIMEOUT ?= 15m
 RUN_FLAGS   ?=
 
@@ -46,11 +46,15 @@ lint: tools ## go vet and golangci-lint.
 	go vet $(PKGS)
 	go run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run $(PKGS)
 
-tools: ## Debian packages the build needs (protoc).
-	@command -v protoc >/dev/null || { \
-		echo "installing protobuf-compiler (protoc)"; \
-		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq protobuf-compiler libprotobuf-dev >/dev/null; }
-	@go mod download -x 2>/dev/null || true
+tools: ## Debian packages the build and tests need: protoc, npm, promtool.
+	@missing=""; \
+	{ command -v protoc >/dev/null && [ -f /usr/include/google/protobuf/timestamp.proto ]; } || missing="$$missing protobuf-compiler libprotobuf-dev"; \
+	command -v npm >/dev/null || missing="$$missing nodejs npm"; \
+	command -v promtool >/dev/null || missing="$$missing prometheus"; \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages:$$missing"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+	fi
 
 model: ## Fetch the ONNX Runtime library and the default model, verified.
 	@scripts/model.sh "$(LOREKEEPER_MODEL_DIR)"

@@ -269,12 +269,22 @@ func fold(v *badgerstore.View, r *ranking, cand badgerstore.Set, limit int, dedu
 			taken[key] = true
 			same := v.Postings(badgerstore.FieldName, v.Name(sc.slot))
 			same.And(cand)
+			// The group keeps its best score, but is represented by its most
+			// authoritative copy: the SRD Fireball, not a supplement's.
+			best := sc.slot
 			v.InNameOrder(same, func(slot uint32) bool {
-				if slot != sc.slot && v.Kind(slot) == v.Kind(sc.slot) {
+				if v.Kind(slot) == v.Kind(sc.slot) && documentRank(v.Document(slot).GetKey()) < documentRank(v.Document(best).GetKey()) {
+					best = slot
+				}
+				return true
+			})
+			v.InNameOrder(same, func(slot uint32) bool {
+				if slot != best && v.Kind(slot) == v.Kind(sc.slot) {
 					res.Alternates = append(res.Alternates, alternate(v, slot))
 				}
 				return true
 			})
+			sc.slot = best
 		}
 		if withScore {
 			score := min(max(sc.score, 0), 1)
@@ -289,6 +299,21 @@ func fold(v *badgerstore.View, r *ranking, cand badgerstore.Set, limit int, dedu
 		out = append(out, res)
 	}
 	return out, nil
+}
+
+// documentRank orders documents for representing a folded group: the
+// official SRDs first (5.1, then 5.2), then the core concepts, then the rest.
+func documentRank(key string) int {
+	switch key {
+	case "srd-2014":
+		return 0
+	case "srd-2024":
+		return 1
+	case "core":
+		return 2
+	default:
+		return 3
+	}
 }
 
 func alternate(v *badgerstore.View, slot uint32) *lkv1.Alternate {

@@ -114,6 +114,9 @@ func TestSearch(t *testing.T) {
 		if len(alt) == 0 {
 			t.Errorf("Fireball has no alternates; want the other documents' Fireballs")
 		}
+		if d := rs[0].GetEntity().GetDocument().GetKey(); d != "srd-2014" || !slices.Contains(alt, "srd-2024") || !slices.Contains(alt, "a5e-ag") {
+			t.Errorf("Fireball represented by %s with alternates %v; want the SRD 5.1 copy, the others (srd-2024, a5e-ag) as alternates", d, alt)
+		}
 		resp = search(t, &lkv1.SearchRequest{Query: "fireball", Kinds: []lkv1.Kind{lkv1.Kind_KIND_SPELL}, Documents: docs("srd-2014", "srd-2024")})
 		rs = group(resp, lkv1.Kind_KIND_SPELL)
 		if n := names(rs); len(n) < 2 || n[0] != "Fireball" || n[1] != "Fireball" || len(rs[0].GetAlternates()) != 0 {
