@@ -10,8 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
@@ -24,20 +22,22 @@ type clientFlags struct {
 	addr    string
 	timeout time.Duration
 	json    bool
+	tls     clientTLSFlags
 }
 
 func (c *clientFlags) register(fs *flagSet) {
 	fs.String(&c.addr, "grpc-addr", defaultGRPCAddr, "query service address (host:port)")
 	fs.Duration(&c.timeout, "timeout", 10*time.Second, "how long to wait for an answer")
 	fs.Bool(&c.json, "json", false, "print JSON instead of text")
+	c.tls.register(fs)
 }
 
 func (c *clientFlags) dial() (lkv1.QueryServiceClient, func(), error) {
-	conn, err := grpc.NewClient(c.addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, client, err := dialQuery(c.addr, &c.tls)
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect to the query service at %s: %w", c.addr, err)
+		return nil, nil, err
 	}
-	return lkv1.NewQueryServiceClient(conn), func() { conn.Close() }, nil
+	return client, func() { conn.Close() }, nil
 }
 
 // unreachable turns a connection failure into advice.

@@ -138,7 +138,7 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 			}
 			defer ops.close(context.Background())
 		}
-		m, err := startMCPHTTP(ctx, cf.addr, &mf, reg, log)
+		m, err := startMCPHTTP(ctx, cf.addr, &cf.tls, &mf, reg, log)
 		if err != nil {
 			return err
 		}
@@ -146,7 +146,7 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 		<-ctx.Done()
 		return m.close(context.Background())
 	}
-	conn, client, err := dialQuery(cf.addr)
+	conn, client, err := dialQuery(cf.addr, &cf.tls)
 	if err != nil {
 		return err
 	}

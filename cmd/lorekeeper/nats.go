@@ -27,12 +27,18 @@ const defaultNATSURL = "nats://127.0.0.1:4222"
 type natsFlags struct {
 	url      string
 	creds    string
+	tlsCA    string
+	tlsCert  string
+	tlsKey   string
 	replicas int
 }
 
 func (n *natsFlags) register(fs *flagSet) {
 	fs.String(&n.url, "nats-url", defaultNATSURL, "NATS server URL(s), comma-separated")
 	fs.String(&n.creds, "nats-creds", "", "NATS credentials file (user JWT and nkey seed)")
+	fs.String(&n.tlsCA, "nats-tls-ca", "", "trust this CA for NATS over TLS (PEM file)")
+	fs.String(&n.tlsCert, "nats-tls-cert", "", "client certificate for NATS (PEM file)")
+	fs.String(&n.tlsKey, "nats-tls-key", "", "the NATS client certificate's private key (PEM file)")
 	fs.Int(&n.replicas, "nats-replicas", 1, "JetStream replicas for the stream and buckets (3 on a cluster)")
 }
 
@@ -50,6 +56,12 @@ func (n *natsFlags) connect(name string, log *slog.Logger) (*nats.Conn, jetstrea
 	}
 	if n.creds != "" {
 		opts = append(opts, nats.UserCredentials(n.creds))
+	}
+	if n.tlsCA != "" {
+		opts = append(opts, nats.RootCAs(n.tlsCA))
+	}
+	if n.tlsCert != "" || n.tlsKey != "" {
+		opts = append(opts, nats.ClientCert(n.tlsCert, n.tlsKey))
 	}
 	nc, err := nats.Connect(n.url, opts...)
 	if err != nil {

@@ -18,7 +18,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 
 	"lorekeeper.dev/embedder/badgerstore"
@@ -49,6 +48,8 @@ type nodeFlags struct {
 	durable       string
 	replicas      int
 	semanticWait  time.Duration
+	maxLag        int
+	tls           serverTLSFlags
 }
 
 func (n *nodeFlags) register(fs *flagSet) {
@@ -61,6 +62,8 @@ func (n *nodeFlags) register(fs *flagSet) {
 	fs.Bool(&n.qdrantTLS, "qdrant-tls", false, "connect to Qdrant over TLS")
 	fs.String(&n.durable, "consumer", "embedder", "the durable consumer's name: one per node, since each keeps its own replica")
 	fs.Duration(&n.semanticWait, "semantic-timeout", 2*time.Second, "how long semantic ranking may take before a query falls back to keywords")
+	fs.Int(&n.maxLag, "ready-max-pending", 1000, "report not ready while more stream messages than this wait to be stored (0: never)")
+	n.tls.register(fs)
 }
 
 // defaultModelDir is ./.models beside the binary's checkout when run from
@@ -200,7 +203,15 @@ func startNode(ctx context.Context, js jetstream.JetStream, badgerDir string, cf
 		SemanticTimeout: cfg.semanticWait, Pending: cons.Pending, Version: version, Metrics: qm, Logger: log,
 	})
 	hs := health.NewServer()
-	srv := query.NewServer(svc, &query.ServerOptions{Logger: log, Metrics: qm, Health: hs})
+	sopts := &query.ServerOptions{Logger: log, Metrics: qm, Health: hs}
+	tlsOpt, err := cfg.tls.serverOption()
+	if err != nil {
+		return nil, err
+	}
+	if tlsOpt != nil {
+		sopts.GRPCOptions = append(sopts.GRPCOptions, tlsOpt)
+	}
+	srv := query.NewServer(svc, sopts)
 	ln, err := net.Listen("tcp", cfg.grpcAddr)
 	if err != nil {
 		return nil, fmt.Errorf("gRPC listener on %s: %w (set --grpc-addr)", cfg.grpcAddr, err)
@@ -215,6 +226,14 @@ func startNode(ctx context.Context, js jetstream.JetStream, badgerDir string, cf
 		return query.Shutdown(ctx, srv)
 	})
 	ready.add("storage", func(ctx context.Context) error { return store.Ready(ctx) })
+	// A node far behind the stream answers from stale data: say so, so a
+	// balancer prefers a node that has caught up.
+	ready.add("stream", func(context.Context) error {
+		if n := cons.Pending(); cfg.maxLag > 0 && n > uint64(cfg.maxLag) {
+			return fmt.Errorf("%d messages behind the stream (more than --ready-max-pending %d)", n, cfg.maxLag)
+		}
+		return nil
+	})
 	log.Info("query service listening", "addr", ln.Addr().String())
 	return &runningNode{grpcAddr: ln.Addr().String(), close: closeAll}, nil
 }
@@ -363,20 +382,27 @@ type runningMCP struct {
 	close func(context.Context) error
 }
 
-func dialQuery(addr string) (*grpc.ClientConn, lkv1.QueryServiceClient, error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+func dialQuery(addr string, tlsFlags *clientTLSFlags) (*grpc.ClientConn, lkv1.QueryServiceClient, error) {
+	if tlsFlags == nil {
+		tlsFlags = &clientTLSFlags{}
+	}
+	creds, err := tlsFlags.dialOption()
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := grpc.NewClient(addr, creds)
 	if err != nil {
 		return nil, nil, fmt.Errorf("query service at %s: %w", addr, err)
 	}
 	return conn, lkv1.NewQueryServiceClient(conn), nil
 }
 
-func startMCPHTTP(ctx context.Context, grpcAddr string, cfg *mcpHTTPFlags, reg prometheus.Registerer, log *slog.Logger) (*runningMCP, error) {
+func startMCPHTTP(ctx context.Context, grpcAddr string, tlsFlags *clientTLSFlags, cfg *mcpHTTPFlags, reg prometheus.Registerer, log *slog.Logger) (*runningMCP, error) {
 	token, err := cfg.bearer()
 	if err != nil {
 		return nil, err
 	}
-	conn, client, err := dialQuery(grpcAddr)
+	conn, client, err := dialQuery(grpcAddr, tlsFlags)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,9 @@ type upConfig struct {
 	node        nodeFlags
 	ingest      ingestFlags
 	mcp         mcpHTTPFlags
+	// grpcClient is how the MCP role reaches the query service when it
+	// serves TLS.
+	grpcClient clientTLSFlags
 }
 
 const upUsage = `Usage: lorekeeper up [flags]
@@ -45,6 +48,7 @@ func (c *upConfig) register(fs *flagSet) {
 	c.node.register(fs)
 	c.ingest.register(fs)
 	c.mcp.register(fs)
+	c.grpcClient.register(fs)
 }
 
 func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -166,7 +170,7 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 	}
 	st.onClose(ing.close)
 
-	mcp, err := startMCPHTTP(runCtx, st.grpcAddr, &cfg.mcp, reg, log)
+	mcp, err := startMCPHTTP(runCtx, st.grpcAddr, &cfg.grpcClient, &cfg.mcp, reg, log)
 	if err != nil {
 		return nil, err
 	}

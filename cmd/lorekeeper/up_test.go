@@ -88,7 +88,7 @@ func startTestStack(t *testing.T, cfg *upConfig) *upStack {
 			t.Errorf("close: %v", err)
 		}
 	})
-	conn, client, err := dialQuery(st.grpcAddr)
+	conn, client, err := dialQuery(st.grpcAddr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestUp_RestartRepublishesNothing(t *testing.T) {
 			t.Errorf("%s = %v after a restart, want 0", m, got)
 		}
 	}
-	conn, client, err := dialQuery(second.grpcAddr)
+	conn, client, err := dialQuery(second.grpcAddr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
