@@ -137,3 +137,19 @@ func msgID(key, hash string) string {
 	sum := sha256.Sum256([]byte(key + "\x00" + hash))
 	return hex.EncodeToString(sum[:16])
 }
+
+// ContentHash is the hex SHA-256 of e's deterministic protobuf encoding
+// with fetched_at and content_hash cleared: equal hashes mean nothing a user
+// can see has changed. Every source hashes this way, so the resync state and
+// the embedding cache compare like with like.
+func ContentHash(e *lkv1.Entity) (string, error) {
+	c := proto.Clone(e).(*lkv1.Entity)
+	c.FetchedAt = nil
+	c.ContentHash = ""
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(c)
+	if err != nil {
+		return "", fmt.Errorf("hash %q: %w", e.GetKey(), err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}

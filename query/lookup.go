@@ -276,7 +276,7 @@ func (s *Service) LookupCharacterOptions(ctx context.Context, req *lkv1.LookupCh
 	}
 	if parent := strings.ToLower(strings.TrimSpace(req.GetParent())); parent != "" {
 		p.add(func(v *badgerstore.View, set *badgerstore.Set) {
-			set.And(v.Postings(badgerstore.FieldParent, parent, badgerstore.Slugify(parent)))
+			set.And(v.Postings(badgerstore.FieldParent, parent, lkv1.Slugify(parent)))
 		})
 	}
 	return s.lookup(ctx, p)
@@ -300,7 +300,7 @@ func (s *Service) LookupRules(ctx context.Context, req *lkv1.LookupRulesRequest)
 		var vals []string
 		for _, x := range secs {
 			x = strings.ToLower(strings.TrimSpace(x))
-			vals = append(vals, x, badgerstore.Slugify(x))
+			vals = append(vals, x, lkv1.Slugify(x))
 		}
 		p.add(func(v *badgerstore.View, set *badgerstore.Set) {
 			set.And(v.Postings(badgerstore.FieldSection, vals...))

@@ -108,28 +108,6 @@ func (f *Fields) bool(field string, v bool) {
 	f.Bools[field] = v
 }
 
-// Slugify lower-cases s and joins its words with hyphens, as entity slugs
-// are written ("Ancient Red Dragon" -> "ancient-red-dragon").
-func Slugify(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 {
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			dash = false
-			b.WriteRune(r)
-			continue
-		}
-		if r == '\'' || r == '’' {
-			continue
-		}
-		dash = true
-	}
-	return b.String()
-}
-
 // EntityFields returns the values every secondary index holds for e: the
 // one definition of what is filterable.
 func EntityFields(e *lkv1.Entity) Fields {
@@ -140,7 +118,7 @@ func EntityFields(e *lkv1.Entity) Fields {
 	f.kw(FieldSource, doc.GetSource().Slug())
 	f.kw(FieldGameSystem, doc.GetGameSystem())
 	f.kw(FieldName, e.GetName())
-	f.kw(FieldSlug, e.GetSlug(), Slugify(e.GetName()))
+	f.kw(FieldSlug, e.GetSlug(), lkv1.Slugify(e.GetName()))
 	f.kw(FieldKey, e.GetKey())
 	f.kw(FieldSourceKey, e.GetSourceKey())
 
@@ -204,10 +182,10 @@ func EntityFields(e *lkv1.Entity) Fields {
 		}
 	case *lkv1.Entity_CharacterOption:
 		co := d.CharacterOption
-		f.kw(FieldParent, co.GetParentKey(), co.GetParentName(), Slugify(co.GetParentName()))
+		f.kw(FieldParent, co.GetParentKey(), co.GetParentName(), lkv1.Slugify(co.GetParentName()))
 	case *lkv1.Entity_Rule:
 		r := d.Rule
-		f.kw(FieldSection, r.GetSection(), r.GetSectionName(), Slugify(r.GetSectionName()))
+		f.kw(FieldSection, r.GetSection(), r.GetSectionName(), lkv1.Slugify(r.GetSectionName()))
 	}
 	return f
 }

@@ -77,7 +77,7 @@ func NewCatalog(v2Docs, publishers, licenses, gameSystems, v1Docs []json.RawMess
 		c.docs[key(lkv1.Source_SOURCE_OPEN5E_V1, v.Slug)] = &lkv1.Document{
 			Key: v.Slug, Name: v.Title, DisplayName: v.Title,
 			Source: lkv1.Source_SOURCE_OPEN5E_V1, Publisher: v.Organization,
-			PublisherKey: slugify(v.Organization), Licenses: nonEmpty(lic),
+			PublisherKey: lkv1.Slugify(v.Organization), Licenses: nonEmpty(lic),
 			GameSystem: gs, GameSystemName: gsName, Permalink: v.URL,
 			Attribution: v.Copyright,
 		}

@@ -1,8 +1,6 @@
 package open5e
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,8 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"google.golang.org/protobuf/proto"
-
+	"lorekeeper.dev/ingest"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -128,7 +125,13 @@ func NormalizeEndpoint(ep Endpoint, records []json.RawMessage, cat *Catalog) ([]
 				}
 			}
 		}
-		it.e.ContentHash = ContentHash(it.e)
+		h, err := ingest.ContentHash(it.e)
+		if err != nil {
+			// Marshal fails only on invalid UTF-8, which normalize rejects.
+			errs = append(errs, fmt.Errorf("%w: %v", ErrInvalidRecord, err))
+			continue
+		}
+		it.e.ContentHash = h
 		out = append(out, it.e)
 	}
 	return out, errs
@@ -150,22 +153,6 @@ func upstreamKey(raw []byte, ep Endpoint) string {
 		return o.str("slug")
 	}
 	return o.str("key")
-}
-
-// ContentHash is the hex SHA-256 of e's deterministic wire form with
-// fetched_at and content_hash cleared: equal hashes mean nothing a user can
-// see has changed.
-func ContentHash(e *lkv1.Entity) string {
-	c := proto.Clone(e).(*lkv1.Entity)
-	c.FetchedAt = nil
-	c.ContentHash = ""
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(c)
-	if err != nil {
-		// Marshal fails only on invalid UTF-8, which normalize rejects.
-		b = []byte(fmt.Sprintf("%v", err))
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
 }
 
 // normalize turns one record into an entity without key or hash; parent is
@@ -201,9 +188,9 @@ func normalize(ep Endpoint, raw []byte, cat *Catalog) (e *lkv1.Entity, parent st
 	case docKey == "":
 		return nil, "", fmt.Errorf("%w: no document", ErrInvalidRecord)
 	}
-	slug := slugify(name)
+	slug := lkv1.Slugify(name)
 	if slug == "" {
-		slug = slugify(upstream)
+		slug = lkv1.Slugify(upstream)
 	}
 	if slug == "" {
 		return nil, "", fmt.Errorf("%w: name %q has no letters or digits", ErrInvalidRecord, name)
@@ -289,8 +276,8 @@ func titleFromKey(k string) string {
 // collisionSuffix is the upstream key without its document prefix
 // ("srd_race_size" -> "race-size"), which tells colliding names apart.
 func collisionSuffix(upstream string) string {
-	if _, after, ok := strings.Cut(upstream, "_"); ok && slugify(after) != "" {
-		return slugify(after)
+	if _, after, ok := strings.Cut(upstream, "_"); ok && lkv1.Slugify(after) != "" {
+		return lkv1.Slugify(after)
 	}
-	return slugify(upstream)
+	return lkv1.Slugify(upstream)
 }

@@ -154,7 +154,7 @@ func TestSnapshotEntities_wellFormed(t *testing.T) {
 		if strings.Contains(string(e.GetSourceRecord()), "127.0.0.1") {
 			t.Errorf("%s: source record keeps the mirror's address", e.GetKey())
 		}
-		if h := open5e.ContentHash(e); e.GetContentHash() != h || len(h) != 64 {
+		if h := hashOf(t, e); e.GetContentHash() != h || len(h) != 64 {
 			t.Errorf("%s: content hash %q, recomputed %q", e.GetKey(), e.GetContentHash(), h)
 		}
 		if e.GetFetchedAt() == nil {

@@ -40,7 +40,7 @@ func normalizeV1(ep Endpoint, o obj, e *lkv1.Entity) string {
 	case "magicitems":
 		att := o.str("requires_attunement")
 		e.Details = &lkv1.Entity_Item{Item: &lkv1.ItemDetails{
-			Category:           slugify(o.str("type")),
+			Category:           lkv1.Slugify(o.str("type")),
 			IsMagic:            true,
 			Rarity:             strings.ToLower(o.str("rarity")),
 			RequiresAttunement: att != "",
@@ -79,7 +79,7 @@ func normalizeV1(ep Endpoint, o obj, e *lkv1.Entity) string {
 		}
 		e.Details = &lkv1.Entity_CharacterOption{CharacterOption: &lkv1.CharacterOptionDetails{Prerequisite: o.str("prerequisite")}}
 	case "sections":
-		e.Details = &lkv1.Entity_Rule{Rule: &lkv1.RuleDetails{Section: slugify(o.str("parent")), SectionName: o.str("parent")}}
+		e.Details = &lkv1.Entity_Rule{Rule: &lkv1.RuleDetails{Section: lkv1.Slugify(o.str("parent")), SectionName: o.str("parent")}}
 	default:
 		e.Details = &lkv1.Entity_Rule{Rule: &lkv1.RuleDetails{}}
 	}
@@ -114,10 +114,10 @@ func spellV1(o obj) *lkv1.SpellDetails {
 	}
 	if lists := o.strs("spell_lists"); len(lists) > 0 {
 		for _, l := range lists {
-			s.Classes = append(s.Classes, slugify(l))
+			s.Classes = append(s.Classes, lkv1.Slugify(l))
 		}
 	} else {
-		s.Classes = splitList(o.str("dnd_class"), slugify)
+		s.Classes = splitList(o.str("dnd_class"), lkv1.Slugify)
 	}
 	if m := gpIn.FindStringSubmatch(s.MaterialSpecified); m != nil {
 		if f, ok := parseAmount(m[1]); ok {
@@ -159,7 +159,7 @@ func weaponV1(o obj) *lkv1.WeaponStats {
 		if m := propertyDetail.FindStringSubmatch(p); m != nil {
 			name, detail = m[1], m[2]
 		}
-		k := slugify(name)
+		k := lkv1.Slugify(name)
 		if k == "" {
 			continue
 		}

@@ -107,9 +107,9 @@ func normalizeV2(ep Endpoint, o obj, e *lkv1.Entity, cat *Catalog) string {
 // slug ("combat").
 func sectionSlug(k string) string {
 	if _, after, ok := strings.Cut(k, "_"); ok {
-		return slugify(after)
+		return lkv1.Slugify(after)
 	}
-	return slugify(k)
+	return lkv1.Slugify(k)
 }
 
 var sizeWords = regexp.MustCompile(`(?i)\b(tiny|small|medium|large|huge|gargantuan)\b`)
@@ -146,7 +146,7 @@ func spellV2(o obj) *lkv1.SpellDetails {
 		s.MaterialCostGp = &f
 	}
 	for _, c := range o.objs("classes") {
-		if k := slugify(c.str("name")); k != "" {
+		if k := lkv1.Slugify(c.str("name")); k != "" {
 			s.Classes = append(s.Classes, k)
 		}
 	}
@@ -231,7 +231,7 @@ func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock) {
 		c.ConditionImmunities = keys(ri, "condition_immunities")
 	}
 	for _, env := range o.objs("environments") {
-		if k := slugify(env.str("name")); k != "" {
+		if k := lkv1.Slugify(env.str("name")); k != "" {
 			c.Environments = append(c.Environments, k)
 		}
 	}
@@ -387,7 +387,7 @@ func weaponV2(o obj) *lkv1.WeaponStats {
 		if prop == nil {
 			continue
 		}
-		k := slugify(prop.str("name"))
+		k := lkv1.Slugify(prop.str("name"))
 		if k == "" {
 			continue
 		}

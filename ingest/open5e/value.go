@@ -7,7 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
 // obj is a decoded JSON object with lenient getters: the API's records are
@@ -130,45 +131,6 @@ func (o obj) keyOrName(k string) string {
 	return strings.ToLower(o.str(k))
 }
 
-var nonSlug = regexp.MustCompile(`[^a-z0-9]+`)
-
-// slugify lower-cases s and joins its letters and digits with hyphens:
-// "Flame Tongue (Longsword)" -> "flame-tongue-longsword".
-func slugify(s string) string {
-	s = strings.Map(func(r rune) rune {
-		switch r {
-		case '\'', '\u2019', '\u2018':
-			return -1 // "Tenser's" -> "tensers"
-		}
-		if r > unicode.MaxASCII {
-			return foldRune(r)
-		}
-		return unicode.ToLower(r)
-	}, s)
-	return strings.Trim(nonSlug.ReplaceAllString(s, "-"), "-")
-}
-
-// foldRune maps the accented letters that occur in D&D names to ASCII.
-func foldRune(r rune) rune {
-	switch unicode.ToLower(r) {
-	case 'à', 'á', 'â', 'ä', 'ã', 'å':
-		return 'a'
-	case 'è', 'é', 'ê', 'ë':
-		return 'e'
-	case 'ì', 'í', 'î', 'ï':
-		return 'i'
-	case 'ò', 'ó', 'ô', 'ö', 'õ':
-		return 'o'
-	case 'ù', 'ú', 'û', 'ü':
-		return 'u'
-	case 'ñ':
-		return 'n'
-	case 'ç':
-		return 'c'
-	}
-	return '-'
-}
-
 var leadingNumber = regexp.MustCompile(`[-+]?\d[\d,]*(\.\d+)?`)
 
 // parseAmount reads the first number in s: "25 gp" -> 25, "1,500 gp" -> 1500.
@@ -271,7 +233,7 @@ func CastingTimeKey(s string) string {
 		}
 		return n + "-" + unit
 	}
-	return slugify(l)
+	return lkv1.Slugify(l)
 }
 
 var abilityNames = map[string]string{

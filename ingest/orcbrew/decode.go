@@ -17,11 +17,10 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode"
 
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/edn"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
@@ -260,7 +259,7 @@ func entityName(v any) (string, string) {
 }
 
 func (d *decoder) document(book string) *lkv1.Document {
-	key := Slugify(book)
+	key := lkv1.Slugify(book)
 	if key == "" {
 		sum := sha256.Sum256([]byte(book))
 		key = "book-" + hex.EncodeToString(sum[:4])
@@ -276,7 +275,7 @@ func (d *decoder) document(book string) *lkv1.Document {
 // slug gives the entity a slug unique within its book and kind: the
 // slugified name, else the slugified EDN key, else a numbered name.
 func (d *decoder) slug(docKey string, kind lkv1.Kind, name, sourceKey string) string {
-	cands := []string{Slugify(name), Slugify(sourceKey)}
+	cands := []string{lkv1.Slugify(name), lkv1.Slugify(sourceKey)}
 	for _, c := range cands {
 		if c != "" && !d.taken[EntityKey(docKey, kind, c)] {
 			d.taken[EntityKey(docKey, kind, c)] = true
@@ -316,7 +315,7 @@ func (d *decoder) file() (*File, error) {
 	f := &File{Counts: map[string]uint64{}, Warnings: d.warns}
 	sort.Slice(d.ents, func(i, j int) bool { return d.ents[i].GetKey() < d.ents[j].GetKey() })
 	for _, e := range d.ents {
-		h, err := ContentHash(e)
+		h, err := ingest.ContentHash(e)
 		if err != nil {
 			return nil, err
 		}
@@ -344,42 +343,6 @@ func KindOfKey(key string) (lkv1.Kind, bool) {
 		return lkv1.Kind_KIND_UNSPECIFIED, false
 	}
 	return lkv1.KindFromSlug(parts[2])
-}
-
-// ContentHash is the hex SHA-256 of e's deterministic protobuf encoding,
-// with fetched_at and content_hash cleared.
-func ContentHash(e *lkv1.Entity) (string, error) {
-	c := proto.Clone(e).(*lkv1.Entity)
-	c.FetchedAt = nil
-	c.ContentHash = ""
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(c)
-	if err != nil {
-		return "", fmt.Errorf("hash %q: %w", e.GetKey(), err)
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:]), nil
-}
-
-// Slugify lower-cases s and joins its runs of letters and digits with
-// hyphens: "Demo: Spark" -> "demo-spark".
-func Slugify(s string) string {
-	var b strings.Builder
-	dash := false
-	for _, r := range strings.ToLower(s) {
-		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			if dash && b.Len() > 0 {
-				b.WriteByte('-')
-			}
-			dash = false
-			b.WriteRune(r)
-		case r == '\'' || r == '’':
-			// "Melf's" -> "melfs", as Open5e slugs do.
-		default:
-			dash = true
-		}
-	}
-	return b.String()
 }
 
 func sortedKeys(m edn.Map) []any {

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"lorekeeper.dev/ingest/orcbrew"
+	"lorekeeper.dev/ingest"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -133,7 +134,7 @@ func checkEntity(t *testing.T, object string, e *lkv1.Entity) {
 	if e.GetKey() != want {
 		t.Errorf("key: got %q, want %q", e.GetKey(), want)
 	}
-	if e.GetDocument().GetSource() != lkv1.Source_SOURCE_ORCBREW || e.GetDocument().GetKey() != orcbrew.Slugify(e.GetDocument().GetName()) {
+	if e.GetDocument().GetSource() != lkv1.Source_SOURCE_ORCBREW || e.GetDocument().GetKey() != lkv1.Slugify(e.GetDocument().GetName()) {
 		t.Errorf("%s: document %v", e.GetKey(), e.GetDocument())
 	}
 	if e.GetSourceUrl() != object || e.GetName() == "" || e.GetFetchedAt() == nil {
@@ -142,7 +143,7 @@ func checkEntity(t *testing.T, object string, e *lkv1.Entity) {
 	if !json.Valid(e.GetSourceRecord()) {
 		t.Errorf("%s: source_record is not JSON: %s", e.GetKey(), e.GetSourceRecord())
 	}
-	if h, err := orcbrew.ContentHash(e); err != nil || h != e.GetContentHash() || len(h) != 64 {
+	if h, err := ingest.ContentHash(e); err != nil || h != e.GetContentHash() || len(h) != 64 {
 		t.Errorf("%s: content hash %q, recomputed %q (%v)", e.GetKey(), e.GetContentHash(), h, err)
 	}
 	if _, err := proto.Marshal(e); err != nil {

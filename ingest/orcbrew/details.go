@@ -663,7 +663,7 @@ func encounterBlocks(r rec) []*lkv1.TextBlock {
 
 func itemDetails(kind lkv1.Kind, r rec) *lkv1.ItemDetails {
 	it := &lkv1.ItemDetails{
-		Category: Slugify(r.str("type")),
+		Category: lkv1.Slugify(r.str("type")),
 		IsMagic:  kind == lkv1.Kind_KIND_MAGIC_ITEM,
 		Rarity:   strings.ReplaceAll(strings.ToLower(r.str("rarity")), "-", " "),
 	}
