@@ -321,7 +321,7 @@ func checkPodSpec(t *testing.T, w workload, cms map[string]*corev1.ConfigMap, se
 			t.Errorf("%s: volume %s: no ConfigMap %s", where, v.Name, v.ConfigMap.Name)
 		}
 	}
-	for _, c := range w.Spec.Containers {
+	for _, c := range slices.Concat(w.Spec.InitContainers, w.Spec.Containers) {
 		where := where + " container " + c.Name
 		for _, m := range c.VolumeMounts {
 			if !slices.Contains(vols, m.Name) {
@@ -349,8 +349,8 @@ func checkPodSpec(t *testing.T, w workload, cms map[string]*corev1.ConfigMap, se
 				t.Errorf("%s: probe port %s is not a container port", where, p.HTTPGet.Port.StrVal)
 			}
 		}
-		if !strings.HasPrefix(c.Image, "lorekeeper:") {
-			continue
+		if !strings.HasPrefix(c.Image, "lorekeeper:") || len(c.Command) > 0 {
+			continue // not the lorekeeper binary
 		}
 		// The lorekeeper image: real flags and variables, reachable
 		// listeners, the right probes, addresses of real Services.

@@ -2,11 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"lorekeeper.dev/embedder/modelfile"
 	"lorekeeper.dev/ingest"
@@ -15,49 +19,86 @@ import (
 	"lorekeeper.dev/mcpserver"
 )
 
+// roleProcess is what a process running one role against a NATS server
+// sets up first: its logger, the connection, the stream resources, and the
+// metrics and health listener.
+type roleProcess struct {
+	nats    natsFlags
+	log     logFlags
+	metrics string
+
+	logger *slog.Logger
+	js     jetstream.JetStream
+	reg    *prometheus.Registry
+	ready  *readiness
+	close  func()
+}
+
+func (p *roleProcess) register(fs *flagSet, metricsAddr string) {
+	p.nats.register(fs)
+	p.log.register(fs)
+	fs.String(&p.metrics, "metrics-addr", metricsAddr, "address of /metrics, /healthz and /readyz")
+}
+
+// start sets the process up; close undoes it.
+func (p *roleProcess) start(ctx context.Context, name string, stderr io.Writer) error {
+	var err error
+	if p.logger, err = p.log.logger(stderr); err != nil {
+		return err
+	}
+	nc, js, err := p.nats.connect(name, p.logger)
+	if err != nil {
+		return err
+	}
+	if err := ingest.EnsureResources(ctx, js, p.nats.replicas); err != nil {
+		drain(nc)
+		return err
+	}
+	p.js, p.reg, p.ready = js, newRegistry(), &readiness{}
+	p.ready.add("nats", func(context.Context) error {
+		if !nc.IsConnected() {
+			return errors.New("not connected")
+		}
+		return nil
+	})
+	ops, err := startOps(p.metrics, p.reg, p.ready, p.logger)
+	if err != nil {
+		drain(nc)
+		return err
+	}
+	p.close = func() {
+		ops.close(context.Background())
+		drain(nc)
+	}
+	return nil
+}
+
 func runNode(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := newFlagSet("node", `Usage: lorekeeper node [flags]
 
 Runs a query node: a durable consumer of the ENTITIES stream that embeds and
 stores every entity in its own Badger directory, and the gRPC query service
 over it. Run one per replica, each with its own --data-dir and --consumer.`, stderr)
-	var nf natsFlags
+	var p roleProcess
 	var node nodeFlags
-	var lf logFlags
-	var dataDir, metricsAddr string
-	nf.register(fs)
+	var dataDir string
+	p.register(fs, "127.0.0.1:7410")
 	node.register(fs)
-	lf.register(fs)
 	fs.String(&dataDir, "data-dir", "./data", "where Badger keeps this node's files")
-	fs.String(&metricsAddr, "metrics-addr", "127.0.0.1:7410", "address of /metrics, /healthz and /readyz")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	log, err := lf.logger(stderr)
-	if err != nil {
+	if err := p.start(ctx, "node", stderr); err != nil {
 		return err
 	}
-	nc, js, err := nf.connect("node", log)
-	if err != nil {
-		return err
-	}
-	defer drain(nc)
-	if err := ingest.EnsureResources(ctx, js, nf.replicas); err != nil {
-		return err
-	}
-	reg, ready := newRegistry(), &readiness{}
-	ops, err := startOps(metricsAddr, reg, ready, log)
-	if err != nil {
-		return err
-	}
-	defer ops.close(context.Background())
-	node.replicas = nf.replicas
-	n, err := startNode(ctx, js, filepath.Join(dataDir, "badger"), &node, reg, ready, log)
+	defer p.close()
+	node.replicas = p.nats.replicas
+	n, err := startNode(ctx, p.js, filepath.Join(dataDir, "badger"), &node, p.reg, p.ready, p.logger)
 	if err != nil {
 		return err
 	}
 	<-ctx.Done()
-	log.Info("shutting down")
+	p.logger.Info("shutting down")
 	return n.close(context.Background())
 }
 
@@ -67,40 +108,23 @@ func runIngest(ctx context.Context, args []string, stderr io.Writer) error {
 Runs ingestion against a NATS server: the scheduled Open5e resync and the
 OrcBrew bucket watcher. Several may run; a lease in the state bucket keeps
 two resyncs from running at once.`, stderr)
-	var nf natsFlags
+	var p roleProcess
 	var ing ingestFlags
-	var lf logFlags
-	var metricsAddr string
-	nf.register(fs)
+	p.register(fs, "127.0.0.1:7413")
 	ing.register(fs)
-	lf.register(fs)
-	fs.String(&metricsAddr, "metrics-addr", "127.0.0.1:7413", "address of /metrics, /healthz and /readyz")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	log, err := lf.logger(stderr)
-	if err != nil {
+	if err := p.start(ctx, "ingest", stderr); err != nil {
 		return err
 	}
-	nc, js, err := nf.connect("ingest", log)
-	if err != nil {
-		return err
-	}
-	defer drain(nc)
-	if err := ingest.EnsureResources(ctx, js, nf.replicas); err != nil {
-		return err
-	}
-	reg, ready := newRegistry(), &readiness{}
-	ops, err := startOps(metricsAddr, reg, ready, log)
-	if err != nil {
-		return err
-	}
-	defer ops.close(context.Background())
-	ri, err := startIngest(ctx, js, &ing, reg, log)
+	defer p.close()
+	ri, err := startIngest(ctx, p.js, &ing, p.reg, p.logger)
 	if err != nil {
 		return err
 	}
 	<-ctx.Done()
+	p.logger.Info("shutting down")
 	return ri.close(context.Background())
 }
 
