@@ -99,13 +99,16 @@ var MetadataEndpoints = []Endpoint{
 // book (spec/README.md, "Open5e v1 vs v2"). v2 moved the SRD's reference
 // content (conditions, skills, damage types, ...) into its own "core"
 // document, so a v1 wotc-srd kind that v2 serves from core is a duplicate
-// too. Any other v1 document (o5e, kp, dmag-e, warlock) has no v2 twin.
+// too. v1's o5e is v2's open5e (its record's v2_related_key says so, and
+// its spells and backgrounds are the same ones). Any other v1 document (kp,
+// dmag-e, warlock) has no v2 twin.
 var V1Equivalents = map[string][]string{
 	"wotc-srd": {"srd-2014", "core"},
 	"dmag":     {"deepm"},
 	"a5e":      {"a5e-ag"},
 	"tob":      {"tob"},
 	"toh":      {"toh"},
+	"o5e":      {"open5e"},
 }
 
 // KindDoc is a (kind, document key) pair.

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/open5e"
 	"lorekeeper.dev/ingest/open5esnapshot"
-	"lorekeeper.dev/ingest"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 

@@ -66,9 +66,8 @@ var manifestCounts = map[string]int{
 	"open5e_v2 alignment core": 9,
 	// v1 fill-ins.
 	"open5e_v1 armor toh":      5,
-	"open5e_v1 background o5e": 2,
 	"open5e_v1 magic-item a5e": 546, "open5e_v1 magic-item toh": 29,
-	"open5e_v1 spell dmag-e": 64, "open5e_v1 spell warlock": 43, "open5e_v1 spell kp": 31, "open5e_v1 spell o5e": 2,
+	"open5e_v1 spell dmag-e": 64, "open5e_v1 spell warlock": 43, "open5e_v1 spell kp": 31,
 	"open5e_v1 weapon toh": 31,
 }
 
@@ -124,7 +123,7 @@ func TestSnapshotEntities_v1FillsOnlyGaps(t *testing.T) {
 		got = append(got, p.Kind.Slug()+"/"+p.Document)
 	}
 	sort.Strings(got)
-	want := "armor/toh background/o5e magic-item/a5e magic-item/toh spell/dmag-e spell/kp spell/o5e spell/warlock weapon/toh"
+	want := "armor/toh magic-item/a5e magic-item/toh spell/dmag-e spell/kp spell/warlock weapon/toh"
 	if g := strings.Join(got, " "); g != want {
 		t.Errorf("v1 pairs:\n got %s\nwant %s", g, want)
 	}

@@ -11,8 +11,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"lorekeeper.dev/ingest/orcbrew"
 	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/orcbrew"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
