@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -79,7 +80,7 @@ func TestDockerfile(t *testing.T) {
 			k, v, _ := strings.Cut(in.Args, "=")
 			args[k] = v
 		case "FROM":
-			f := strings.Fields(in.Args)
+			f := slices.DeleteFunc(strings.Fields(in.Args), func(a string) bool { return strings.HasPrefix(a, "--") })
 			stages = append(stages, f[0])
 			if len(f) == 3 && strings.EqualFold(f[1], "AS") {
 				stages[len(stages)-1] = f[0] + " AS " + f[2]

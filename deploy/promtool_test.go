@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -87,5 +88,58 @@ tests:
 `)
 	if out, err := runPromtool(t, "test", "rules", wrong); err == nil {
 		t.Errorf("promtool test rules passed a test whose alert cannot fire:\n%s", out)
+	}
+}
+
+// TestRules_documentedAndTested checks every alert has a severity and a
+// summary, and a unit test in rules_test.yml that expects it to fire.
+func TestRules_documentedAndTested(t *testing.T) {
+	var rules struct {
+		Groups []struct {
+			Rules []struct {
+				Alert       string            `json:"alert"`
+				Labels      map[string]string `json:"labels"`
+				Annotations map[string]string `json:"annotations"`
+			} `json:"rules"`
+		} `json:"groups"`
+	}
+	readYAML(t, "prometheus/rules.yml", &rules)
+	var tests struct {
+		Tests []struct {
+			AlertRuleTest []struct {
+				Alertname string           `json:"alertname"`
+				ExpAlerts []map[string]any `json:"exp_alerts"`
+			} `json:"alert_rule_test"`
+		} `json:"tests"`
+	}
+	readYAML(t, "prometheus/rules_test.yml", &tests)
+	fires := map[string]bool{}
+	for _, tc := range tests.Tests {
+		for _, a := range tc.AlertRuleTest {
+			if len(a.ExpAlerts) > 0 {
+				fires[a.Alertname] = true
+			}
+		}
+	}
+	n := 0
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			if r.Alert == "" {
+				continue
+			}
+			n++
+			if !slices.Contains([]string{"critical", "warning", "info"}, r.Labels["severity"]) {
+				t.Errorf("%s: severity %q, want critical, warning or info", r.Alert, r.Labels["severity"])
+			}
+			if r.Annotations["summary"] == "" {
+				t.Errorf("%s: no summary", r.Alert)
+			}
+			if !fires[r.Alert] {
+				t.Errorf("%s: no test in rules_test.yml expects it to fire", r.Alert)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no alerts in rules.yml")
 	}
 }

@@ -11,13 +11,6 @@ import (
 // otherwise; pointers tell "not given" from false or 0. Descriptions list
 // the allowed values and examples, because they are what an assistant reads.
 
-const (
-	descName          = "Name to look up. Case-insensitive exact match; use * or % as wildcards for partial matches (\"fire*\", \"*dragon*\"). With no match the value is tried as a slug or key (\"ancient-red-dragon\", \"srd_fireball\")."
-	descLimit         = "Maximum number of results, 1 to 100. Default 20."
-	descDocuments     = "Only results from these source documents (keys or names, case-insensitive), e.g. [\"srd-2014\"], [\"srd-5e\", \"tob\"]. Omit for all documents; an empty list returns nothing. Use list_documents to see what is available. Aliases: srd-5e, srd, wotc-srd, srd-5.1 = srd-2014; srd-5.2 = srd-2024."
-	descSemanticQuery = "Natural-language description to rank results by meaning, e.g. \"explosive fire damage\", \"stop enemies from moving\". Combined with the other filters, which apply first. Results then carry similarity_score (0 to 1)."
-)
-
 // SpellInput is lookup_spell's arguments.
 type SpellInput struct {
 	Name          string   `json:"name,omitempty" jsonschema:"Spell name, e.g. \"Fireball\" or \"fire*\". Case-insensitive exact match; * and % are wildcards; with no match tried as a slug (\"magic-missile\")."`

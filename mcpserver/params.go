@@ -257,7 +257,6 @@ var (
 	sizes           = []string{"tiny", "small", "medium", "large", "huge", "gargantuan"}
 	rarities        = []string{"common", "uncommon", "rare", "very rare", "legendary", "artifact"}
 	armorCategories = []string{"light", "medium", "heavy", "shield"}
-	ruleSections    = []string{"adventuring", "appendix", "combat", "equipment", "spellcasting", "using-ability-scores"}
 	sourceNames     = []string{"open5e_v1", "open5e_v2", "orcbrew"}
 )
 

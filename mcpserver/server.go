@@ -462,7 +462,7 @@ func (s *Server) toolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if !known {
 			return res, err
 		}
-		var callErr error = err
+		callErr := err
 		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
 			r.StructuredContent = nil
 			callErr = r.GetError()

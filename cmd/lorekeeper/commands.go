@@ -67,7 +67,9 @@ func (p *roleProcess) start(ctx context.Context, name string, stderr io.Writer) 
 		return err
 	}
 	p.close = func() {
-		ops.close(context.Background())
+		if err := ops.close(context.Background()); err != nil {
+			p.logger.Warn("metrics listener shutdown", "err", err)
+		}
 		drain(nc)
 	}
 	return nil
@@ -160,7 +162,7 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 			if err != nil {
 				return err
 			}
-			defer ops.close(context.Background())
+			defer func() { _ = ops.close(context.Background()) }()
 		}
 		m, err := startMCPHTTP(ctx, cf.addr, &cf.tls, &mf, reg, log)
 		if err != nil {

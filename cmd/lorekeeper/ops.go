@@ -90,7 +90,7 @@ func startOps(addr string, reg *prometheus.Registry, ready *readiness, log *slog
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
-		json.NewEncoder(w).Encode(results)
+		_ = json.NewEncoder(w).Encode(results) // the client went away
 	})
 	s := &opsServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln}
 	go func() {

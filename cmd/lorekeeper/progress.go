@@ -58,19 +58,6 @@ func (p *progressBar) draw() {
 	fmt.Fprintf(p.w, "\r\033[K%-28s %s %s", truncate(p.label, 28), bar, count)
 }
 
-// println prints a line above the bar.
-func (p *progressBar) println(line string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.enabled {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
-	fmt.Fprintln(p.w, line)
-	if p.enabled && p.label != "" {
-		p.draw()
-	}
-}
-
 // finish clears the bar.
 func (p *progressBar) finish() {
 	p.mu.Lock()

@@ -112,7 +112,9 @@ func startNode(ctx context.Context, js jetstream.JetStream, badgerDir string, cf
 	}
 	defer func() {
 		if err != nil {
-			closeAll(context.Background())
+			if cerr := closeAll(context.Background()); cerr != nil {
+				log.Error("cleanup after a failed start", "err", cerr)
+			}
 		}
 	}()
 

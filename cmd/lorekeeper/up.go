@@ -135,7 +135,7 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 	if err != nil {
 		return nil, fmt.Errorf("connect to embedded NATS: %w", err)
 	}
-	st.onClose(func(context.Context) error { return drain(nc) })
+	st.onClose(func(context.Context) error { drain(nc); return nil })
 	js, err := newJetStream(nc)
 	if err != nil {
 		return nil, err
@@ -179,18 +179,19 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 	return st, nil
 }
 
-// drain drains a NATS connection and waits until it is closed.
-func drain(nc *nats.Conn) error {
+// drain drains a NATS connection and waits until it is closed; a drain
+// that cannot finish closes the connection, whose unacked messages are then
+// redelivered.
+func drain(nc *nats.Conn) {
 	closed := make(chan struct{})
 	nc.SetClosedHandler(func(*nats.Conn) { close(closed) })
 	if err := nc.Drain(); err != nil {
 		nc.Close()
-		return nil
+		return
 	}
 	select {
 	case <-closed:
 	case <-time.After(10 * time.Second):
 		nc.Close()
 	}
-	return nil
 }

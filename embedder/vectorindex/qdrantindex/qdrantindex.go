@@ -111,7 +111,7 @@ func PointID(key string) string {
 	return string(b[:])
 }
 
-// ErrCollectionDistance: an existing collection does not use cosine distance.
+// ErrCollectionDistance is returned when an existing collection does not use cosine distance.
 var ErrCollectionDistance = errors.New("qdrantindex: collection distance is not cosine")
 
 // New opens the driver on client, which the caller keeps and closes: it

@@ -88,7 +88,7 @@ func open(t *testing.T, h Harness, d int) *vectorindex.Index {
 		t.Fatalf("make driver: %v", err)
 	}
 	x := vectorindex.New(drv, &vectorindex.Options{Dimensions: d, Fields: Schema})
-	t.Cleanup(func() { x.Close() })
+	t.Cleanup(func() { _ = x.Close() })
 	return x
 }
 
