@@ -6,7 +6,7 @@
 SHELL       := /bin/bash
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 .SHELLFLAGS := -eu -o pipefail -c
-MODULES     := proto ingest embedder query mcpserver cmd/lorekeeper
+MODULES     := proto ingest embedder query mcpserver deploy cmd/lorekeeper
 PKGS        := $(addprefix ./,$(addsuffix /...,$(MODULES)))
 BIN         := bin/lorekeeper
 # Where `make model` puts the runtime library and the model (also the

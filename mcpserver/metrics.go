@@ -44,6 +44,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
+// initTools exports every (tool, outcome) pair at zero: a closed set, and
+// an error ratio should read 0 on a healthy server, not "no data".
+func (m *Metrics) initTools(tools []string) {
+	if m == nil {
+		return
+	}
+	for _, t := range tools {
+		for _, o := range []string{OutcomeOK, OutcomeInvalid, OutcomeUnavailable, OutcomeError} {
+			m.calls.WithLabelValues(t, o)
+		}
+	}
+}
+
 func (m *Metrics) observe(tool, outcome string, d time.Duration) {
 	if m == nil {
 		return

@@ -78,6 +78,11 @@ func New(client lkv1.QueryServiceClient, opts *Options) *Server {
 	})
 	s.mcp.AddReceivingMiddleware(s.toolMiddleware, entityURIMiddleware)
 	s.addTools()
+	tools := make([]string, 0, len(s.params))
+	for name := range s.params {
+		tools = append(tools, name)
+	}
+	s.metrics.initTools(tools)
 	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
 		Name:        "entity",
 		Title:       "LoreKeeper entity",

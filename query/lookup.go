@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/vectorindex"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -354,16 +355,15 @@ func (s *Service) lookup(ctx context.Context, p *plan) (*lkv1.LookupResponse, er
 			})
 			return err
 		}
+		var cos *cosine
 		if qvec != nil {
-			if ok, dims := v.HasVectors(); !ok || dims != len(qvec) {
-				qvec = nil
-				resp.Ranking = lkv1.Ranking_RANKING_KEYWORD
-				resp.FallbackReason = "no stored vectors fit the query model"
-				s.fallback("vectors")
+			var reason string
+			if cos, reason = s.cosineScores(ctx, v, cand, qvec); cos == nil {
+				resp.Ranking, resp.FallbackReason = lkv1.Ranking_RANKING_KEYWORD, reason
 			}
 		}
-		ranked := newRanking(rank(v, cand, p.semantic, qvec, false, s.opts.CosineWeight))
-		results, err := fold(v, ranked, cand, p.limit, !p.docsSet, qvec != nil)
+		ranked := newRanking(rank(v, cand, p.semantic, cos, false, s.opts.CosineWeight))
+		results, err := fold(v, ranked, cand, p.limit, !p.docsSet, cos != nil)
 		resp.Results = results
 		return err
 	})
@@ -421,6 +421,49 @@ func (s *Service) embedQuery(ctx context.Context, q string) ([]float32, string) 
 	s.fallback("model_error")
 	s.log.Warn("embedding the query failed; keyword ranking", "err", r.err)
 	return nil, "semantic ranking unavailable: " + r.err.Error()
+}
+
+// cosineScores scores the candidates by cosine similarity to qvec through
+// the vector index (embedded or Qdrant), restricted to the candidates the
+// structured filters chose. On failure or timeout it returns nil and the
+// reason, and the caller ranks by keywords.
+func (s *Service) cosineScores(ctx context.Context, v *badgerstore.View, cand badgerstore.Set, qvec []float32) (*cosine, string) {
+	idx := s.store.VectorIndex()
+	if ok, dims := v.HasVectors(); !ok || dims != len(qvec) || idx == nil {
+		s.fallback("vectors")
+		return nil, "no stored vectors fit the query model"
+	}
+	ids := make([]string, 0, cand.Len())
+	cand.Each(func(slot uint32) bool {
+		ids = append(ids, v.Key(slot))
+		return true
+	})
+	cos := &cosine{scores: make([]float64, v.Capacity())}
+	if len(ids) == 0 {
+		return cos, ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.SemanticTimeout)
+	defer cancel()
+	hits, err := idx.Search(ctx, qvec, &vectorindex.Filter{IDs: ids}, len(ids))
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		s.fallback("timeout")
+		s.log.Warn("vector search timed out; keyword ranking", "timeout", s.opts.SemanticTimeout)
+		return nil, fmt.Sprintf("semantic ranking unavailable: the vector search took over %s", s.opts.SemanticTimeout)
+	case err != nil:
+		s.fallback("vector_index")
+		s.log.Warn("vector search failed; keyword ranking", "backend", idx.Backend(), "err", err)
+		return nil, "semantic ranking unavailable: the vector index failed"
+	}
+	slots := make([]uint32, 0, len(hits))
+	for _, h := range hits {
+		if slot, ok := v.Slot(h.ID); ok {
+			cos.scores[slot] = float64(h.Score)
+			slots = append(slots, slot)
+		}
+	}
+	cos.with = badgerstore.SetOf(slots...)
+	return cos, ""
 }
 
 func (s *Service) fallback(reason string) {

@@ -17,6 +17,8 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 
 	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/vectorindex"
+	"lorekeeper.dev/embedder/vectorindex/embeddedindex"
 	"lorekeeper.dev/ingest/open5e"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 	"lorekeeper.dev/query"
@@ -70,7 +72,12 @@ func loadSnapshot() error {
 		return err
 	}
 	snap.emb = emb
-	st, err := badgerstore.Open(snap.dir, nil, nil)
+	// Semantic ranking searches the vector index, as a node does.
+	idx, err := embeddedindex.Open(&vectorindex.Options{Dimensions: info.Dimensions, Model: info.Name, Fields: badgerstore.PayloadFields()})
+	if err != nil {
+		return err
+	}
+	st, err := badgerstore.Open(snap.dir, idx, nil)
 	if err != nil {
 		return err
 	}

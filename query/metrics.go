@@ -27,6 +27,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "Semantic queries answered by keyword ranking instead, by reason.",
 		}, []string{"reason"}),
 	}
+	// The reasons are a closed set: export each at zero, so dashboards and
+	// alerts read "no fallbacks" rather than "no data".
+	for _, r := range []string{"vectors", "vector_index", "no_model", "timeout", "model_error"} {
+		m.fallbacks.WithLabelValues(r)
+	}
 	if reg != nil {
 		reg.MustRegister(m.duration, m.results, m.fallbacks)
 	}

@@ -29,23 +29,27 @@ const (
 	relativeFloor = 0.6
 )
 
-// rank scores the candidates: cosine similarity to qvec (nil: keywords
-// only) and BM25 over the same texts, each rescaled to [0, 1] over the
+// cosine is the candidates' cosine similarity to the query, from the
+// vector index: scores by slot, for the slots in with.
+type cosine struct {
+	scores []float64
+	with   badgerstore.Set
+}
+
+// rank scores the candidates: cosine similarity (cos nil: keywords only)
+// and BM25 over the same texts, each rescaled to [0, 1] over the
 // candidates and mixed with equal weights; an exact name match scores 1
 // and comes first. fuzzy adds typo-tolerant name matching (search).
-func rank(v *badgerstore.View, cand badgerstore.Set, text string, qvec []float32, fuzzy bool, cosineWeight float64) []scored {
+func rank(v *badgerstore.View, cand badgerstore.Set, text string, cos *cosine, fuzzy bool, cosineWeight float64) []scored {
 	n := v.Capacity()
 	bm := make([]float64, n)
 	v.BM25(queryTerms(text), cand, bm)
+	bmLo, bmHi := minMax(cand, bm)
 	var cs []float64
 	var withVec badgerstore.Set
-	if qvec != nil {
-		cs = make([]float64, n)
-		withVec = v.Cosine(qvec, cand, cs)
-	}
-	bmLo, bmHi := minMax(cand, bm)
 	var csLo, csHi float64
-	if qvec != nil {
+	if cos != nil {
+		cs, withVec = cos.scores, cos.with
 		csLo, csHi = minMax(withVec, cs)
 	}
 	lower := strings.ToLower(strings.TrimSpace(text))
@@ -58,7 +62,7 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text string, qvec []float32
 	cand.Each(func(slot uint32) bool {
 		sc := scored{slot: slot}
 		b := rescale(bm[slot], bmLo, bmHi)
-		if qvec != nil {
+		if cos != nil {
 			c := 0.0
 			if withVec.Has(slot) {
 				c = rescale(cs[slot], csLo, csHi)

@@ -87,15 +87,14 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 			resp.Warnings = append(resp.Warnings, fmt.Sprintf("no entities match the documents %q", p.docs))
 			return nil
 		}
+		var cos *cosine
 		if qvec != nil {
-			if ok, dims := v.HasVectors(); !ok || dims != len(qvec) {
-				qvec = nil
-				resp.Ranking = lkv1.Ranking_RANKING_KEYWORD
-				resp.FallbackReason = "no stored vectors fit the query model"
-				s.fallback("vectors")
+			var reason string
+			if cos, reason = s.cosineScores(ctx, v, cand, qvec); cos == nil {
+				resp.Ranking, resp.FallbackReason = lkv1.Ranking_RANKING_KEYWORD, reason
 			}
 		}
-		scoredAll := rank(v, cand, q, qvec, true, s.opts.CosineWeight)
+		scoredAll := rank(v, cand, q, cos, true, s.opts.CosineWeight)
 		// Results must match (a term, the name, or by meaning) and score
 		// within reach of the best one: kinds with only weak matches stay
 		// out instead of padding the answer.

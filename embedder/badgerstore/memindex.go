@@ -48,10 +48,10 @@ type slotInfo struct {
 	numbers    map[string]float64
 	terms      []string // distinct
 	docLen     int
-	// vec is the unit vector quantised to int8 (x*127): a quarter of the
-	// memory of float32, so a scan over every entity stays in cache; the
-	// cosine it gives is within about 0.01 of the exact one.
-	vec      []int8
+	// dims is the length of the entity's vector, 0 without one. The
+	// vectors themselves live in the vector index, the one place they are
+	// searched.
+	dims     int
 	document *lkv1.Document
 }
 
@@ -131,7 +131,7 @@ func (m *memIndex) put(e *lkv1.Entity, vec []float32) {
 		m.terms[t] = append(m.terms[t], termPosting{slot: slot, tf: uint16(min(n, math.MaxUint16))})
 	}
 	if len(vec) > 0 {
-		si.vec = quantise(normalise(vec))
+		si.dims = len(vec)
 		m.vectors++
 	}
 	if m.names[si.lname] == 0 {
@@ -170,7 +170,7 @@ func (m *memIndex) remove(key string) {
 		}
 	}
 	m.totalLen -= si.docLen
-	if si.vec != nil {
+	if si.dims > 0 {
 		m.vectors--
 	}
 	m.names[si.lname]--
@@ -266,30 +266,6 @@ func docRank(s *slotInfo) int {
 		return 3
 	}
 	return 2
-}
-
-func normalise(v []float32) []float32 {
-	var sum float64
-	for _, x := range v {
-		sum += float64(x) * float64(x)
-	}
-	out := make([]float32, len(v))
-	if sum == 0 {
-		return out
-	}
-	inv := float32(1 / math.Sqrt(sum))
-	for i, x := range v {
-		out[i] = x * inv
-	}
-	return out
-}
-
-func quantise(v []float32) []int8 {
-	out := make([]int8, len(v))
-	for i, x := range v {
-		out[i] = int8(math.Round(float64(max(-1, min(1, x))) * 127))
-	}
-	return out
 }
 
 // stopwords are left out of BM25: they match nearly every text.

@@ -5,8 +5,10 @@
 // Badger allows one process per directory, and that process (a query node)
 // keeps an in-memory index over the stored entities, built at Open and
 // maintained by Apply: posting lists per (field, value), sorted numeric
-// columns, names in order, BM25 term lists and the vectors. Queries answer
-// their filters from it and read from Badger only the entities they return.
+// columns, names in order and BM25 term lists. Queries answer their filters
+// from it and read from Badger only the entities they return. Vectors are
+// kept in Badger and searched in the vector index (Options of Open), which
+// Open reloads for a backend that lives in memory.
 //
 // Keys:
 //

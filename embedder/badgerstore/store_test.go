@@ -3,7 +3,6 @@ package badgerstore_test
 import (
 	"context"
 	"errors"
-	"math"
 	"slices"
 	"testing"
 
@@ -257,8 +256,6 @@ func TestStore_ConcurrentApplyAndView(t *testing.T) {
 		}
 		err := s.View(ctx, func(v *badgerstore.View) error {
 			all := v.All()
-			scores := make([]float64, v.Capacity())
-			v.Cosine([]float32{1, 0, 0}, all, scores)
 			var err error
 			v.InNameOrder(all, func(slot uint32) bool {
 				_, err = v.Entity(slot)
@@ -270,50 +267,6 @@ func TestStore_ConcurrentApplyAndView(t *testing.T) {
 			t.Fatalf("View during writes: %v", err)
 		}
 	}
-}
-
-// The in-memory cosine (int8-quantised vectors) stays within 0.01 of the
-// exact cosine.
-func TestView_Cosine(t *testing.T) {
-	ctx := context.Background()
-	s := openStore(t, t.TempDir(), nil)
-	vecs := map[string][]float32{"a": {1, 0, 0}, "b": {0.6, 0.8, 0}, "c": {-1, 0.2, 0.3}}
-	var writes []badgerstore.Write
-	for slug, v := range vecs {
-		writes = append(writes, badgerstore.Write{Entity: spell(slug, slug, 1, "evocation", ""), Vector: v})
-	}
-	if err := s.Apply(ctx, writes); err != nil {
-		t.Fatal(err)
-	}
-	query := []float32{0.2, 0.9, 0.1}
-	err := s.View(ctx, func(v *badgerstore.View) error {
-		scores := make([]float64, v.Capacity())
-		with := v.Cosine(query, v.All(), scores)
-		if with.Len() != 3 {
-			t.Errorf("%d entities scored, want 3", with.Len())
-		}
-		for slug, vec := range vecs {
-			slot, _ := v.Slot("open5e_v2:srd-2014:spell:" + slug)
-			want := exactCosine(query, vec)
-			if d := scores[slot] - want; d > 0.01 || d < -0.01 {
-				t.Errorf("cosine(%s) = %.4f, want %.4f", slug, scores[slot], want)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func exactCosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	return ab / math.Sqrt(aa*bb)
 }
 
 // Options.Model keys the embedding cache and records the model when none

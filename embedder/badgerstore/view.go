@@ -3,10 +3,8 @@ package badgerstore
 import (
 	"context"
 	"math"
-	"runtime"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -242,71 +240,13 @@ func (v *View) HasVectors() (bool, int) {
 	}
 	var dims int
 	v.m.live.Each(func(s uint32) bool {
-		if vec := v.m.slots[s].vec; vec != nil {
-			dims = len(vec)
+		if d := v.m.slots[s].dims; d > 0 {
+			dims = d
 			return false
 		}
 		return true
 	})
 	return true, dims
-}
-
-// Cosine scores the slots of set by cosine similarity to query into scores
-// (indexed by slot) and returns the slots that have a vector. It is the
-// exact search of the embedded vector index, restricted to the candidates
-// the structured filters selected.
-func (v *View) Cosine(query []float32, set Set, scores []float64) Set {
-	q := quantise(normalise(query))
-	slots := make([]uint32, 0, set.Len())
-	with := newSet(len(v.m.slots))
-	set.Each(func(s uint32) bool {
-		if len(v.m.slots[s].vec) == len(q) {
-			slots = append(slots, s)
-			with.add(s)
-		}
-		return true
-	})
-	score := func(part []uint32) {
-		for _, s := range part {
-			scores[s] = float64(dot(q, v.m.slots[s].vec)) / (127 * 127)
-		}
-	}
-	// Large candidate sets are split over the cores: a cross-kind search
-	// scores every entity.
-	workers := min(runtime.GOMAXPROCS(0), len(slots)/2048+1)
-	if workers <= 1 {
-		score(slots)
-		return with
-	}
-	var wg sync.WaitGroup
-	per := (len(slots) + workers - 1) / workers
-	for i := 0; i < len(slots); i += per {
-		part := slots[i:min(i+per, len(slots))]
-		wg.Go(func() { score(part) })
-	}
-	wg.Wait()
-	return with
-}
-
-func dot(a, b []int8) int32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3, s4, s5, s6, s7 int32
-	i := 0
-	for ; i+8 <= len(a); i += 8 {
-		aa, bb := a[i:i+8:i+8], b[i:i+8:i+8]
-		s0 += int32(aa[0]) * int32(bb[0])
-		s1 += int32(aa[1]) * int32(bb[1])
-		s2 += int32(aa[2]) * int32(bb[2])
-		s3 += int32(aa[3]) * int32(bb[3])
-		s4 += int32(aa[4]) * int32(bb[4])
-		s5 += int32(aa[5]) * int32(bb[5])
-		s6 += int32(aa[6]) * int32(bb[6])
-		s7 += int32(aa[7]) * int32(bb[7])
-	}
-	for ; i < len(a); i++ {
-		s0 += int32(a[i]) * int32(b[i])
-	}
-	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
 }
 
 // DocumentInfo is a stored document with its entity counts.

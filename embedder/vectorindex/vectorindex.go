@@ -92,6 +92,13 @@ func New(d driver.Index, opts *Options) *Index {
 		panic(fmt.Sprintf("vectorindex: options ask %d dimensions, driver %s has %d", opts.Dimensions, d.Backend(), dims))
 	}
 	x := &Index{d: d, dims: dims, backend: d.Backend(), metrics: opts.Metrics, logger: opts.Logger}
+	if x.metrics != nil {
+		// A closed set of operations: export each at zero, so an error
+		// ratio reads 0 rather than no data.
+		for _, op := range []string{"upsert", "delete", "search", "ids", "count"} {
+			x.metrics.errors.WithLabelValues(x.backend, op)
+		}
+	}
 	if x.logger == nil {
 		x.logger = slog.Default()
 	}
