@@ -199,6 +199,7 @@ func startNode(ctx context.Context, js jetstream.JetStream, badgerDir string, cf
 	// Stop the consumer before the store closes: Run returns only after
 	// its batch in flight is stored and acknowledged.
 	closers = append(closers, func(context.Context) error { stopConsumer(); return <-consDone })
+	go reportProgress(consCtx, store, cons, log)
 
 	qm := query.NewMetrics(reg)
 	svc := query.NewService(store, model, &query.Options{
@@ -238,6 +239,31 @@ func startNode(ctx context.Context, js jetstream.JetStream, badgerDir string, cf
 	})
 	log.Info("query service listening", "addr", ln.Addr().String())
 	return &runningNode{grpcAddr: ln.Addr().String(), close: closeAll}, nil
+}
+
+// reportProgress logs how far the node is behind the stream while it
+// catches up (the first load embeds every entity, about a minute here),
+// and once when it has caught up.
+func reportProgress(ctx context.Context, store *badgerstore.Store, cons *natsconsume.Consumer, log *slog.Logger) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	behind := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		stored, pending := store.Stats().Entities, cons.Pending()
+		switch {
+		case pending > 0:
+			behind = true
+			log.Info("storing and embedding entities", "stored", stored, "pending", pending)
+		case behind:
+			behind = false
+			log.Info("caught up with the stream", "entities", stored)
+		}
+	}
 }
 
 // --- ingest: Open5e resync and OrcBrew watcher -------------------------------
