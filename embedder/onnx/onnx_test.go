@@ -68,7 +68,7 @@ type useReference struct {
 
 func loadReference(t testing.TB) useReference {
 	t.Helper()
-	b, err := os.ReadFile("testdata/use_reference.json")
+	b, err := os.ReadFile("../tokenize/testdata/use/use_reference.json")
 	if err != nil {
 		t.Fatal(err)
 	}

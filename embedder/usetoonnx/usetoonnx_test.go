@@ -67,7 +67,7 @@ func TestConvert_matchesTFJS(t *testing.T) {
 	}
 	defer m.Close()
 
-	raw, err := os.ReadFile("../onnx/testdata/use_reference.json")
+	raw, err := os.ReadFile("../tokenize/testdata/use/use_reference.json")
 	if err != nil {
 		t.Fatal(err)
 	}
