@@ -15,8 +15,8 @@ import (
 // Bare mechanical numbers (armor class, hit points, ability scores, damage
 // dice) are left out: they carry no meaning for the model and only add
 // noise to BM25. Numbers that are words to players ("3rd-level") stay.
-// The template follows ../shared/data/MANIFEST.md section 4, where it
-// measured best ("Vampire: Medium undead ... Traits: ... Actions: ...").
+// The template is the one that measured best on the relevance set
+// (query/testdata): "Vampire: Medium undead ... Traits: ... Actions: ...".
 //
 // lowercase is for models whose vocabulary is case-sensitive (USE-lite):
 // lower-casing texts and queries alike retrieves better there.

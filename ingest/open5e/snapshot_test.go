@@ -31,8 +31,9 @@ func snapshot(t testing.TB) []*lkv1.Entity {
 }
 
 // manifestCounts are the entity counts per (source, kind, document) derived
-// from MANIFEST.md's "Entity counts" table (../shared/data/MANIFEST.md,
-// built 2026-11-22): each v2 endpoint's per-document counts, classes split
+// from the "Entity counts" table of the snapshot's manifest (the data pack
+// the bundled tarball was made from, built 2026-11-22): each v2 endpoint's
+// per-document counts, classes split
 // into classes and subclasses and species into species and subspecies by
 // the records' subclass_of / is_subspecies; v1 rows only for the pairs v2
 // lacks (spec/README.md "Open5e v1 vs v2").
