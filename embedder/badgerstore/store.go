@@ -168,7 +168,11 @@ func Open(dir string, idx *vectorindex.Index, opts *Options) (*Store, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	bopts := badger.DefaultOptions(dir).WithSyncWrites(true).WithLogger(nil).WithNumVersionsToKeep(1)
+	bopts := badger.DefaultOptions(dir).WithSyncWrites(true).WithLogger(nil).WithNumVersionsToKeep(1).
+		// The catalogue is tens of megabytes and queries read through the
+		// in-memory index and entity cache, so Badger's defaults (a 256 MiB
+		// block cache, five 64 MiB memtables) would only hold memory.
+		WithBlockCacheSize(32 << 20).WithMemTableSize(16 << 20).WithNumMemtables(2)
 	if opts.InMemory {
 		bopts = badger.DefaultOptions("").WithInMemory(true).WithLogger(nil)
 	}
