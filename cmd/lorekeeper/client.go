@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -10,7 +11,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
@@ -40,12 +44,45 @@ func (c *clientFlags) dial() (lkv1.QueryServiceClient, func(), error) {
 	return client, func() { conn.Close() }, nil
 }
 
-// unreachable turns a connection failure into advice.
+// unreachable turns a failed call into what a person can act on: advice
+// when the service cannot be reached, the service's own message otherwise.
 func (c *clientFlags) unreachable(err error) error {
-	return fmt.Errorf("%w\n(is LoreKeeper running? start it with `make run` or `lorekeeper up`, or point --grpc-addr at a node)", err)
+	st, ok := status.FromError(err)
+	switch {
+	case !ok:
+		return err
+	case st.Code() == codes.Unavailable || st.Code() == codes.DeadlineExceeded:
+		return fmt.Errorf("the query service at %s does not answer: %s\n(is LoreKeeper running? start it with `make run` or `lorekeeper up`, or point --grpc-addr at a node)", c.addr, st.Message())
+	default:
+		return errors.New(st.Message())
+	}
 }
 
 var jsonOut = protojson.MarshalOptions{Multiline: true, Indent: "  ", EmitUnpopulated: false}
+
+// ask makes one call to the query service within --timeout. With --json it
+// prints the answer itself and reports done; otherwise the caller prints.
+func ask[T proto.Message](ctx context.Context, cf *clientFlags, stdout io.Writer, call func(context.Context, lkv1.QueryServiceClient) (T, error)) (resp T, done bool, err error) {
+	client, closeConn, err := cf.dial()
+	if err != nil {
+		return resp, false, err
+	}
+	defer closeConn()
+	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
+	defer cancel()
+	if resp, err = call(ctx, client); err != nil {
+		return resp, false, cf.unreachable(err)
+	}
+	if !cf.json {
+		return resp, false, nil
+	}
+	b, err := jsonOut.Marshal(resp)
+	if err != nil {
+		return resp, false, err
+	}
+	fmt.Fprintln(stdout, string(b))
+	return resp, true, nil
+}
 
 func runSearch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("search", `Usage: lorekeeper search [flags] QUERY
@@ -84,21 +121,11 @@ meaning, keywords and typo-tolerant names, and prints the best results per kind.
 		f := false
 		req.Semantic = &f
 	}
-	client, closeConn, err := cf.dial()
-	if err != nil {
+	resp, done, err := ask(ctx, &cf, stdout, func(ctx context.Context, c lkv1.QueryServiceClient) (*lkv1.SearchResponse, error) {
+		return c.Search(ctx, req)
+	})
+	if done || err != nil {
 		return err
-	}
-	defer closeConn()
-	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
-	defer cancel()
-	resp, err := client.Search(ctx, req)
-	if err != nil {
-		return cf.unreachable(err)
-	}
-	if cf.json {
-		b, _ := jsonOut.Marshal(resp)
-		fmt.Fprintln(stdout, string(b))
-		return nil
 	}
 	for _, w := range resp.GetWarnings() {
 		fmt.Fprintln(stderr, "warning:", w)
@@ -139,23 +166,13 @@ Prints one entity, by key (open5e_v2:srd-2014:spell:fireball) or by URI
 		fs.Usage()
 		return errUsage
 	}
-	client, closeConn, err := cf.dial()
-	if err != nil {
+	resp, done, err := ask(ctx, &cf, stdout, func(ctx context.Context, c lkv1.QueryServiceClient) (*lkv1.GetEntityResponse, error) {
+		return c.GetEntity(ctx, &lkv1.GetEntityRequest{Key: fs.Arg(0)})
+	})
+	if done || err != nil {
 		return err
 	}
-	defer closeConn()
-	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
-	defer cancel()
-	resp, err := client.GetEntity(ctx, &lkv1.GetEntityRequest{Key: fs.Arg(0)})
-	if err != nil {
-		return cf.unreachable(err)
-	}
 	e := resp.GetEntity()
-	if cf.json {
-		b, _ := jsonOut.Marshal(e)
-		fmt.Fprintln(stdout, string(b))
-		return nil
-	}
 	fmt.Fprintf(stdout, "# %s\n%s from %s (%s)\n%s\n\n%s\n", e.GetName(), e.GetKind().Slug(),
 		e.GetDocument().GetName(), e.GetDocument().GetKey(), resp.GetUri(), e.GetDescription())
 	if h := e.GetHigherLevel(); h != "" {
@@ -186,21 +203,11 @@ Lists the source documents LoreKeeper holds, largest first.`, stderr)
 		}
 		req.Sources = []lkv1.Source{s}
 	}
-	client, closeConn, err := cf.dial()
-	if err != nil {
+	resp, done, err := ask(ctx, &cf, stdout, func(ctx context.Context, c lkv1.QueryServiceClient) (*lkv1.ListDocumentsResponse, error) {
+		return c.ListDocuments(ctx, req)
+	})
+	if done || err != nil {
 		return err
-	}
-	defer closeConn()
-	ctx, cancel := context.WithTimeout(ctx, cf.timeout)
-	defer cancel()
-	resp, err := client.ListDocuments(ctx, req)
-	if err != nil {
-		return cf.unreachable(err)
-	}
-	if cf.json {
-		b, _ := jsonOut.Marshal(resp)
-		fmt.Fprintln(stdout, string(b))
-		return nil
 	}
 	if len(resp.GetDocuments()) == 0 {
 		fmt.Fprintln(stdout, "No documents yet: the first sync may still be running (see lorekeeper status).")
