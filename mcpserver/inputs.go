@@ -53,7 +53,7 @@ func (in SpellInput) request() (*lkv1.LookupSpellsRequest, error) {
 	}
 	r.Classes = splitList(in.ClassKey)
 	for i, c := range r.Classes {
-		r.Classes[i] = strings.TrimPrefix(strings.TrimPrefix(slugify(c), "srd-"), "srd_")
+		r.Classes[i] = strings.TrimPrefix(strings.TrimPrefix(lkv1.Slugify(c), "srd-"), "srd_")
 	}
 	for _, t := range splitList(in.CastingTime) {
 		r.CastingTimes = append(r.CastingTimes, castingTimeKey(t))
@@ -224,7 +224,7 @@ func (in EquipmentInput) request() (*lkv1.LookupEquipmentRequest, error) {
 		return nil, err
 	}
 	for _, v := range splitList(in.Category) {
-		r.Categories = append(r.Categories, slugify(v))
+		r.Categories = append(r.Categories, lkv1.Slugify(v))
 	}
 	r.DamageDice = splitList(in.DamageDice)
 	if r.DamageTypes, err = closedSet("damage_type", in.DamageType, damageTypes, nil); err != nil {
@@ -266,7 +266,7 @@ func (in EquipmentInput) request() (*lkv1.LookupEquipmentRequest, error) {
 // equipmentTypeName accepts "weapons", "magic_item", "Magic Item",
 // "magicitems".
 func equipmentTypeName(s string) string {
-	s = singular(slugify(s))
+	s = singular(lkv1.Slugify(s))
 	switch s {
 	case "magicitem", "magic":
 		return "magic-item"
@@ -300,7 +300,7 @@ func (in CharacterOptionInput) request() (*lkv1.LookupCharacterOptionsRequest, e
 	if err != nil {
 		return nil, err
 	}
-	types, err := closedSet("type", typ, characterOptionTypeNames, func(s string) string { return singularOption(slugify(s)) })
+	types, err := closedSet("type", typ, characterOptionTypeNames, func(s string) string { return singularOption(lkv1.Slugify(s)) })
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +352,7 @@ func (in RuleInput) request() (*lkv1.LookupRulesRequest, error) {
 		return nil, err
 	}
 	types, err := closedSet("rule_type", typ, ruleTypeNames(), func(s string) string {
-		s = slugify(s)
+		s = lkv1.Slugify(s)
 		if _, ok := lkv1.KindFromSlug(s); ok {
 			return s
 		}
@@ -366,7 +366,7 @@ func (in RuleInput) request() (*lkv1.LookupRulesRequest, error) {
 		r.Kinds = append(r.Kinds, k)
 	}
 	for _, s := range splitList(in.Section) {
-		r.Sections = append(r.Sections, slugify(s))
+		r.Sections = append(r.Sections, lkv1.Slugify(s))
 	}
 	return r, nil
 }

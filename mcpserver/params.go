@@ -116,16 +116,6 @@ func splitList(s string) []string {
 	return out
 }
 
-// slugify lower-cases and hyphenates a value ("Bonus Action" -> "bonus-action").
-func slugify(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	s = strings.NewReplacer("_", "-", " ", "-").Replace(s)
-	for strings.Contains(s, "--") {
-		s = strings.ReplaceAll(s, "--", "-")
-	}
-	return s
-}
-
 // closedSet checks every comma-separated value of param against allowed
 // (after normalise) and returns the normalised values.
 func closedSet(param, value string, allowed []string, normalise func(string) string) ([]string, error) {
@@ -273,7 +263,7 @@ func abilityName(s string) string {
 // castingTimeKey normalises "1 Action", "1 Bonus Action", "Reaction",
 // "1 Minute", "10 Minutes" to the query service's keys.
 func castingTimeKey(s string) string {
-	s = slugify(s)
+	s = lkv1.Slugify(s)
 	switch s {
 	case "1-action", "action", "an-action":
 		return "action"
@@ -395,7 +385,7 @@ func entityTypeKinds(param string, names []string) ([]lkv1.Kind, error) {
 	}
 	for _, raw := range names {
 		for _, n := range splitList(raw) {
-			s := singular(slugify(n))
+			s := singular(lkv1.Slugify(n))
 			if k, ok := lkv1.KindFromSlug(s); ok {
 				add(k)
 				continue
@@ -423,7 +413,7 @@ var gameSystemNames = []string{"5e-2014", "5e-2024", "a5e"}
 // gameSystems validates game_system: "5e-2014", "2014", "5e-2024", "a5e".
 func gameSystems(v string) ([]string, error) {
 	return closedSet("game_system", v, gameSystemNames, func(s string) string {
-		s = slugify(s)
+		s = lkv1.Slugify(s)
 		switch s {
 		case "2014", "5e", "srd-5.1", "5.1":
 			return "5e-2014"
