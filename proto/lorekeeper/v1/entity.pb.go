@@ -386,8 +386,13 @@ type Entity struct {
 	SourceRecord []byte `protobuf:"bytes,30,opt,name=source_record,json=sourceRecord,proto3" json:"source_record,omitempty"`
 	// Hex SHA-256 over the normalised content, fetched_at excluded: equal hashes
 	// mean nothing a user can see has changed.
-	ContentHash   string                 `protobuf:"bytes,31,opt,name=content_hash,json=contentHash,proto3" json:"content_hash,omitempty"`
-	FetchedAt     *timestamppb.Timestamp `protobuf:"bytes,32,opt,name=fetched_at,json=fetchedAt,proto3" json:"fetched_at,omitempty"`
+	ContentHash string                 `protobuf:"bytes,31,opt,name=content_hash,json=contentHash,proto3" json:"content_hash,omitempty"`
+	FetchedAt   *timestamppb.Timestamp `protobuf:"bytes,32,opt,name=fetched_at,json=fetchedAt,proto3" json:"fetched_at,omitempty"`
+	// Where normalisation found the source's structured data contradicting
+	// the source's own text: the text wins, the structured field carries the
+	// text's value, and each corrected field is listed here so that answers
+	// can say so.
+	Corrections   []*Correction `protobuf:"bytes,40,rep,name=corrections,proto3" json:"corrections,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -565,6 +570,13 @@ func (x *Entity) GetFetchedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Entity) GetCorrections() []*Correction {
+	if x != nil {
+		return x.Corrections
+	}
+	return nil
+}
+
 type isEntity_Details interface {
 	isEntity_Details()
 }
@@ -599,6 +611,83 @@ func (*Entity_CharacterOption) isEntity_Details() {}
 
 func (*Entity_Rule) isEntity_Details() {}
 
+// Correction is one structured field corrected from the entity's own text.
+type Correction struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What the field belongs to: a block's name ("Bite") or, for the
+	// entity's own fields, empty.
+	Subject string `protobuf:"bytes,1,opt,name=subject,proto3" json:"subject,omitempty"`
+	// The field: "to_hit", "reach", "range", "damage", "damage_type",
+	// "extra_damage", "attack" (the whole attack summary), "damage_types",
+	// "damage_roll", "saving_throw_ability", "class_table".
+	Field string `protobuf:"bytes,2,opt,name=field,proto3" json:"field,omitempty"`
+	// What the source's structured data said, as text ("2d10 thunder").
+	SourceValue string `protobuf:"bytes,3,opt,name=source_value,json=sourceValue,proto3" json:"source_value,omitempty"`
+	// What the text says; empty when the text could not be read and the
+	// structured value was dropped instead.
+	CorrectedValue string `protobuf:"bytes,4,opt,name=corrected_value,json=correctedValue,proto3" json:"corrected_value,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *Correction) Reset() {
+	*x = Correction{}
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Correction) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Correction) ProtoMessage() {}
+
+func (x *Correction) ProtoReflect() protoreflect.Message {
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Correction.ProtoReflect.Descriptor instead.
+func (*Correction) Descriptor() ([]byte, []int) {
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Correction) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+func (x *Correction) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *Correction) GetSourceValue() string {
+	if x != nil {
+		return x.SourceValue
+	}
+	return ""
+}
+
+func (x *Correction) GetCorrectedValue() string {
+	if x != nil {
+		return x.CorrectedValue
+	}
+	return ""
+}
+
 // TextBlock is a named piece of text inside an entity.
 type TextBlock struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -612,14 +701,17 @@ type TextBlock struct {
 	// Class level a feature is gained at, if any.
 	Level int32 `protobuf:"varint,4,opt,name=level,proto3" json:"level,omitempty"`
 	// Attack details where the source gives them, e.g. "+14 to hit, 10 ft., 2d6+8 bludgeoning".
-	Attack        string `protobuf:"bytes,5,opt,name=attack,proto3" json:"attack,omitempty"`
+	Attack string `protobuf:"bytes,5,opt,name=attack,proto3" json:"attack,omitempty"`
+	// Every class level the feature is gained at, in order (Ability Score
+	// Improvement: 4, 8, 12, 16, 19); level is the first of them.
+	Levels        []int32 `protobuf:"varint,40,rep,packed,name=levels,proto3" json:"levels,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TextBlock) Reset() {
 	*x = TextBlock{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[2]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -631,7 +723,7 @@ func (x *TextBlock) String() string {
 func (*TextBlock) ProtoMessage() {}
 
 func (x *TextBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[2]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -644,7 +736,7 @@ func (x *TextBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TextBlock.ProtoReflect.Descriptor instead.
 func (*TextBlock) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{2}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *TextBlock) GetType() string {
@@ -680,6 +772,13 @@ func (x *TextBlock) GetAttack() string {
 		return x.Attack
 	}
 	return ""
+}
+
+func (x *TextBlock) GetLevels() []int32 {
+	if x != nil {
+		return x.Levels
+	}
+	return nil
 }
 
 type SpellDetails struct {
@@ -721,7 +820,7 @@ type SpellDetails struct {
 
 func (x *SpellDetails) Reset() {
 	*x = SpellDetails{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[3]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -733,7 +832,7 @@ func (x *SpellDetails) String() string {
 func (*SpellDetails) ProtoMessage() {}
 
 func (x *SpellDetails) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[3]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -746,7 +845,7 @@ func (x *SpellDetails) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpellDetails.ProtoReflect.Descriptor instead.
 func (*SpellDetails) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{3}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SpellDetails) GetLevel() int32 {
@@ -917,7 +1016,7 @@ type AbilityScores struct {
 
 func (x *AbilityScores) Reset() {
 	*x = AbilityScores{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[4]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -929,7 +1028,7 @@ func (x *AbilityScores) String() string {
 func (*AbilityScores) ProtoMessage() {}
 
 func (x *AbilityScores) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[4]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -942,7 +1041,7 @@ func (x *AbilityScores) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbilityScores.ProtoReflect.Descriptor instead.
 func (*AbilityScores) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{4}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AbilityScores) GetStrength() int32 {
@@ -1031,7 +1130,7 @@ type CreatureDetails struct {
 
 func (x *CreatureDetails) Reset() {
 	*x = CreatureDetails{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[5]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1043,7 +1142,7 @@ func (x *CreatureDetails) String() string {
 func (*CreatureDetails) ProtoMessage() {}
 
 func (x *CreatureDetails) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[5]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1056,7 +1155,7 @@ func (x *CreatureDetails) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatureDetails.ProtoReflect.Descriptor instead.
 func (*CreatureDetails) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{5}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CreatureDetails) GetChallengeRating() float64 {
@@ -1268,7 +1367,7 @@ type WeaponStats struct {
 
 func (x *WeaponStats) Reset() {
 	*x = WeaponStats{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[6]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1280,7 +1379,7 @@ func (x *WeaponStats) String() string {
 func (*WeaponStats) ProtoMessage() {}
 
 func (x *WeaponStats) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[6]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1293,7 +1392,7 @@ func (x *WeaponStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WeaponStats.ProtoReflect.Descriptor instead.
 func (*WeaponStats) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{6}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *WeaponStats) GetDamageDice() string {
@@ -1369,7 +1468,7 @@ type ArmorStats struct {
 
 func (x *ArmorStats) Reset() {
 	*x = ArmorStats{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[7]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1381,7 +1480,7 @@ func (x *ArmorStats) String() string {
 func (*ArmorStats) ProtoMessage() {}
 
 func (x *ArmorStats) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[7]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1394,7 +1493,7 @@ func (x *ArmorStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArmorStats.ProtoReflect.Descriptor instead.
 func (*ArmorStats) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{7}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ArmorStats) GetCategory() string {
@@ -1470,7 +1569,7 @@ type ItemDetails struct {
 
 func (x *ItemDetails) Reset() {
 	*x = ItemDetails{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[8]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1482,7 +1581,7 @@ func (x *ItemDetails) String() string {
 func (*ItemDetails) ProtoMessage() {}
 
 func (x *ItemDetails) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[8]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1495,7 +1594,7 @@ func (x *ItemDetails) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ItemDetails.ProtoReflect.Descriptor instead.
 func (*ItemDetails) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{8}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ItemDetails) GetCategory() string {
@@ -1581,14 +1680,16 @@ type CharacterOptionDetails struct {
 	// Races: "small", "medium".
 	Size string `protobuf:"bytes,9,opt,name=size,proto3" json:"size,omitempty"`
 	// Races: walking speed in feet.
-	Speed         int32 `protobuf:"varint,10,opt,name=speed,proto3" json:"speed,omitempty"`
+	Speed int32 `protobuf:"varint,10,opt,name=speed,proto3" json:"speed,omitempty"`
+	// Classes: the class table, level by level, where the source has one.
+	Progression   *ClassProgression `protobuf:"bytes,40,opt,name=progression,proto3" json:"progression,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CharacterOptionDetails) Reset() {
 	*x = CharacterOptionDetails{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[9]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1600,7 +1701,7 @@ func (x *CharacterOptionDetails) String() string {
 func (*CharacterOptionDetails) ProtoMessage() {}
 
 func (x *CharacterOptionDetails) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[9]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1613,7 +1714,7 @@ func (x *CharacterOptionDetails) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CharacterOptionDetails.ProtoReflect.Descriptor instead.
 func (*CharacterOptionDetails) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{9}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CharacterOptionDetails) GetParentKey() string {
@@ -1686,6 +1787,156 @@ func (x *CharacterOptionDetails) GetSpeed() int32 {
 	return 0
 }
 
+func (x *CharacterOptionDetails) GetProgression() *ClassProgression {
+	if x != nil {
+		return x.Progression
+	}
+	return nil
+}
+
+// ClassProgression is a class table: what a character of the class has at
+// each level.
+type ClassProgression struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The table's columns after Level, Proficiency Bonus and Features, in the
+	// order a book prints them: the class's own ("Rages", "Sneak Attack",
+	// "Cantrips Known", "Prepared Spells", ...), then the spell slots per
+	// spell level, named "1st" ... "9th".
+	Columns []string `protobuf:"bytes,1,rep,name=columns,proto3" json:"columns,omitempty"`
+	// Levels 1 to 20, in order.
+	Levels        []*ClassLevel `protobuf:"bytes,2,rep,name=levels,proto3" json:"levels,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClassProgression) Reset() {
+	*x = ClassProgression{}
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClassProgression) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClassProgression) ProtoMessage() {}
+
+func (x *ClassProgression) ProtoReflect() protoreflect.Message {
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClassProgression.ProtoReflect.Descriptor instead.
+func (*ClassProgression) Descriptor() ([]byte, []int) {
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ClassProgression) GetColumns() []string {
+	if x != nil {
+		return x.Columns
+	}
+	return nil
+}
+
+func (x *ClassProgression) GetLevels() []*ClassLevel {
+	if x != nil {
+		return x.Levels
+	}
+	return nil
+}
+
+// ClassLevel is one row of a class table.
+type ClassLevel struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Level int32                  `protobuf:"varint,1,opt,name=level,proto3" json:"level,omitempty"`
+	// 0 when the source gives none.
+	ProficiencyBonus int32 `protobuf:"varint,2,opt,name=proficiency_bonus,json=proficiencyBonus,proto3" json:"proficiency_bonus,omitempty"`
+	// The features gained at this level, with the source's detail for this
+	// level where it has one: "Bardic Inspiration (d8)".
+	Features []string `protobuf:"bytes,3,rep,name=features,proto3" json:"features,omitempty"`
+	// The columns' values, aligned with ClassProgression.columns; empty where
+	// the column has nothing at this level.
+	Values []string `protobuf:"bytes,4,rep,name=values,proto3" json:"values,omitempty"`
+	// Spell slots per spell level: spell_slots[0] is the number of 1st-level
+	// slots. Empty for a level without slots.
+	SpellSlots    []int32 `protobuf:"varint,5,rep,packed,name=spell_slots,json=spellSlots,proto3" json:"spell_slots,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClassLevel) Reset() {
+	*x = ClassLevel{}
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClassLevel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClassLevel) ProtoMessage() {}
+
+func (x *ClassLevel) ProtoReflect() protoreflect.Message {
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClassLevel.ProtoReflect.Descriptor instead.
+func (*ClassLevel) Descriptor() ([]byte, []int) {
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *ClassLevel) GetLevel() int32 {
+	if x != nil {
+		return x.Level
+	}
+	return 0
+}
+
+func (x *ClassLevel) GetProficiencyBonus() int32 {
+	if x != nil {
+		return x.ProficiencyBonus
+	}
+	return 0
+}
+
+func (x *ClassLevel) GetFeatures() []string {
+	if x != nil {
+		return x.Features
+	}
+	return nil
+}
+
+func (x *ClassLevel) GetValues() []string {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+func (x *ClassLevel) GetSpellSlots() []int32 {
+	if x != nil {
+		return x.SpellSlots
+	}
+	return nil
+}
+
 // RuleDetails serves rules, rule sections and the reference kinds
 // (conditions, damage types, skills, languages, ...).
 type RuleDetails struct {
@@ -1704,7 +1955,7 @@ type RuleDetails struct {
 
 func (x *RuleDetails) Reset() {
 	*x = RuleDetails{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[10]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1716,7 +1967,7 @@ func (x *RuleDetails) String() string {
 func (*RuleDetails) ProtoMessage() {}
 
 func (x *RuleDetails) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[10]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1729,7 +1980,7 @@ func (x *RuleDetails) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RuleDetails.ProtoReflect.Descriptor instead.
 func (*RuleDetails) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{10}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RuleDetails) GetSection() string {
@@ -1778,7 +2029,7 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\x10game_system_name\x18\t \x01(\tR\x0egameSystemName\x12\x1c\n" +
 	"\tpermalink\x18\n" +
 	" \x01(\tR\tpermalink\x12 \n" +
-	"\vattribution\x18\v \x01(\tR\vattribution\"\x8e\x06\n" +
+	"\vattribution\x18\v \x01(\tR\vattribution\"\xcb\x06\n" +
 	"\x06Entity\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04slug\x18\x02 \x01(\tR\x04slug\x12'\n" +
@@ -1801,14 +2052,22 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\rsource_record\x18\x1e \x01(\fR\fsourceRecord\x12!\n" +
 	"\fcontent_hash\x18\x1f \x01(\tR\vcontentHash\x129\n" +
 	"\n" +
-	"fetched_at\x18  \x01(\v2\x1a.google.protobuf.TimestampR\tfetchedAtB\t\n" +
-	"\adetails\"u\n" +
+	"fetched_at\x18  \x01(\v2\x1a.google.protobuf.TimestampR\tfetchedAt\x12;\n" +
+	"\vcorrections\x18( \x03(\v2\x19.lorekeeper.v1.CorrectionR\vcorrectionsB\t\n" +
+	"\adetails\"\x88\x01\n" +
+	"\n" +
+	"Correction\x12\x18\n" +
+	"\asubject\x18\x01 \x01(\tR\asubject\x12\x14\n" +
+	"\x05field\x18\x02 \x01(\tR\x05field\x12!\n" +
+	"\fsource_value\x18\x03 \x01(\tR\vsourceValue\x12'\n" +
+	"\x0fcorrected_value\x18\x04 \x01(\tR\x0ecorrectedValue\"\x8d\x01\n" +
 	"\tTextBlock\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12\x14\n" +
 	"\x05level\x18\x04 \x01(\x05R\x05level\x12\x16\n" +
-	"\x06attack\x18\x05 \x01(\tR\x06attack\"\xfc\x05\n" +
+	"\x06attack\x18\x05 \x01(\tR\x06attack\x12\x16\n" +
+	"\x06levels\x18( \x03(\x05R\x06levels\"\xfc\x05\n" +
 	"\fSpellDetails\x12\x14\n" +
 	"\x05level\x18\x01 \x01(\x05R\x05level\x12\x16\n" +
 	"\x06school\x18\x02 \x01(\tR\x06school\x12\x18\n" +
@@ -1926,7 +2185,7 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\n" +
 	"\b_cost_gpB\f\n" +
 	"\n" +
-	"_weight_lb\"\xd1\x02\n" +
+	"_weight_lb\"\x94\x03\n" +
 	"\x16CharacterOptionDetails\x12\x1d\n" +
 	"\n" +
 	"parent_key\x18\x01 \x01(\tR\tparentKey\x12\x1f\n" +
@@ -1941,7 +2200,19 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\tfeat_type\x18\b \x01(\tR\bfeatType\x12\x12\n" +
 	"\x04size\x18\t \x01(\tR\x04size\x12\x14\n" +
 	"\x05speed\x18\n" +
-	" \x01(\x05R\x05speed\"z\n" +
+	" \x01(\x05R\x05speed\x12A\n" +
+	"\vprogression\x18( \x01(\v2\x1f.lorekeeper.v1.ClassProgressionR\vprogression\"_\n" +
+	"\x10ClassProgression\x12\x18\n" +
+	"\acolumns\x18\x01 \x03(\tR\acolumns\x121\n" +
+	"\x06levels\x18\x02 \x03(\v2\x19.lorekeeper.v1.ClassLevelR\x06levels\"\xa4\x01\n" +
+	"\n" +
+	"ClassLevel\x12\x14\n" +
+	"\x05level\x18\x01 \x01(\x05R\x05level\x12+\n" +
+	"\x11proficiency_bonus\x18\x02 \x01(\x05R\x10proficiencyBonus\x12\x1a\n" +
+	"\bfeatures\x18\x03 \x03(\tR\bfeatures\x12\x16\n" +
+	"\x06values\x18\x04 \x03(\tR\x06values\x12\x1f\n" +
+	"\vspell_slots\x18\x05 \x03(\x05R\n" +
+	"spellSlots\"z\n" +
 	"\vRuleDetails\x12\x18\n" +
 	"\asection\x18\x01 \x01(\tR\asection\x12!\n" +
 	"\fsection_name\x18\x02 \x01(\tR\vsectionName\x12\x14\n" +
@@ -2000,48 +2271,54 @@ func file_lorekeeper_v1_entity_proto_rawDescGZIP() []byte {
 }
 
 var file_lorekeeper_v1_entity_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_lorekeeper_v1_entity_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_lorekeeper_v1_entity_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_lorekeeper_v1_entity_proto_goTypes = []any{
 	(Kind)(0),                      // 0: lorekeeper.v1.Kind
 	(Source)(0),                    // 1: lorekeeper.v1.Source
 	(*Document)(nil),               // 2: lorekeeper.v1.Document
 	(*Entity)(nil),                 // 3: lorekeeper.v1.Entity
-	(*TextBlock)(nil),              // 4: lorekeeper.v1.TextBlock
-	(*SpellDetails)(nil),           // 5: lorekeeper.v1.SpellDetails
-	(*AbilityScores)(nil),          // 6: lorekeeper.v1.AbilityScores
-	(*CreatureDetails)(nil),        // 7: lorekeeper.v1.CreatureDetails
-	(*WeaponStats)(nil),            // 8: lorekeeper.v1.WeaponStats
-	(*ArmorStats)(nil),             // 9: lorekeeper.v1.ArmorStats
-	(*ItemDetails)(nil),            // 10: lorekeeper.v1.ItemDetails
-	(*CharacterOptionDetails)(nil), // 11: lorekeeper.v1.CharacterOptionDetails
-	(*RuleDetails)(nil),            // 12: lorekeeper.v1.RuleDetails
-	nil,                            // 13: lorekeeper.v1.CreatureDetails.SpeedEntry
-	nil,                            // 14: lorekeeper.v1.CreatureDetails.SavingThrowsEntry
-	nil,                            // 15: lorekeeper.v1.CreatureDetails.SkillsEntry
-	(*timestamppb.Timestamp)(nil),  // 16: google.protobuf.Timestamp
+	(*Correction)(nil),             // 4: lorekeeper.v1.Correction
+	(*TextBlock)(nil),              // 5: lorekeeper.v1.TextBlock
+	(*SpellDetails)(nil),           // 6: lorekeeper.v1.SpellDetails
+	(*AbilityScores)(nil),          // 7: lorekeeper.v1.AbilityScores
+	(*CreatureDetails)(nil),        // 8: lorekeeper.v1.CreatureDetails
+	(*WeaponStats)(nil),            // 9: lorekeeper.v1.WeaponStats
+	(*ArmorStats)(nil),             // 10: lorekeeper.v1.ArmorStats
+	(*ItemDetails)(nil),            // 11: lorekeeper.v1.ItemDetails
+	(*CharacterOptionDetails)(nil), // 12: lorekeeper.v1.CharacterOptionDetails
+	(*ClassProgression)(nil),       // 13: lorekeeper.v1.ClassProgression
+	(*ClassLevel)(nil),             // 14: lorekeeper.v1.ClassLevel
+	(*RuleDetails)(nil),            // 15: lorekeeper.v1.RuleDetails
+	nil,                            // 16: lorekeeper.v1.CreatureDetails.SpeedEntry
+	nil,                            // 17: lorekeeper.v1.CreatureDetails.SavingThrowsEntry
+	nil,                            // 18: lorekeeper.v1.CreatureDetails.SkillsEntry
+	(*timestamppb.Timestamp)(nil),  // 19: google.protobuf.Timestamp
 }
 var file_lorekeeper_v1_entity_proto_depIdxs = []int32{
 	1,  // 0: lorekeeper.v1.Document.source:type_name -> lorekeeper.v1.Source
 	0,  // 1: lorekeeper.v1.Entity.kind:type_name -> lorekeeper.v1.Kind
 	2,  // 2: lorekeeper.v1.Entity.document:type_name -> lorekeeper.v1.Document
-	4,  // 3: lorekeeper.v1.Entity.blocks:type_name -> lorekeeper.v1.TextBlock
-	5,  // 4: lorekeeper.v1.Entity.spell:type_name -> lorekeeper.v1.SpellDetails
-	7,  // 5: lorekeeper.v1.Entity.creature:type_name -> lorekeeper.v1.CreatureDetails
-	10, // 6: lorekeeper.v1.Entity.item:type_name -> lorekeeper.v1.ItemDetails
-	11, // 7: lorekeeper.v1.Entity.character_option:type_name -> lorekeeper.v1.CharacterOptionDetails
-	12, // 8: lorekeeper.v1.Entity.rule:type_name -> lorekeeper.v1.RuleDetails
-	16, // 9: lorekeeper.v1.Entity.fetched_at:type_name -> google.protobuf.Timestamp
-	13, // 10: lorekeeper.v1.CreatureDetails.speed:type_name -> lorekeeper.v1.CreatureDetails.SpeedEntry
-	6,  // 11: lorekeeper.v1.CreatureDetails.ability_scores:type_name -> lorekeeper.v1.AbilityScores
-	14, // 12: lorekeeper.v1.CreatureDetails.saving_throws:type_name -> lorekeeper.v1.CreatureDetails.SavingThrowsEntry
-	15, // 13: lorekeeper.v1.CreatureDetails.skills:type_name -> lorekeeper.v1.CreatureDetails.SkillsEntry
-	8,  // 14: lorekeeper.v1.ItemDetails.weapon:type_name -> lorekeeper.v1.WeaponStats
-	9,  // 15: lorekeeper.v1.ItemDetails.armor:type_name -> lorekeeper.v1.ArmorStats
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	5,  // 3: lorekeeper.v1.Entity.blocks:type_name -> lorekeeper.v1.TextBlock
+	6,  // 4: lorekeeper.v1.Entity.spell:type_name -> lorekeeper.v1.SpellDetails
+	8,  // 5: lorekeeper.v1.Entity.creature:type_name -> lorekeeper.v1.CreatureDetails
+	11, // 6: lorekeeper.v1.Entity.item:type_name -> lorekeeper.v1.ItemDetails
+	12, // 7: lorekeeper.v1.Entity.character_option:type_name -> lorekeeper.v1.CharacterOptionDetails
+	15, // 8: lorekeeper.v1.Entity.rule:type_name -> lorekeeper.v1.RuleDetails
+	19, // 9: lorekeeper.v1.Entity.fetched_at:type_name -> google.protobuf.Timestamp
+	4,  // 10: lorekeeper.v1.Entity.corrections:type_name -> lorekeeper.v1.Correction
+	16, // 11: lorekeeper.v1.CreatureDetails.speed:type_name -> lorekeeper.v1.CreatureDetails.SpeedEntry
+	7,  // 12: lorekeeper.v1.CreatureDetails.ability_scores:type_name -> lorekeeper.v1.AbilityScores
+	17, // 13: lorekeeper.v1.CreatureDetails.saving_throws:type_name -> lorekeeper.v1.CreatureDetails.SavingThrowsEntry
+	18, // 14: lorekeeper.v1.CreatureDetails.skills:type_name -> lorekeeper.v1.CreatureDetails.SkillsEntry
+	9,  // 15: lorekeeper.v1.ItemDetails.weapon:type_name -> lorekeeper.v1.WeaponStats
+	10, // 16: lorekeeper.v1.ItemDetails.armor:type_name -> lorekeeper.v1.ArmorStats
+	13, // 17: lorekeeper.v1.CharacterOptionDetails.progression:type_name -> lorekeeper.v1.ClassProgression
+	14, // 18: lorekeeper.v1.ClassProgression.levels:type_name -> lorekeeper.v1.ClassLevel
+	19, // [19:19] is the sub-list for method output_type
+	19, // [19:19] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_lorekeeper_v1_entity_proto_init() }
@@ -2056,15 +2333,15 @@ func file_lorekeeper_v1_entity_proto_init() {
 		(*Entity_CharacterOption)(nil),
 		(*Entity_Rule)(nil),
 	}
-	file_lorekeeper_v1_entity_proto_msgTypes[3].OneofWrappers = []any{}
-	file_lorekeeper_v1_entity_proto_msgTypes[8].OneofWrappers = []any{}
+	file_lorekeeper_v1_entity_proto_msgTypes[4].OneofWrappers = []any{}
+	file_lorekeeper_v1_entity_proto_msgTypes[9].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lorekeeper_v1_entity_proto_rawDesc), len(file_lorekeeper_v1_entity_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   14,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
