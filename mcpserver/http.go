@@ -27,6 +27,8 @@ type HTTPOptions struct {
 	// AllowedHosts are Host header values accepted besides loopback names
 	// and addresses ("mcp.example.com" or "mcp.example.com:8080"). Empty:
 	// only localhost, 127.0.0.0/8 and ::1, which stops DNS rebinding.
+	// Subdomains of localhost (app.localhost) are not loopback names here;
+	// list them to accept them.
 	AllowedHosts []string
 	// AllowedOrigins are Origin header values accepted besides loopback
 	// origins ("https://app.example.com"). Requests without Origin (non-
@@ -100,9 +102,18 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // isLoopbackHost reports whether host (no port) is a loopback name or address.
+//
+// Only "localhost" itself counts, not its subdomains (app.localhost):
+// RFC 6761 asks resolvers to answer *.localhost with loopback, but that is
+// a SHOULD, and a resolver that forwards such names (many stub resolvers,
+// and browsers that do not special-case them) lets whoever answers DNS on
+// the network point evil.localhost at their own server, then rebind it to
+// 127.0.0.1, which is exactly the attack this guard stops. The MCP SDK's
+// own guard accepts only "localhost" too. An operator who serves MCP under
+// such a name lists it in AllowedHosts (--mcp-allowed-hosts).
 func isLoopbackHost(host string) bool {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+	if host == "localhost" {
 		return true
 	}
 	ip := net.ParseIP(strings.Trim(host, "[]"))
