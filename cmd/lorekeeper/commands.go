@@ -157,6 +157,9 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 	}
 	reg, ready := newRegistry(), &readiness{}
 	if httpMode {
+		if _, err := mf.bearer(); err != nil {
+			return err
+		}
 		if metricsAddr != "" {
 			ops, err := startOps(metricsAddr, reg, ready, log)
 			if err != nil {

@@ -51,6 +51,31 @@ func (fs *flagSet) String(p *string, name, def, usage string) {
 	fs.StringVar(p, name, def, fs.help(name, usage))
 }
 
+// optionalString is a string flag that knows whether it was given at all
+// (on the command line or by its variable), so that "given but empty" can
+// be told from "not given". Its String is empty: the help never prints it,
+// since it may be a secret.
+type optionalString struct {
+	value string
+	set   bool
+}
+
+func (o *optionalString) String() string { return "" }
+
+func (o *optionalString) Set(v string) error {
+	o.value, o.set = v, true
+	return nil
+}
+
+// OptionalString registers an optionalString flag; its variable, when
+// present (even empty), counts as given.
+func (fs *flagSet) OptionalString(p *optionalString, name, usage string) {
+	if v, ok := fs.env(name); ok {
+		_ = p.Set(v)
+	}
+	fs.Var(p, name, fs.help(name, usage))
+}
+
 func (fs *flagSet) Bool(p *bool, name string, def bool, usage string) {
 	if v, ok := fs.env(name); ok {
 		b, err := strconv.ParseBool(v)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +43,59 @@ func TestFlagSet_Environment(t *testing.T) {
 			}
 			if cfg.dataDir != tt.wantDir || cfg.ingest.interval != tt.wantInt {
 				t.Errorf("data dir %q, interval %v; want %q, %v", cfg.dataDir, cfg.ingest.interval, tt.wantDir, tt.wantInt)
+			}
+		})
+	}
+}
+
+func TestMCPHTTPFlags_Bearer(t *testing.T) {
+	dir := t.TempDir()
+	file := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		want    string
+		wantErr string
+	}{
+		{name: "no token: no authentication", want: ""},
+		{name: "token file", args: []string{"--mcp-token-file", file("ok", "s3cret\n")}, want: "s3cret"},
+		{name: "token file with spaces around", args: []string{"--mcp-token-file", file("spaced", " \ts3cret \r\n")}, want: "s3cret"},
+		{name: "token flag", args: []string{"--mcp-token", "s3cret"}, want: "s3cret"},
+		{name: "token variable", env: map[string]string{"LOREKEEPER_MCP_TOKEN": "s3cret"}, want: "s3cret"},
+		{name: "empty token file", args: []string{"--mcp-token-file", file("empty", "")}, wantErr: "--mcp-token-file"},
+		{name: "blank token file", args: []string{"--mcp-token-file", file("blank", " \t\r\n\n")}, wantErr: "--mcp-token-file"},
+		{name: "empty token variable", env: map[string]string{"LOREKEEPER_MCP_TOKEN": ""}, wantErr: "LOREKEEPER_MCP_TOKEN"},
+		{name: "blank token variable", env: map[string]string{"LOREKEEPER_MCP_TOKEN": "  \t"}, wantErr: "LOREKEEPER_MCP_TOKEN"},
+		{name: "empty token flag", args: []string{"--mcp-token="}, wantErr: "--mcp-token"},
+		{name: "empty token file variable", env: map[string]string{"LOREKEEPER_MCP_TOKEN_FILE": file("empty2", "\n")}, wantErr: "--mcp-token-file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			var m mcpHTTPFlags
+			fs := newFlagSet("mcp", "", io.Discard)
+			m.register(fs)
+			if err := fs.parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.bearer()
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("token %q, err %v; want an error naming %s", got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tt.want {
+				t.Errorf("token %q, err %v; want %q", got, err, tt.want)
 			}
 		})
 	}

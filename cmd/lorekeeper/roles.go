@@ -374,7 +374,7 @@ func startIngest(ctx context.Context, js jetstream.JetStream, cfg *ingestFlags, 
 type mcpHTTPFlags struct {
 	addr      string
 	stateless bool
-	token     string
+	token     optionalString
 	tokenFile string
 	hosts     string
 }
@@ -382,20 +382,34 @@ type mcpHTTPFlags struct {
 func (m *mcpHTTPFlags) register(fs *flagSet) {
 	fs.String(&m.addr, "mcp-addr", "127.0.0.1:7412", "address of MCP over streamable HTTP (path /mcp)")
 	fs.Bool(&m.stateless, "mcp-stateless", false, "serve MCP without sessions, so any replica can answer any request")
-	fs.String(&m.token, "mcp-token", "", "require this bearer token on MCP over HTTP (prefer --mcp-token-file)")
+	fs.OptionalString(&m.token, "mcp-token", "require this bearer token on MCP over HTTP (prefer --mcp-token-file)")
 	fs.String(&m.tokenFile, "mcp-token-file", "", "file holding the bearer token for MCP over HTTP")
 	fs.String(&m.hosts, "mcp-allowed-hosts", "", "comma-separated Host names accepted besides loopback (DNS-rebinding protection)")
 }
 
+// bearer is the token MCP over HTTP requires, "" for none. A token that
+// was given but is empty or blank is an error: taking it for "no token"
+// would turn authentication off without a word.
 func (m *mcpHTTPFlags) bearer() (string, error) {
-	if m.tokenFile == "" {
-		return m.token, nil
+	if m.tokenFile != "" {
+		b, err := os.ReadFile(m.tokenFile)
+		if err != nil {
+			return "", fmt.Errorf("--mcp-token-file: %w", err)
+		}
+		tok := strings.TrimSpace(string(b))
+		if tok == "" {
+			return "", fmt.Errorf("--mcp-token-file %s is empty: put the token in it, or drop the flag to serve MCP without authentication", m.tokenFile)
+		}
+		return tok, nil
 	}
-	b, err := os.ReadFile(m.tokenFile)
-	if err != nil {
-		return "", fmt.Errorf("--mcp-token-file: %w", err)
+	if !m.token.set {
+		return "", nil
 	}
-	return string(trimSpace(b)), nil
+	tok := strings.TrimSpace(m.token.value)
+	if tok == "" {
+		return "", fmt.Errorf("--mcp-token (%s) is empty: give the token, or unset it to serve MCP without authentication", envName("mcp-token"))
+	}
+	return tok, nil
 }
 
 func trimSpace(b []byte) []byte {

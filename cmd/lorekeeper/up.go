@@ -58,6 +58,10 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
+	// A bad token stops the start before anything is opened.
+	if _, err := cfg.mcp.bearer(); err != nil {
+		return err
+	}
 	log, err := cfg.log.logger(stderr)
 	if err != nil {
 		return err
