@@ -26,6 +26,7 @@ type roleProcess struct {
 	nats    natsFlags
 	log     logFlags
 	metrics string
+	pprof   bool
 
 	logger *slog.Logger
 	js     jetstream.JetStream
@@ -38,6 +39,7 @@ func (p *roleProcess) register(fs *flagSet, metricsAddr string) {
 	p.nats.register(fs)
 	p.log.register(fs)
 	fs.String(&p.metrics, "metrics-addr", metricsAddr, "address of /metrics, /healthz and /readyz")
+	registerPprof(fs, &p.pprof)
 }
 
 // start sets the process up; close undoes it.
@@ -61,7 +63,7 @@ func (p *roleProcess) start(ctx context.Context, name string, stderr io.Writer) 
 		}
 		return nil
 	})
-	ops, err := startOps(p.metrics, p.reg, p.ready, p.logger)
+	ops, err := startOps(p.metrics, p.pprof, p.reg, p.ready, p.logger)
 	if err != nil {
 		drain(nc)
 		return err
@@ -142,11 +144,13 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 	var lf logFlags
 	var httpMode bool
 	var metricsAddr string
+	var withPprof bool
 	cf.register(fs)
 	mf.register(fs)
 	lf.register(fs)
 	fs.Bool(&httpMode, "http", false, "serve streamable HTTP on --mcp-addr instead of stdio")
 	fs.String(&metricsAddr, "metrics-addr", "", "address of /metrics and health (HTTP mode; empty: none)")
+	registerPprof(fs, &withPprof)
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -161,7 +165,7 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 			return err
 		}
 		if metricsAddr != "" {
-			ops, err := startOps(metricsAddr, reg, ready, log)
+			ops, err := startOps(metricsAddr, withPprof, reg, ready, log)
 			if err != nil {
 				return err
 			}

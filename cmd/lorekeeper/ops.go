@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
@@ -61,13 +62,15 @@ func (r *readiness) run(ctx context.Context) map[string]string {
 }
 
 // opsServer serves /metrics, /healthz (the process is up) and /readyz
-// (every readiness check passes) on addr.
+// (every readiness check passes) on addr, and Go's profiler under
+// /debug/pprof/ when asked (--pprof): profiles show the process's code and
+// data, so they are off unless an operator turns them on.
 type opsServer struct {
 	srv *http.Server
 	ln  net.Listener
 }
 
-func startOps(addr string, reg *prometheus.Registry, ready *readiness, log *slog.Logger) (*opsServer, error) {
+func startOps(addr string, withPprof bool, reg *prometheus.Registry, ready *readiness, log *slog.Logger) (*opsServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics listener on %s: %w (set --metrics-addr)", addr, err)
@@ -92,6 +95,13 @@ func startOps(addr string, reg *prometheus.Registry, ready *readiness, log *slog
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(results) // the client went away
 	})
+	if withPprof {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	s := &opsServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -104,3 +114,9 @@ func startOps(addr string, reg *prometheus.Registry, ready *readiness, log *slog
 func (s *opsServer) addr() string { return s.ln.Addr().String() }
 
 func (s *opsServer) close(ctx context.Context) error { return s.srv.Shutdown(ctx) }
+
+// registerPprof adds --pprof, which serves the profiler on the metrics
+// listener.
+func registerPprof(fs *flagSet, p *bool) {
+	fs.Bool(p, "pprof", false, "also serve Go's profiler under /debug/pprof/ on the metrics listener")
+}

@@ -20,6 +20,7 @@ type upConfig struct {
 	dataDir     string
 	natsListen  string
 	metricsAddr string
+	pprof       bool
 	log         logFlags
 	node        nodeFlags
 	ingest      ingestFlags
@@ -44,6 +45,7 @@ func (c *upConfig) register(fs *flagSet) {
 	fs.String(&c.dataDir, "data-dir", "./data", "where NATS and Badger keep their files")
 	fs.String(&c.natsListen, "nats-listen", "127.0.0.1:4222", "the embedded NATS server's address (port 0: any free port)")
 	fs.String(&c.metricsAddr, "metrics-addr", "127.0.0.1:7410", "address of /metrics, /healthz and /readyz")
+	registerPprof(fs, &c.pprof)
 	c.log.register(fs)
 	c.node.register(fs)
 	c.ingest.register(fs)
@@ -154,7 +156,7 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 		return nil
 	})
 
-	ops, err := startOps(cfg.metricsAddr, reg, ready, log)
+	ops, err := startOps(cfg.metricsAddr, cfg.pprof, reg, ready, log)
 	if err != nil {
 		return nil, err
 	}
