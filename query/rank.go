@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/relevance"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -16,18 +17,6 @@ type scored struct {
 	// is in the upper part of the cosine range.
 	hit bool
 }
-
-const (
-	// In search, a near-name (typo-tolerant) match scores in
-	// (nameFloor, 1) and everything else below nameFloor, so "firbal" puts
-	// Fireball first; an exact name scores 1.
-	nameFloor     = 0.9
-	minFuzzySim   = 0.7
-	semanticHitAt = 0.6
-	// relativeFloor: a search result scores at least this share of the
-	// best result's score.
-	relativeFloor = 0.6
-)
 
 // cosine is the candidates' cosine similarity to the query, from the
 // vector index: scores by slot, for the slots in with.
@@ -43,7 +32,7 @@ type cosine struct {
 func rank(v *badgerstore.View, cand badgerstore.Set, text string, cos *cosine, fuzzy bool, cosineWeight float64) []scored {
 	n := v.Capacity()
 	bm := make([]float64, n)
-	v.BM25(queryTerms(text), cand, bm)
+	relevance.BM25(v, relevance.QueryTerms(text), cand, bm)
 	bmLo, bmHi := minMax(cand, bm)
 	var cs []float64
 	var withVec badgerstore.Set
@@ -61,24 +50,24 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text string, cos *cosine, f
 	out := make([]scored, 0, cand.Len())
 	cand.Each(func(slot uint32) bool {
 		sc := scored{slot: slot}
-		b := rescale(bm[slot], bmLo, bmHi)
+		b := relevance.Rescale(bm[slot], bmLo, bmHi)
 		if cos != nil {
 			c := 0.0
 			if withVec.Has(slot) {
-				c = rescale(cs[slot], csLo, csHi)
+				c = relevance.Rescale(cs[slot], csLo, csHi)
 			}
 			sc.score = cosineWeight*c + (1-cosineWeight)*b
-			sc.hit = bm[slot] > 0 || c >= semanticHitAt
+			sc.hit = bm[slot] > 0 || c >= relevance.SemanticHitAt
 		} else {
 			sc.score = b
 			sc.hit = bm[slot] > 0
 		}
 		if fuzzy {
 			// Name matches rank above everything else: near names (typos)
-			// in (nameFloor, 1), the rest scaled below nameFloor.
-			sc.score *= nameFloor
+			// in (NameFloor, 1), the rest scaled below NameFloor.
+			sc.score *= relevance.NameFloor
 			if sim, ok := near[v.Name(slot)]; ok {
-				sc.score = nameFloor + (1-nameFloor)*(sim-minFuzzySim)/(1-minFuzzySim)*0.99
+				sc.score = relevance.NearNameScore(sim)
 				sc.hit = true
 			}
 		}
@@ -147,18 +136,6 @@ func (r *ranking) next() (scored, bool) {
 	return top, true
 }
 
-// queryTerms are the BM25 terms of a query, with each adjacent pair also
-// joined, since compound names are one word ("an owl and a bear" finds
-// the Owlbear).
-func queryTerms(text string) []string {
-	terms := badgerstore.Tokenize(text)
-	n := len(terms)
-	for i := 0; i+1 < n; i++ {
-		terms = append(terms, terms[i]+terms[i+1])
-	}
-	return terms
-}
-
 func minMax(set badgerstore.Set, xs []float64) (lo, hi float64) {
 	first := true
 	set.Each(func(s uint32) bool {
@@ -172,20 +149,9 @@ func minMax(set badgerstore.Set, xs []float64) (lo, hi float64) {
 	return lo, hi
 }
 
-// rescale maps x from [lo, hi] to [0, 1]; with no spread, a positive score
-// is 1 and nothing 0.
-func rescale(x, lo, hi float64) float64 {
-	if hi <= lo {
-		if x > 0 {
-			return 1
-		}
-		return 0
-	}
-	return (x - lo) / (hi - lo)
-}
-
 // nearNames returns the stored names within typo distance of q, with their
-// similarity (1 - edit distance / length) of at least minFuzzySim.
+// similarity (1 - edit distance / length) of at least
+// relevance.MinFuzzySim.
 func nearNames(v *badgerstore.View, q string) map[string]float64 {
 	qr := []rune(q)
 	// Names are short: a long question is not a misspelt name.
@@ -193,15 +159,15 @@ func nearNames(v *badgerstore.View, q string) map[string]float64 {
 		return nil
 	}
 	out := map[string]float64{}
-	for _, name := range v.NamesSharingTrigrams(q, 0.35) {
+	for _, name := range relevance.NamesSharingTrigrams(v, q, 0.35) {
 		nr := []rune(name)
 		longest := max(len(nr), len(qr))
-		maxDist := int(float64(longest) * (1 - minFuzzySim))
-		if abs(len(nr)-len(qr)) > maxDist {
+		maxDist := int(float64(longest) * (1 - relevance.MinFuzzySim))
+		if max(len(nr)-len(qr), len(qr)-len(nr)) > maxDist {
 			continue
 		}
-		d := editDistance(qr, nr)
-		if sim := 1 - float64(d)/float64(longest); sim >= minFuzzySim {
+		d := relevance.EditDistance(qr, nr)
+		if sim := 1 - float64(d)/float64(longest); sim >= relevance.MinFuzzySim {
 			out[name] = sim
 		}
 	}
@@ -217,39 +183,6 @@ func nameContains(v *badgerstore.View, q string) bool {
 		return !found
 	})
 	return found
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
-// editDistance is the Damerau-Levenshtein (optimal string alignment)
-// distance between a and b.
-func editDistance(a, b []rune) int {
-	prev2 := make([]int, len(b)+1)
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(b)]
 }
 
 // fold takes results from the ranking until it has limit of them,

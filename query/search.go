@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/relevance"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -106,7 +107,7 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		}
 		hits := scoredAll[:0]
 		for _, sc := range scoredAll {
-			if sc.hit && (sc.score >= relativeFloor*best || sc.exact) {
+			if sc.hit && (sc.score >= relevance.RelativeFloor*best || sc.exact) {
 				hits = append(hits, sc)
 			}
 		}

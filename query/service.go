@@ -13,6 +13,7 @@ import (
 
 	"lorekeeper.dev/embedder"
 	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/relevance"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -72,7 +73,7 @@ type Options struct {
 	// as the ONNX model has), else the store's recorded model.
 	LowercaseQueries *bool
 	// CosineWeight is the weight of cosine similarity in the hybrid score;
-	// BM25 gets the rest. Default 0.5 (equal weights measured best).
+	// BM25 gets the rest. Default relevance.CosineWeight.
 	CosineWeight float64
 	// QueryCache is how many query vectors are kept, by query text, so a
 	// repeated question skips the model. Default 1024; negative disables.
@@ -117,7 +118,7 @@ func NewService(store *badgerstore.Store, emb Embedder, opts *Options) *Service 
 		o.SemanticTimeout = DefaultSemanticTimeout
 	}
 	if o.CosineWeight <= 0 || o.CosineWeight > 1 {
-		o.CosineWeight = 0.5
+		o.CosineWeight = relevance.CosineWeight
 	}
 	if o.QueryCache == 0 {
 		o.QueryCache = 1024

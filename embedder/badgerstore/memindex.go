@@ -4,9 +4,8 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode"
 
-	"lorekeeper.dev/embedder"
+	"lorekeeper.dev/embedder/relevance"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -24,8 +23,9 @@ type memIndex struct {
 	order    []uint32 // live slots in name order
 	rank     []uint32 // slot -> position in order
 
-	// BM25 over embedder.Text, lower-cased.
-	terms     map[string][]termPosting
+	// BM25 postings (relevance.Terms) and name trigrams; the relevance
+	// package scores them.
+	terms     map[string][]relevance.Posting
 	totalLen  int
 	names     map[string]int      // distinct lower-case name -> entities
 	trigrams  map[string][]string // trigram -> distinct names
@@ -60,17 +60,12 @@ type numEntry struct {
 	slot uint32
 }
 
-type termPosting struct {
-	slot uint32
-	tf   uint16
-}
-
 func newMemIndex() *memIndex {
 	return &memIndex{
 		bySlot:   map[string]uint32{},
 		postings: map[string]*Set{},
 		columns:  map[string][]numEntry{},
-		terms:    map[string][]termPosting{},
+		terms:    map[string][]relevance.Posting{},
 		names:    map[string]int{},
 		trigrams: map[string][]string{},
 	}
@@ -119,8 +114,7 @@ func (m *memIndex) put(e *lkv1.Entity, vec []float32) {
 	}
 	// BM25 terms.
 	tf := map[string]int{}
-	// The name counts twice: a query naming a thing should find it first.
-	toks := Tokenize(embedder.Text(e, true))
+	toks := relevance.Terms(e)
 	for _, t := range toks {
 		tf[t]++
 	}
@@ -128,14 +122,14 @@ func (m *memIndex) put(e *lkv1.Entity, vec []float32) {
 	m.totalLen += si.docLen
 	for t, n := range tf {
 		si.terms = append(si.terms, t)
-		m.terms[t] = append(m.terms[t], termPosting{slot: slot, tf: uint16(min(n, math.MaxUint16))})
+		m.terms[t] = append(m.terms[t], relevance.Posting{Slot: slot, TF: uint16(min(n, math.MaxUint16))})
 	}
 	if len(vec) > 0 {
 		si.dims = len(vec)
 		m.vectors++
 	}
 	if m.names[si.lname] == 0 {
-		for _, g := range trigramsOf(si.lname) {
+		for _, g := range relevance.Trigrams(si.lname) {
 			m.trigrams[g] = append(m.trigrams[g], si.lname)
 		}
 	}
@@ -162,7 +156,7 @@ func (m *memIndex) remove(key string) {
 	}
 	for _, t := range si.terms {
 		ps := m.terms[t]
-		ps = slices.DeleteFunc(ps, func(p termPosting) bool { return p.slot == slot })
+		ps = slices.DeleteFunc(ps, func(p relevance.Posting) bool { return p.Slot == slot })
 		if len(ps) == 0 {
 			delete(m.terms, t)
 		} else {
@@ -176,7 +170,7 @@ func (m *memIndex) remove(key string) {
 	m.names[si.lname]--
 	if m.names[si.lname] <= 0 {
 		delete(m.names, si.lname)
-		for _, g := range trigramsOf(si.lname) {
+		for _, g := range relevance.Trigrams(si.lname) {
 			m.trigrams[g] = slices.DeleteFunc(m.trigrams[g], func(n string) bool { return n == si.lname })
 			if len(m.trigrams[g]) == 0 {
 				delete(m.trigrams, g)
@@ -266,89 +260,4 @@ func docRank(s *slotInfo) int {
 		return 3
 	}
 	return 2
-}
-
-// stopwords are left out of BM25: they match nearly every text.
-var stopwords = map[string]bool{
-	"a": true, "an": true, "and": true, "are": true, "as": true, "at": true, "be": true, "by": true,
-	"can": true, "for": true, "from": true, "has": true, "have": true, "i": true, "if": true,
-	"in": true, "into": true, "is": true, "it": true, "its": true, "of": true, "on": true, "or": true,
-	"that": true, "the": true, "their": true, "them": true, "this": true, "to": true, "was": true,
-	"what": true, "when": true, "which": true, "who": true, "with": true, "you": true, "your": true,
-	"does": true, "do": true, "me": true, "my": true,
-}
-
-// Tokenize splits text into the lower-case BM25 terms the store indexes:
-// letters and digits, stop words dropped, a plural "s" stemmed.
-func Tokenize(text string) []string {
-	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-	out := words[:0]
-	for _, w := range words {
-		if stopwords[w] {
-			continue
-		}
-		out = append(out, stem(w))
-	}
-	return out
-}
-
-// stem is a light suffix stripper (a small part of Porter's): enough for
-// "heal", "heals", "healing" and "healed", or "regenerates" and
-// "regeneration", to meet.
-func stem(w string) string {
-	if len(w) <= 3 || !isASCIILetters(w) {
-		return w
-	}
-	switch {
-	case strings.HasSuffix(w, "sses"):
-		w = w[:len(w)-2]
-	case strings.HasSuffix(w, "ies") && len(w) > 4:
-		w = w[:len(w)-3] + "y"
-	case strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
-		w = w[:len(w)-1]
-	}
-	for _, suf := range []string{"ation", "iest", "ion", "ing", "ed", "ly"} {
-		if strings.HasSuffix(w, suf) && len(w)-len(suf) >= 4 {
-			w = w[:len(w)-len(suf)]
-			switch suf {
-			case "ation":
-				w += "at" // "regeneration" meets "regenerates"
-			case "iest":
-				w += "y" // "heaviest" meets "heavy"
-			}
-			break
-		}
-	}
-	if len(w) > 4 && strings.HasSuffix(w, "e") {
-		w = w[:len(w)-1]
-	}
-	return w
-}
-
-func isASCIILetters(w string) bool {
-	for i := 0; i < len(w); i++ {
-		if w[i] < 'a' || w[i] > 'z' {
-			return false
-		}
-	}
-	return true
-}
-
-func trigramsOf(s string) []string {
-	r := []rune(" " + s + " ")
-	if len(r) < 3 {
-		return nil
-	}
-	seen := map[string]bool{}
-	var out []string
-	for i := 0; i+3 <= len(r); i++ {
-		g := string(r[i : i+3])
-		if !seen[g] {
-			seen[g] = true
-			out = append(out, g)
-		}
-	}
-	return out
 }

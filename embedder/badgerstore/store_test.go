@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/relevance"
 	"lorekeeper.dev/embedder/vectorindex"
 	"lorekeeper.dev/embedder/vectorindex/embeddedindex"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
@@ -211,13 +212,13 @@ func TestStore_ForEachAndBM25(t *testing.T) {
 	}
 	err := s.View(ctx, func(v *badgerstore.View) error {
 		scores := make([]float64, v.Capacity())
-		v.BM25(badgerstore.Tokenize("cure wounds"), v.All(), scores)
+		relevance.BM25(v, relevance.QueryTerms("cure wounds"), v.All(), scores)
 		slot, _ := v.Slot("open5e_v2:srd-2014:spell:cure-wounds")
 		other, _ := v.Slot("open5e_v2:srd-2014:spell:fireball")
 		if scores[slot] <= 0 || scores[other] != 0 {
 			t.Errorf("BM25(cure wounds): cure=%v fireball=%v, want cure > 0 = fireball", scores[slot], scores[other])
 		}
-		if got := v.NamesSharingTrigrams("firbal", 0.35); !slices.Contains(got, "fireball") {
+		if got := relevance.NamesSharingTrigrams(v, "firbal", 0.35); !slices.Contains(got, "fireball") {
 			t.Errorf("NamesSharingTrigrams(firbal) = %v, want fireball among them", got)
 		}
 		return nil

@@ -2,12 +2,12 @@ package badgerstore
 
 import (
 	"context"
-	"math"
 	"sort"
 	"strings"
 
 	"github.com/dgraph-io/badger/v4"
 
+	"lorekeeper.dev/embedder/relevance"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -152,86 +152,32 @@ func (v *View) Names(fn func(name string) bool) {
 	}
 }
 
-// NamesSharingTrigrams returns the distinct names whose character
-// trigrams overlap q's with a Dice coefficient of at least minDice (and
-// two trigrams at least): the candidates for typo-tolerant name matching.
-func (v *View) NamesSharingTrigrams(q string, minDice float64) []string {
-	qt := trigramsOf(strings.ToLower(q))
-	counts := map[string]int{}
-	for _, g := range qt {
-		for _, n := range v.m.trigrams[g] {
-			counts[n]++
-		}
-	}
-	var out []string
-	for n, c := range counts {
-		// " name " has at most len(name) distinct trigrams.
-		if c >= 2 && 2*float64(c)/float64(len(qt)+len([]rune(n))) >= minDice {
-			out = append(out, n)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
+// The view is the relevance package's index: BM25 postings and name
+// trigrams. Scoring is relevance's; the view only reads.
+var (
+	_ relevance.Postings     = (*View)(nil)
+	_ relevance.TrigramIndex = (*View)(nil)
+)
 
-// BM25 scores the slots of set against the query terms (see Tokenize) into
-// scores, indexed by slot (len >= Capacity). Slots matching no term score
-// 0. k1 = 1.2, b = 0.5 (measured best on the relevance set), with collection statistics over all entities.
-func (v *View) BM25(terms []string, set Set, scores []float64) {
-	n := float64(len(v.m.bySlot))
-	if n == 0 {
-		return
-	}
-	avg := float64(v.m.totalLen) / n
-	const k1, b = 1.2, 0.5
-	idfOf := func(t string) float64 {
-		df := float64(len(v.m.terms[t]))
-		if df == 0 {
-			return 0
-		}
-		return math.Log(1 + (n-df+0.5)/(df+0.5))
-	}
-	// Each query term, and the longer indexed terms it is a prefix of
-	// ("labyrinth" -> "labyrinthine") at half weight and never with a
-	// higher idf than the term itself has.
-	idfs := map[string]float64{}
-	for _, t := range terms {
-		idfs[t] = idfOf(t)
-	}
-	for _, t := range terms {
-		if len(t) < 5 {
-			continue
-		}
-		base := idfs[t]
-		i := sort.SearchStrings(v.m.vocab, t)
-		for k := 0; i < len(v.m.vocab) && k < 8 && strings.HasPrefix(v.m.vocab[i], t); i++ {
-			w := v.m.vocab[i]
-			if w == t {
-				continue
-			}
-			k++
-			idf := idfOf(w)
-			if base > 0 {
-				idf = min(idf, base)
-			}
-			idfs[w] = max(idfs[w], 0.5*idf)
-		}
-	}
-	for t, idf := range idfs {
-		ps := v.m.terms[t]
-		if len(ps) == 0 {
-			continue
-		}
-		for _, p := range ps {
-			if !set.Has(p.slot) {
-				continue
-			}
-			tf := float64(p.tf)
-			dl := float64(v.m.slots[p.slot].docLen)
-			scores[p.slot] += idf * tf * (k1 + 1) / (tf + k1*(1-b+b*dl/avg))
-		}
-	}
-}
+// DocCount is the number of stored entities.
+func (v *View) DocCount() int { return len(v.m.bySlot) }
+
+// TotalLen is the sum of the entities' lengths in BM25 terms.
+func (v *View) TotalLen() int { return v.m.totalLen }
+
+// TermPostings returns the entities containing the BM25 term. The slice is
+// the index's own: do not modify it.
+func (v *View) TermPostings(term string) []relevance.Posting { return v.m.terms[term] }
+
+// DocLen is the length in BM25 terms of the entity in slot.
+func (v *View) DocLen(slot uint32) int { return v.m.slots[slot].docLen }
+
+// Vocabulary returns every BM25 term, sorted. Do not modify it.
+func (v *View) Vocabulary() []string { return v.m.vocab }
+
+// NamesWithTrigram returns the distinct lower-case names having the
+// character trigram g. Do not modify it.
+func (v *View) NamesWithTrigram(g string) []string { return v.m.trigrams[g] }
 
 // HasVectors reports whether any entity has a vector, and their length.
 func (v *View) HasVectors() (bool, int) {

@@ -1,0 +1,101 @@
+package relevance
+
+import (
+	"math"
+	"sort"
+	"strings"
+)
+
+// BM25 parameters, measured best on the relevance set (query/testdata).
+const (
+	K1 = 1.2
+	B  = 0.5
+	// PrefixMin is the shortest query term that also matches the longer
+	// indexed terms it is a prefix of ("labyrinth" -> "labyrinthine"), at
+	// PrefixWeight of its weight, for at most PrefixMax of them.
+	PrefixMin    = 5
+	PrefixMax    = 8
+	PrefixWeight = 0.5
+)
+
+// Posting is one document's occurrences of a term. Slot is the store's
+// ordinal for the document.
+type Posting struct {
+	Slot uint32
+	TF   uint16
+}
+
+// Postings is what BM25 reads from an index: collection statistics and
+// per-term posting lists. Storage keeps them; this package scores.
+type Postings interface {
+	// DocCount is the number of indexed documents and TotalLen the sum of
+	// their lengths in terms.
+	DocCount() int
+	TotalLen() int
+	// TermPostings returns the documents containing term.
+	TermPostings(term string) []Posting
+	// DocLen is the length in terms of the document in slot.
+	DocLen(slot uint32) int
+	// Vocabulary returns the indexed terms, sorted.
+	Vocabulary() []string
+}
+
+// Candidates is a set of slots.
+type Candidates interface{ Has(slot uint32) bool }
+
+// BM25 adds to scores (indexed by slot) the BM25 score of each candidate
+// against terms (see QueryTerms). Collection statistics are over every
+// indexed document, not only the candidates, so that a filter does not
+// change what a word is worth.
+func BM25(ix Postings, terms []string, cand Candidates, scores []float64) {
+	n := float64(ix.DocCount())
+	if n == 0 {
+		return
+	}
+	avg := float64(ix.TotalLen()) / n
+	idfOf := func(t string) float64 {
+		df := float64(len(ix.TermPostings(t)))
+		if df == 0 {
+			return 0
+		}
+		return math.Log(1 + (n-df+0.5)/(df+0.5))
+	}
+	idfs := map[string]float64{}
+	for _, t := range terms {
+		idfs[t] = idfOf(t)
+	}
+	// Prefix expansion, never with a higher idf than the term itself has.
+	vocab := ix.Vocabulary()
+	for _, t := range terms {
+		if len(t) < PrefixMin {
+			continue
+		}
+		base := idfs[t]
+		i := sort.SearchStrings(vocab, t)
+		for k := 0; i < len(vocab) && k < PrefixMax && strings.HasPrefix(vocab[i], t); i++ {
+			w := vocab[i]
+			if w == t {
+				continue
+			}
+			k++
+			idf := idfOf(w)
+			if base > 0 {
+				idf = min(idf, base)
+			}
+			idfs[w] = max(idfs[w], PrefixWeight*idf)
+		}
+	}
+	for t, idf := range idfs {
+		if idf == 0 {
+			continue
+		}
+		for _, p := range ix.TermPostings(t) {
+			if !cand.Has(p.Slot) {
+				continue
+			}
+			tf := float64(p.TF)
+			dl := float64(ix.DocLen(p.Slot))
+			scores[p.Slot] += idf * tf * (K1 + 1) / (tf + K1*(1-B+B*dl/avg))
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package relevance
+
+import (
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// Trigrams returns the distinct character trigrams of " s " (s padded with
+// a space each side, so that first and last letters weigh in).
+func Trigrams(s string) []string {
+	r := []rune(" " + s + " ")
+	if len(r) < 3 {
+		return nil
+	}
+	out := make([]string, 0, len(r)-2)
+	for i := 0; i+3 <= len(r); i++ {
+		g := string(r[i : i+3])
+		dup := false
+		for _, o := range out {
+			if o == g {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// TrigramIndex is what typo-tolerant name matching reads: the distinct
+// names having each trigram.
+type TrigramIndex interface {
+	NamesWithTrigram(g string) []string
+}
+
+// NamesSharingTrigrams returns the names of ix whose trigrams overlap q's
+// with a Dice coefficient of at least minDice (and two trigrams at least):
+// the candidates for typo-tolerant name matching, sorted.
+func NamesSharingTrigrams(ix TrigramIndex, q string, minDice float64) []string {
+	qt := Trigrams(strings.ToLower(q))
+	counts := map[string]int{}
+	for _, g := range qt {
+		for _, n := range ix.NamesWithTrigram(g) {
+			counts[n]++
+		}
+	}
+	var out []string
+	for n, c := range counts {
+		// " name " has at most len(name) distinct trigrams.
+		if c >= 2 && 2*float64(c)/float64(len(qt)+len([]rune(n))) >= minDice {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Typo tolerance: how close a near name must be.
+const (
+	// MinFuzzySim is the least NameSimilarity of a near name in search.
+	MinFuzzySim = 0.7
+	// MinSuggestSim is the least NameSimilarity of a did-you-mean
+	// suggestion: looser than search, since a suggestion is offered, never
+	// substituted.
+	MinSuggestSim = 0.5
+	// SuggestDice is the trigram overlap that makes a name a candidate.
+	SuggestDice = 0.25
+)
+
+// NormalizeName is a name as people type it reduced to what matters for
+// matching: lower case, apostrophes dropped ("Hunter's" meets "hunters"),
+// every other run of punctuation or space a single space.
+func NormalizeName(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for _, r := range strings.ToLower(s) {
+		switch {
+		case r == '\'' || r == '’' || r == '‘' || r == '`':
+			continue
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			if space && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			space = false
+			b.WriteRune(r)
+		default:
+			space = true
+		}
+	}
+	return b.String()
+}
+
+// NameSimilarity is 1 - edit distance / the longer length, over the
+// normalised names: 1 for the same name, 0 for nothing in common.
+func NameSimilarity(a, b string) float64 {
+	ar, br := []rune(a), []rune(b)
+	longest := max(len(ar), len(br))
+	if longest == 0 {
+		return 1
+	}
+	return 1 - float64(EditDistance(ar, br))/float64(longest)
+}
+
+// EditDistance is the Damerau-Levenshtein (optimal string alignment)
+// distance between a and b.
+func EditDistance(a, b []rune) int {
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
+}

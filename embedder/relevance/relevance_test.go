@@ -1,0 +1,224 @@
+package relevance_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"lorekeeper.dev/embedder/relevance"
+)
+
+func TestStem(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"heal", "heal"}, {"heals", "heal"}, {"healing", "heal"}, {"healed", "heal"},
+		{"regenerates", "regenerat"}, {"regeneration", "regenerat"},
+		{"heaviest", "heavy"}, {"heavy", "heavy"},
+		{"abilities", "ability"}, {"passes", "pass"}, {"class", "class"}, {"radius", "radius"},
+		{"axis", "axis"}, {"cat", "cat"}, {"ale-dritch", "ale-dritch"}, {"élan", "élan"},
+	} {
+		if got := relevance.Stem(tc.in); got != tc.want {
+			t.Errorf("Stem(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestTokenize(t *testing.T) {
+	got := relevance.Tokenize("What does the Owlbear's beak do? Heals 2d6!")
+	want := []string{"owlbear", "s", "beak", "heal", "2d6"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Tokenize = %q, want %q", got, want)
+	}
+	if got := relevance.QueryTerms("owl bear"); !slices.Equal(got, []string{"owl", "bear", "owlbear"}) {
+		t.Errorf("QueryTerms(owl bear) = %q, want the pair joined as well", got)
+	}
+}
+
+// index is a small BM25 index built the way badgerstore builds its own.
+type index struct {
+	terms  map[string][]relevance.Posting
+	lens   []int
+	total  int
+	vocab  []string
+	tgrams map[string][]string
+}
+
+func newIndex(docs ...string) *index {
+	ix := &index{terms: map[string][]relevance.Posting{}, tgrams: map[string][]string{}}
+	for slot, d := range docs {
+		toks := relevance.Tokenize(d)
+		tf := map[string]int{}
+		for _, t := range toks {
+			tf[t]++
+		}
+		for t, n := range tf {
+			ix.terms[t] = append(ix.terms[t], relevance.Posting{Slot: uint32(slot), TF: uint16(n)})
+		}
+		ix.lens = append(ix.lens, len(toks))
+		ix.total += len(toks)
+		name := strings.ToLower(strings.SplitN(d, ":", 2)[0])
+		for _, g := range relevance.Trigrams(name) {
+			ix.tgrams[g] = append(ix.tgrams[g], name)
+		}
+	}
+	for t := range ix.terms {
+		ix.vocab = append(ix.vocab, t)
+	}
+	slices.Sort(ix.vocab)
+	return ix
+}
+
+func (ix *index) DocCount() int                             { return len(ix.lens) }
+func (ix *index) TotalLen() int                             { return ix.total }
+func (ix *index) TermPostings(t string) []relevance.Posting { return ix.terms[t] }
+func (ix *index) DocLen(slot uint32) int                    { return ix.lens[slot] }
+func (ix *index) Vocabulary() []string                      { return ix.vocab }
+func (ix *index) NamesWithTrigram(g string) []string        { return ix.tgrams[g] }
+func (ix *index) scores(q string, cand relevance.Candidates) []float64 {
+	s := make([]float64, len(ix.lens))
+	relevance.BM25(ix, relevance.QueryTerms(q), cand, s)
+	return s
+}
+
+type all struct{}
+
+func (all) Has(uint32) bool { return true }
+
+type only map[uint32]bool
+
+func (o only) Has(s uint32) bool { return o[s] }
+
+func TestBM25(t *testing.T) {
+	ix := newIndex(
+		"Cure Wounds: a creature you touch regains hit points",
+		"Fireball: a bright streak flashes to a point and blossoms into fire",
+		"Fire Bolt: you hurl a mote of fire",
+		"Labyrinth: a labyrinthine maze",
+		"Mass Cure Wounds: a wave of healing energy, each creature regains hit points, cure",
+	)
+	s := ix.scores("cure wounds", all{})
+	if s[0] <= 0 || s[4] <= 0 || s[1] != 0 || s[2] != 0 {
+		t.Errorf("cure wounds scores %v, want only the cure spells above 0", s)
+	}
+	// A rarer term is worth more: "bolt" (one document) over "fire" (two).
+	if s := ix.scores("fire bolt", all{}); s[2] <= s[1] {
+		t.Errorf("fire bolt: Fire Bolt %v, Fireball %v, want Fire Bolt higher", s[2], s[1])
+	}
+	// Candidates limit the scored documents, not the statistics.
+	if s := ix.scores("cure", only{4: true}); s[0] != 0 || s[4] <= 0 {
+		t.Errorf("cure over {4}: %v, want only slot 4 scored", s)
+	}
+	// A long term meets the longer terms it prefixes, at a lower weight.
+	s = ix.scores("labyrinth", all{})
+	if s[3] <= 0 {
+		t.Errorf("labyrinth: %v, want the Labyrinth scored", s)
+	}
+	if s := ix.scores("nothing matches", all{}); slices.ContainsFunc(s, func(x float64) bool { return x != 0 }) {
+		t.Errorf("unmatched query scored %v", s)
+	}
+}
+
+func TestNamesSharingTrigrams(t *testing.T) {
+	ix := newIndex("Fireball: x", "Fire Bolt: x", "Cure Wounds: x", "Mass Cure Wounds: x")
+	if got := relevance.NamesSharingTrigrams(ix, "firbal", 0.35); !slices.Contains(got, "fireball") || slices.Contains(got, "cure wounds") {
+		t.Errorf("NamesSharingTrigrams(firbal) = %v, want fireball and not cure wounds", got)
+	}
+	if got := relevance.NamesSharingTrigrams(ix, "cury wounds", 0.35); !slices.Contains(got, "cure wounds") {
+		t.Errorf("NamesSharingTrigrams(cury wounds) = %v, want cure wounds", got)
+	}
+}
+
+func TestNormalizeName(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"Hunter's Mark", "hunters mark"},
+		{"  hunters   MARK ", "hunters mark"},
+		{"Melf’s Acid-Arrow", "melfs acid arrow"},
+		{"Potion of Healing (Greater)", "potion of healing greater"},
+		{"'", ""},
+	} {
+		if got := relevance.NormalizeName(tc.in); got != tc.want {
+			t.Errorf("NormalizeName(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"fireball", "fireball", 0}, {"firebal", "fireball", 1}, {"firbeall", "fireball", 1},
+		{"magic missle", "magic missile", 1}, {"", "abc", 3}, {"abc", "", 3}, {"ca", "abc", 3},
+	} {
+		if got := relevance.EditDistance([]rune(tc.a), []rune(tc.b)); got != tc.want {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+	if s := relevance.NameSimilarity("firebal", "fireball"); s < 0.85 || s >= 1 {
+		t.Errorf("NameSimilarity(firebal, fireball) = %v", s)
+	}
+}
+
+// The name matcher's parts: any input, no panic, and the metric laws.
+func FuzzNameMatching(f *testing.F) {
+	for _, s := range []string{"firebal", "Tasha's Hideous Laughter", "’’", "a  b", "\xff\xfe", "bigby hand", ""} {
+		f.Add(s, "fireball")
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		na, nb := relevance.NormalizeName(a), relevance.NormalizeName(b)
+		if relevance.NormalizeName(na) != na {
+			t.Fatalf("NormalizeName not idempotent on %q: %q then %q", a, na, relevance.NormalizeName(na))
+		}
+		if strings.Contains(na, "  ") || strings.TrimSpace(na) != na || strings.ContainsAny(na, "'’") {
+			t.Fatalf("NormalizeName(%q) = %q: spacing or apostrophes left", a, na)
+		}
+		ra, rb := []rune(na), []rune(nb)
+		d := relevance.EditDistance(ra, rb)
+		if d != relevance.EditDistance(rb, ra) || d > max(len(ra), len(rb)) || d < max(len(ra)-len(rb), len(rb)-len(ra)) {
+			t.Fatalf("EditDistance(%q, %q) = %d breaks symmetry or bounds", na, nb, d)
+		}
+		if (d == 0) != (na == nb) {
+			t.Fatalf("EditDistance(%q, %q) = %d", na, nb, d)
+		}
+		if s := relevance.NameSimilarity(na, nb); s < 0 || s > 1 {
+			t.Fatalf("NameSimilarity(%q, %q) = %v", na, nb, s)
+		}
+		_ = relevance.Trigrams(a)
+		_ = relevance.Tokenize(a)
+	})
+}
+
+func BenchmarkTokenize(b *testing.B) {
+	text := strings.Repeat("A bright streak flashes from your pointing finger to a point you choose within range and then blossoms with a low roar into an explosion of flame. ", 8)
+	b.ReportAllocs()
+	for b.Loop() {
+		relevance.Tokenize(text)
+	}
+}
+
+func BenchmarkBM25(b *testing.B) {
+	docs := make([]string, 0, 2000)
+	words := strings.Fields("fire cold acid heal wounds creature spell attack dragon undead poison radiant necrotic thunder lightning force psychic sleep charm fear")
+	for i := range 2000 {
+		var sb strings.Builder
+		for j := range 60 {
+			sb.WriteString(words[(i*7+j*13)%len(words)] + " ")
+		}
+		docs = append(docs, sb.String())
+	}
+	ix := newIndex(docs...)
+	scores := make([]float64, len(docs))
+	terms := relevance.QueryTerms("heal many creatures at once in an area")
+	b.ReportAllocs()
+	for b.Loop() {
+		clear(scores)
+		relevance.BM25(ix, terms, all{}, scores)
+	}
+}
+
+func BenchmarkEditDistance(b *testing.B) {
+	x, y := []rune("tashas hideous laughter"), []rune("hideous laughter")
+	b.ReportAllocs()
+	for b.Loop() {
+		relevance.EditDistance(x, y)
+	}
+}
