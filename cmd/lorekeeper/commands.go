@@ -12,7 +12,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"lorekeeper.dev/embedder/modelfile"
 	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/open5e"
 	"lorekeeper.dev/ingest/orcbrew"
@@ -88,7 +87,7 @@ over it. Run one per replica, each with its own --data-dir and --consumer.`, std
 	var dataDir string
 	p.register(fs, "127.0.0.1:7410")
 	node.register(fs)
-	fs.String(&dataDir, "data-dir", "./data", "where Badger keeps this node's files")
+	fs.String(&dataDir, "data-dir", defaultDataDir(), "where Badger keeps this node's files")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -280,27 +279,5 @@ every .orcbrew file in it.`, stderr)
 		}
 	}
 	fmt.Fprintln(stdout, "Run `lorekeeper status` to see how the import went.")
-	return nil
-}
-
-func runModel(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("model", `Usage: lorekeeper model pull NAME
-
-Downloads an embedding model into --model-dir and verifies its checksum.
-Models: minilm-l6-v2 (all-MiniLM-L6-v2, needs Hugging Face to be reachable).
-The default model, use-lite, comes with make model.`, stderr)
-	var dir string
-	fs.String(&dir, "model-dir", defaultModelDir(), "where models are kept")
-	if err := fs.parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() != 2 || fs.Arg(0) != "pull" {
-		fs.Usage()
-		return errUsage
-	}
-	if err := modelfile.Pull(ctx, fs.Arg(1), dir, nil); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "%s is ready in %s; start with --model %s\n", fs.Arg(1), dir, fs.Arg(1))
 	return nil
 }

@@ -15,12 +15,18 @@ func TestFlagSet_Environment(t *testing.T) {
 		env     map[string]string
 		args    []string
 		wantDir string
+		wantOrc string
 		wantInt time.Duration
 		wantErr string
 	}{
-		{name: "defaults", wantDir: "./data", wantInt: 24 * time.Hour},
-		{name: "environment", env: map[string]string{"LOREKEEPER_DATA_DIR": "/srv/lk", "LOREKEEPER_RESYNC_INTERVAL": "6h"}, wantDir: "/srv/lk", wantInt: 6 * time.Hour},
-		{name: "flag beats environment", env: map[string]string{"LOREKEEPER_DATA_DIR": "/srv/lk"}, args: []string{"--data-dir", "/tmp/x"}, wantDir: "/tmp/x", wantInt: 24 * time.Hour},
+		{name: "defaults", env: map[string]string{"XDG_DATA_HOME": "/xdg"}, wantDir: "/xdg/lorekeeper", wantOrc: "/xdg/lorekeeper/orcbrew", wantInt: 24 * time.Hour},
+		{name: "home", env: map[string]string{"HOME": "/home/u", "XDG_DATA_HOME": ""}, wantDir: "/home/u/.local/share/lorekeeper", wantOrc: "/home/u/.local/share/lorekeeper/orcbrew", wantInt: 24 * time.Hour},
+		{name: "relative XDG_DATA_HOME is ignored", env: map[string]string{"HOME": "/home/u", "XDG_DATA_HOME": "rel"}, wantDir: "/home/u/.local/share/lorekeeper", wantOrc: "/home/u/.local/share/lorekeeper/orcbrew", wantInt: 24 * time.Hour},
+		{name: "orcbrew follows the data dir", args: []string{"--data-dir", "./data"}, wantDir: "./data", wantOrc: "data/orcbrew", wantInt: 24 * time.Hour},
+		{name: "orcbrew set", args: []string{"--data-dir", "./data", "--orcbrew-dir", "./orcbrew"}, wantDir: "./data", wantOrc: "./orcbrew", wantInt: 24 * time.Hour},
+		{name: "orcbrew disabled", env: map[string]string{"LOREKEEPER_ORCBREW_DIR": ""}, args: []string{"--data-dir", "/d"}, wantDir: "/d", wantOrc: "", wantInt: 24 * time.Hour},
+		{name: "environment", env: map[string]string{"LOREKEEPER_DATA_DIR": "/srv/lk", "LOREKEEPER_RESYNC_INTERVAL": "6h"}, wantDir: "/srv/lk", wantOrc: "/srv/lk/orcbrew", wantInt: 6 * time.Hour},
+		{name: "flag beats environment", env: map[string]string{"LOREKEEPER_DATA_DIR": "/srv/lk"}, args: []string{"--data-dir", "/tmp/x"}, wantDir: "/tmp/x", wantOrc: "/tmp/x/orcbrew", wantInt: 24 * time.Hour},
 		{name: "bad environment value", env: map[string]string{"LOREKEEPER_RESYNC_INTERVAL": "daily"}, wantErr: "LOREKEEPER_RESYNC_INTERVAL"},
 	}
 	for _, tt := range tests {
@@ -41,8 +47,9 @@ func TestFlagSet_Environment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.dataDir != tt.wantDir || cfg.ingest.interval != tt.wantInt {
-				t.Errorf("data dir %q, interval %v; want %q, %v", cfg.dataDir, cfg.ingest.interval, tt.wantDir, tt.wantInt)
+			cfg.resolve(fs)
+			if cfg.dataDir != tt.wantDir || cfg.ingest.orcbrewDir != tt.wantOrc || cfg.ingest.interval != tt.wantInt {
+				t.Errorf("data dir %q, orcbrew dir %q, interval %v; want %q, %q, %v", cfg.dataDir, cfg.ingest.orcbrewDir, cfg.ingest.interval, tt.wantDir, tt.wantOrc, tt.wantInt)
 			}
 		})
 	}

@@ -54,7 +54,7 @@ type nodeFlags struct {
 
 func (n *nodeFlags) register(fs *flagSet) {
 	fs.String(&n.grpcAddr, "grpc-addr", defaultGRPCAddr, "the query service's gRPC address")
-	fs.String(&n.modelDir, "model-dir", defaultModelDir(), "where `make model` put the ONNX Runtime library and the models")
+	fs.String(&n.modelDir, "model-dir", defaultModelDir(), "the ONNX Runtime library and the models (fetched there when missing)")
 	fs.String(&n.model, "model", "use-lite", "embedding model: use-lite or minilm-l6-v2")
 	fs.String(&n.vectorBackend, "vector-index", "embedded", "vector index backend: embedded or qdrant")
 	fs.String(&n.qdrantAddr, "qdrant-addr", "127.0.0.1:6334", "Qdrant's gRPC address, for --vector-index qdrant")
@@ -64,15 +64,6 @@ func (n *nodeFlags) register(fs *flagSet) {
 	fs.Duration(&n.semanticWait, "semantic-timeout", 2*time.Second, "how long semantic ranking may take before a query falls back to keywords")
 	fs.Int(&n.maxLag, "ready-max-pending", 1000, "report not ready while more stream messages than this wait to be stored (0: never)")
 	n.tls.register(fs)
-}
-
-// defaultModelDir is ./.models beside the binary's checkout when run from
-// the repository (what make does), else LOREKEEPER_MODEL_DIR.
-func defaultModelDir() string {
-	if d := os.Getenv("LOREKEEPER_MODEL_DIR"); d != "" {
-		return d
-	}
-	return ".models"
 }
 
 func (n *nodeFlags) qdrantConfig() (*qdrant.Config, error) {
@@ -279,7 +270,7 @@ func (i *ingestFlags) register(fs *flagSet) {
 	fs.String(&i.open5eURL, "open5e-url", "snapshot", `Open5e API base URL; "snapshot" serves the bundled offline copy, "live" is the public API`)
 	fs.String(&i.endpoints, "open5e-endpoints", "", `comma-separated Open5e endpoints to sync, e.g. "v2/spells,v2/creatures" (default: all)`)
 	fs.Duration(&i.interval, "resync-interval", 24*time.Hour, "how often to resync Open5e (with jitter); 0 disables the schedule")
-	fs.String(&i.orcbrewDir, "orcbrew-dir", "./orcbrew", "folder mirrored into the OrcBrew bucket; empty disables it")
+	fs.String(&i.orcbrewDir, "orcbrew-dir", filepath.Join(defaultDataDir(), "orcbrew"), "folder mirrored into the OrcBrew bucket (default: orcbrew in --data-dir); empty disables it")
 }
 
 // selectedEndpoints resolves --open5e-endpoints; nil means all.

@@ -42,7 +42,7 @@ Every listener binds loopback unless told otherwise. Stop it with Ctrl-C: the
 batch in flight is stored and acknowledged, then everything closes in order.`
 
 func (c *upConfig) register(fs *flagSet) {
-	fs.String(&c.dataDir, "data-dir", "./data", "where NATS and Badger keep their files")
+	fs.String(&c.dataDir, "data-dir", defaultDataDir(), "where NATS and Badger keep their files")
 	fs.String(&c.natsListen, "nats-listen", "127.0.0.1:4222", "the embedded NATS server's address (port 0: any free port)")
 	fs.String(&c.metricsAddr, "metrics-addr", "127.0.0.1:7410", "address of /metrics, /healthz and /readyz")
 	registerPprof(fs, &c.pprof)
@@ -60,6 +60,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := fs.parse(args); err != nil {
 		return err
 	}
+	cfg.resolve(fs)
 	// A bad token stops the start before anything is opened.
 	if _, err := cfg.mcp.bearer(); err != nil {
 		return err

@@ -455,7 +455,7 @@ func (f *fetcher) extract(tgz string, p Package, want []PackageFile) (err error)
 		if err := os.Rename(tmp, dst); err != nil {
 			return err
 		}
-		f.log.Info("installed", "file", dst)
+		f.log.Debug("installed", "file", dst)
 	}
 	return nil
 }
