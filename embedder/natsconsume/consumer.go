@@ -53,7 +53,10 @@ type Options struct {
 	// dead-letter stream. Default 5.
 	MaxDeliver int
 	// AckWait is how long the server waits for an ack before redelivering.
-	// Default 2 minutes: a batch of 256 embeds in about a second here.
+	// Default 10s: short, so that the batch a dead process held comes back
+	// soon after it died. While a batch is being embedded and written the
+	// consumer tells the server it is still working on it every AckWait/3,
+	// so a slow batch is never redelivered behind its back.
 	AckWait time.Duration
 	Logger  *slog.Logger
 	Metrics *Metrics
@@ -77,7 +80,7 @@ func (o *Options) withDefaults() Options {
 		out.MaxDeliver = 5
 	}
 	if out.AckWait <= 0 {
-		out.AckWait = 2 * time.Minute
+		out.AckWait = DefaultAckWait
 	}
 	if out.Logger == nil {
 		out.Logger = slog.New(slog.DiscardHandler)
@@ -87,6 +90,9 @@ func (o *Options) withDefaults() Options {
 	}
 	return out
 }
+
+// DefaultAckWait is Options.AckWait's default.
+const DefaultAckWait = 10 * time.Second
 
 // Consumer moves entity events from the stream into storage.
 type Consumer struct {
@@ -171,7 +177,40 @@ func (c *Consumer) Run(ctx context.Context, cons jetstream.Consumer) error {
 		}
 		// Finish the batch even if ctx is cancelled meanwhile: it was fetched,
 		// and writing it now spares a redelivery.
+		stop := c.keepAlive(msgs)
 		c.process(context.WithoutCancel(ctx), msgs)
+		stop()
+	}
+}
+
+// keepAlive tells the server every AckWait/3 that msgs are still being
+// worked on, until the returned func is called. A report that reaches the
+// server after a message's ack is ignored: only pending messages have their
+// ack wait restarted.
+func (c *Consumer) keepAlive(msgs []jetstream.Msg) (stop func()) {
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(c.opts.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			for _, m := range msgs {
+				// A failed report costs at worst a redelivery, which is
+				// harmless: writes are idempotent.
+				_ = m.InProgress()
+			}
+			c.opts.Metrics.inProgress.Add(float64(len(msgs)))
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
 	}
 }
 

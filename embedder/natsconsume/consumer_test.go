@@ -410,3 +410,60 @@ func TestConsumer_Reembed(t *testing.T) {
 		t.Errorf("after Reembed, %q does not rank its own entity first by a margin: %v", es[0].GetName(), own)
 	}
 }
+
+// slowModel embeds with the real model, slower than the ack wait.
+type slowModel struct {
+	natsconsume.Model
+	delay time.Duration
+}
+
+func (m slowModel) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	time.Sleep(m.delay)
+	return m.Model.Embed(ctx, texts)
+}
+
+// countingStore counts the writes of each key.
+type countingStore struct {
+	*badgerstore.Store
+	mu     sync.Mutex
+	writes map[string]int
+}
+
+func (s *countingStore) Apply(ctx context.Context, ws []badgerstore.Write) error {
+	s.mu.Lock()
+	for _, w := range ws {
+		s.writes[w.Entity.GetKey()]++
+	}
+	s.mu.Unlock()
+	return s.Store.Apply(ctx, ws)
+}
+
+// TestConsumer_SlowBatchIsNotRedelivered: a batch that takes longer than
+// the ack wait to embed is kept alive by in-progress acks, so the server
+// does not hand it to another puller of the same durable consumer (a
+// process restarting while its predecessor drains) while it is written.
+func TestConsumer_SlowBatchIsNotRedelivered(t *testing.T) {
+	_, js := startJetStream(t)
+	es := snapshotEntities(t)[:20]
+	publish(t, js, es)
+	st := &countingStore{Store: openStore(t, t.TempDir()), writes: map[string]int{}}
+	defer st.Close()
+	opts := &natsconsume.Options{Batch: 10, AckWait: time.Second}
+	model := slowModel{Model: testModel(t), delay: 3 * opts.AckWait}
+	// Two pullers take a batch each; the third waits, and would receive
+	// any message whose ack wait ran out.
+	for range 3 {
+		stop := runConsumer(t, natsconsume.New(js, st, model, opts))
+		defer stop()
+	}
+	waitFor(t, "every entity stored", func() bool { return st.Stats().Entities >= len(es) })
+	// A redelivery, were there one, would be written by now.
+	time.Sleep(model.delay + 2*opts.AckWait)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, e := range es {
+		if n := st.writes[e.GetKey()]; n != 1 {
+			t.Errorf("%s written %d times, want once (no redelivery of a batch in progress)", e.GetKey(), n)
+		}
+	}
+}

@@ -10,7 +10,11 @@ type Metrics struct {
 	cacheHits   prometheus.Counter
 	deadLetters prometheus.Counter
 	pending     prometheus.Gauge
+	inProgress  prometheus.Counter
 }
+
+// Outcomes of a message, the messages_total outcome label's values.
+var outcomes = []string{"stored", "retried", "dead_lettered"}
 
 // NewMetrics creates the consumer's metrics and registers them on reg,
 // which may be nil (metrics are then kept but not exported).
@@ -37,9 +41,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "lorekeeper", Subsystem: "embedder", Name: "consumer_pending_messages",
 			Help: "Messages on the stream this node has not yet stored and acknowledged (consumer lag).",
 		}),
+		inProgress: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "lorekeeper", Subsystem: "embedder", Name: "in_progress_acks_total",
+			Help: "Messages reported to the server as still being worked on (a batch that embeds longer than a third of the ack wait).",
+		}),
+	}
+	// A closed set: export each outcome at zero, so a rate or a ratio over
+	// it has data from the first scrape.
+	for _, o := range outcomes {
+		m.messages.WithLabelValues(o)
 	}
 	if reg != nil {
-		reg.MustRegister(m.messages, m.batchSize, m.cacheHits, m.deadLetters, m.pending)
+		reg.MustRegister(m.messages, m.batchSize, m.cacheHits, m.deadLetters, m.pending, m.inProgress)
 	}
 	return m
 }
