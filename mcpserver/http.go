@@ -59,7 +59,7 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless:      o.Stateless,
 		JSONResponse:   o.JSONResponse,
-		Logger:         s.log,
+		Logger:         sdkLogger(s.log),
 		SessionTimeout: o.SessionTimeout,
 		// Host and Origin are checked below, for every listener, not only
 		// loopback ones, with the configured exceptions.

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -119,4 +120,40 @@ func TestHTTPHandler_Guards(t *testing.T) {
 		cs := connectHTTP(t, h.srv.HTTPHandler(&mcpserver.HTTPOptions{BearerToken: "s3cret", Stateless: true}), "s3cret")
 		mustOK(t, callTool(t, cs, "list_documents", nil))
 	})
+}
+
+// TestHTTPHandler_SessionLogs: sessions come and go all day; their
+// lifecycle lines are debug detail, not INFO (25,000 sessions once wrote
+// 4.4 MB of log).
+func TestHTTPHandler_SessionLogs(t *testing.T) {
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelDebug} {
+		t.Run(level.String(), func(t *testing.T) {
+			logs := &syncBuffer{}
+			h := newServer(t)
+			srv := mcpserver.New(startQuery(t, h.fake), &mcpserver.Options{
+				Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: level})),
+			})
+			for _, opts := range []*mcpserver.HTTPOptions{nil, {Stateless: true}} {
+				cs := connectHTTP(t, srv.HTTPHandler(opts), "")
+				mustOK(t, callTool(t, cs, "list_documents", nil))
+				if err := cs.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := logs.String()
+			sessionLines := 0
+			for _, line := range strings.Split(got, "\n") {
+				if !strings.Contains(line, "session") {
+					continue
+				}
+				sessionLines++
+				if !strings.Contains(line, "level=DEBUG") {
+					t.Errorf("session line above debug: %s", line)
+				}
+			}
+			if level == slog.LevelDebug && sessionLines == 0 {
+				t.Errorf("no session lines at debug level; log:\n%s", got)
+			}
+		})
+	}
 }

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
@@ -37,6 +40,95 @@ const (
 	defaultLimit = 20
 	maxLimit     = 100
 )
+
+// numberRanges says what each numeric parameter accepts, for numbers that
+// do not fit its type at all; the tools check the values that do.
+var numberRanges = map[string]string{
+	"limit":            fmt.Sprintf("give 1 to %d (default %d)", maxLimit, defaultLimit),
+	"level":            "spell levels are 0 (cantrip) to 9",
+	"level_min":        "spell levels are 0 (cantrip) to 9",
+	"level_max":        "spell levels are 0 (cantrip) to 9",
+	"cr":               crRange,
+	"challenge_rating": crRange,
+	"cr_min":           crRange,
+	"cr_max":           crRange,
+	"armor_class_min":  "armor class is 0 to 100",
+	"armor_class_max":  "armor class is 0 to 100",
+	"hit_points_min":   "hit points are 0 to 100000",
+	"hit_points_max":   "hit points are 0 to 100000",
+	"cost_min":         "give a non-negative number of gold pieces",
+	"cost_max":         "give a non-negative number of gold pieces",
+	"weight_min":       "give a non-negative number of pounds",
+	"weight_max":       "give a non-negative number of pounds",
+}
+
+const crRange = "challenge ratings are 0, 1/8, 1/4, 1/2 and 1 to 30"
+
+// numericParams lists the properties of a tool's input schema that take
+// numbers; true marks whole numbers.
+func numericParams(sch *jsonschema.Schema) map[string]bool {
+	out := map[string]bool{}
+	for name, p := range sch.Properties {
+		types := append([]string{p.Type}, p.Types...)
+		switch {
+		case slices.Contains(types, "integer"):
+			out[name] = true
+		case slices.Contains(types, "number"):
+			out[name] = false
+		}
+	}
+	return out
+}
+
+// checkNumbers finds the first numeric argument in args that its Go type
+// cannot hold: a whole-number parameter given a fraction or a number
+// beyond int32, or any number beyond float64. Arguments that are not JSON
+// numbers, or not an object, are left to the SDK's validation.
+func checkNumbers(numeric map[string]bool, args json.RawMessage) *ArgumentError {
+	if len(numeric) == 0 || len(args) == 0 {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return nil
+	}
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		whole, ok := numeric[name]
+		raw := strings.TrimSpace(string(m[name]))
+		if !ok || raw == "" || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
+			continue
+		}
+		f, _, err := big.ParseFloat(raw, 10, 64, big.ToNearestEven)
+		if err != nil {
+			continue // not a number after all: the SDK says so
+		}
+		rng := numberRanges[name]
+		if rng == "" {
+			rng = "give a smaller number"
+		}
+		if f.IsInf() {
+			return argErr(name, fmt.Sprintf("%s is out of range; %s", raw, rng))
+		}
+		if v, _ := f.Float64(); math.IsInf(v, 0) {
+			return argErr(name, fmt.Sprintf("%s is out of range; %s", raw, rng))
+		}
+		if !whole {
+			continue
+		}
+		if !f.IsInt() {
+			return argErr(name, fmt.Sprintf("%s is not a whole number; %s", raw, rng))
+		}
+		if v, acc := f.Int64(); acc != big.Exact || v < math.MinInt32 || v > math.MaxInt32 {
+			return argErr(name, fmt.Sprintf("%s is out of range; %s", raw, rng))
+		}
+	}
+	return nil
+}
 
 // ChallengeRating is a challenge rating given as a number (0.25, 5) or as
 // people write it ("1/4", "5").

@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -184,6 +185,12 @@ func TestTools_InvalidArguments(t *testing.T) {
 		{"spell damage type", "lookup_spell", map[string]any{"damage_type": "sonic"}, []string{`"damage_type"`, "thunder"}},
 		{"spell limit zero", "lookup_spell", map[string]any{"limit": 0}, []string{`"limit"`, "1 to 100"}},
 		{"spell limit too big", "lookup_spell", map[string]any{"limit": 1000}, []string{`"limit"`, "1 to 100"}},
+		{"spell limit beyond int", "lookup_spell", map[string]any{"limit": json.Number("18446744073709551616")}, []string{`"limit"`, "1 to 100"}},
+		{"spell limit fraction", "lookup_spell", map[string]any{"limit": json.Number("2.5")}, []string{`"limit"`, "1 to 100"}},
+		{"spell level beyond int", "lookup_spell", map[string]any{"level": json.Number("-99999999999999999999")}, []string{`"level"`, "0 (cantrip) to 9"}},
+		{"creature cr_max beyond float", "lookup_creature", map[string]any{"cr_max": json.Number("1e999")}, []string{`"cr_max"`, "1 to 30"}},
+		{"creature cr beyond float", "lookup_creature", map[string]any{"cr": json.Number("1e999")}, []string{`"cr"`, "1 to 30"}},
+		{"creature armor class beyond int", "lookup_creature", map[string]any{"armor_class_min": json.Number("1e30")}, []string{`"armor_class_min"`}},
 		{"spell unknown parameter", "lookup_spell", map[string]any{"levle": 3}, []string{"invalid arguments for lookup_spell", "levle", "Parameters: name, level, level_min, level_max, school"}},
 		{"creature cr alias conflict", "lookup_creature", map[string]any{"cr": 5, "challenge_rating": 6}, []string{`"challenge_rating"`, `"cr"`, "different value"}},
 		{"creature cr range", "lookup_creature", map[string]any{"cr": 31}, []string{`"cr"`, "1 to 30"}},
@@ -223,7 +230,8 @@ func TestTools_InvalidArguments(t *testing.T) {
 			if n := h.fake.count(); n != before {
 				t.Errorf("query service was called %d times for invalid arguments", n-before)
 			}
-			if strings.Contains(text(res), "goroutine") || strings.Contains(text(res), ".go:") {
+			if strings.Contains(text(res), "goroutine") || strings.Contains(text(res), ".go:") ||
+				strings.Contains(text(res), "unmarshal") || strings.Contains(text(res), "Go struct") || strings.Contains(text(res), "Go value") {
 				t.Errorf("error text leaks internals: %s", text(res))
 			}
 		})

@@ -46,6 +46,9 @@ type Server struct {
 	// params lists each tool's parameters, in schema order, for error
 	// messages.
 	params map[string][]string
+	// numbers are each tool's numeric parameters (true: whole numbers),
+	// checked before the SDK decodes them.
+	numbers map[string]map[string]bool
 }
 
 // EntityURITemplate is the resource template for one entity.
@@ -70,10 +73,10 @@ func New(client lkv1.QueryServiceClient, opts *Options) *Server {
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 10 * time.Second
 	}
-	s := &Server{client: client, log: o.Logger, metrics: o.Metrics, timeout: o.CallTimeout, params: map[string][]string{}}
+	s := &Server{client: client, log: o.Logger, metrics: o.Metrics, timeout: o.CallTimeout, params: map[string][]string{}, numbers: map[string]map[string]bool{}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "lorekeeper", Title: "LoreKeeper", Version: o.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
-		Logger:       o.Logger,
+		Logger:       sdkLogger(o.Logger),
 		SchemaCache:  mcp.NewSchemaCache(),
 	})
 	s.mcp.AddReceivingMiddleware(s.toolMiddleware, entityURIMiddleware)
@@ -90,6 +93,39 @@ func New(client lkv1.QueryServiceClient, opts *Options) *Server {
 		Description: "One D&D entity (spell, creature, item, rule, ...) by key, as a markdown card and as JSON. Keys and URIs come from tool results, e.g. lorekeeper://entity/open5e_v2:srd-2014:spell:fireball.",
 	}, s.readEntity)
 	return s
+}
+
+// sdkLogger is the logger the SDK gets: its INFO lines are per session
+// ("server session connected", "session initialized", ...), one or more
+// for every client connection, so they go to debug; warnings and errors
+// keep their level.
+func sdkLogger(log *slog.Logger) *slog.Logger {
+	return slog.New(demoteInfo{log.Handler()})
+}
+
+// demoteInfo logs INFO records at DEBUG.
+type demoteInfo struct{ slog.Handler }
+
+func (h demoteInfo) Enabled(ctx context.Context, l slog.Level) bool {
+	if l == slog.LevelInfo {
+		l = slog.LevelDebug
+	}
+	return h.Handler.Enabled(ctx, l)
+}
+
+func (h demoteInfo) Handle(ctx context.Context, r slog.Record) error {
+	if r.Level == slog.LevelInfo {
+		r.Level = slog.LevelDebug
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h demoteInfo) WithAttrs(as []slog.Attr) slog.Handler {
+	return demoteInfo{h.Handler.WithAttrs(as)}
+}
+
+func (h demoteInfo) WithGroup(name string) slog.Handler {
+	return demoteInfo{h.Handler.WithGroup(name)}
 }
 
 // MCP returns the underlying SDK server, for transports New does not wire.
@@ -148,6 +184,7 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out])
 	}
 	t.OutputSchema = outputSchema[Out]()
 	s.params[t.Name] = sch.PropertyOrder
+	s.numbers[t.Name] = numericParams(sch)
 	mcp.AddTool(s.mcp, t, h)
 }
 
@@ -405,7 +442,7 @@ func (s *Server) classify(op string, err error) (msg string) {
 		s.log.Error("query service unavailable", "tool", op, "code", st.Code().String(), "err", err)
 		return "The LoreKeeper content service is temporarily unavailable, so this could not be answered. Please try again in a moment."
 	case codes.Canceled:
-		s.log.Info("tool call canceled", "tool", op, "err", err)
+		s.log.Debug("tool call canceled", "tool", op, "err", err)
 		return "The request was canceled before it finished."
 	default:
 		s.log.Error("query service failed", "tool", op, "code", st.Code().String(), "err", err)
@@ -458,15 +495,26 @@ func (s *Server) toolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		start := time.Now()
-		res, err := next(ctx, method, req)
 		name := ""
+		var args json.RawMessage
 		if ctr, ok := req.(*mcp.CallToolRequest); ok && ctr.Params != nil {
-			name = ctr.Params.Name
+			name, args = ctr.Params.Name, ctr.Params.Arguments
 		}
 		params, known := s.params[name]
 		if !known {
-			return res, err
+			return next(ctx, method, req)
 		}
+		// A number the SDK cannot even decode (beyond int or float64)
+		// would come back as a Go decoding error: answer with the
+		// parameter's range instead.
+		if ae := checkNumbers(s.numbers[name], args); ae != nil {
+			s.log.Debug("invalid tool arguments", "tool", name, "err", ae)
+			s.metrics.observe(name, OutcomeInvalid, time.Since(start))
+			res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: ae.Error()}}}
+			res.SetError(ae)
+			return res, nil
+		}
+		res, err := next(ctx, method, req)
 		callErr := err
 		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
 			r.StructuredContent = nil
