@@ -2,12 +2,15 @@ package mcpserver_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -156,4 +159,56 @@ func TestHTTPHandler_SessionLogs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestServer_CloseSessions: an HTTP server shutting down waits for open
+// requests, and a connected client keeps a standalone SSE stream open for
+// as long as its session lives; closing the sessions at shutdown ends
+// those streams, so Shutdown finishes instead of running into its deadline.
+func TestServer_CloseSessions(t *testing.T) {
+	for _, clients := range []int{0, 1, 8} {
+		t.Run(fmt.Sprintf("%d clients", clients), func(t *testing.T) {
+			h := newServer(t)
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			hs := &http.Server{Handler: h.srv.HTTPHandler(nil)}
+			hs.RegisterOnShutdown(h.srv.CloseSessions)
+			go hs.Serve(ln)
+			url := "http://" + ln.Addr().String() + "/mcp"
+			for range clients {
+				cs := connect(t, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1})
+				mustOK(t, callTool(t, cs, "list_documents", nil))
+			}
+			waitFor(t, func() bool { return countSessions(h.srv) == clients })
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := hs.Shutdown(ctx); err != nil {
+				t.Fatalf("shutdown with %d clients connected: %v", clients, err)
+			}
+			if n := countSessions(h.srv); n != 0 {
+				t.Errorf("%d sessions left after shutdown", n)
+			}
+		})
+	}
+}
+
+func countSessions(s *mcpserver.Server) int {
+	n := 0
+	for range s.MCP().Sessions() {
+		n++
+	}
+	return n
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for range 500 {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("condition not reached in 5s")
 }

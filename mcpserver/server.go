@@ -620,3 +620,19 @@ func escapeUnreserved(s string) string {
 	}
 	return b.String()
 }
+
+// CloseSessions closes every open session, whatever its transport. Call
+// it when an HTTP server starts shutting down (http.Server.RegisterOnShutdown):
+// a connected client holds a standalone SSE stream open for as long as its
+// session lives, and Shutdown would otherwise wait for it until its
+// deadline. A session's call in flight is answered first.
+func (s *Server) CloseSessions() {
+	// Close outside the iteration: a closing session removes itself.
+	var open []*mcp.ServerSession
+	for ss := range s.mcp.Sessions() {
+		open = append(open, ss)
+	}
+	for _, ss := range open {
+		_ = ss.Close() // the client is gone or going; nothing to tell it
+	}
+}
