@@ -188,6 +188,17 @@ func (f *fakeQuery) lookup(c *lkv1.Common, kinds []lkv1.Kind, keep func(*lkv1.En
 				}
 			}
 		}
+		if len(hits) == 0 {
+			// Did-you-mean, roughly: the candidates sharing the first four
+			// letters.
+			resp.NameMatch = ""
+			for _, e := range cands {
+				if len(n) >= 4 && strings.HasPrefix(strings.ToLower(e.GetName()), strings.ToLower(n[:4])) {
+					resp.Suggestions = append(resp.Suggestions, &lkv1.NameSuggestion{Name: e.GetName(), Key: e.GetKey(),
+						Uri: lkv1.EntityURI(e.GetKey()), DocumentKey: e.GetDocument().GetKey(), DocumentName: e.GetDocument().GetName(), Score: 0.875, Via: "name"})
+				}
+			}
+		}
 		cands = hits
 	}
 	limit := int(c.GetLimit())

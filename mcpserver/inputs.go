@@ -33,6 +33,8 @@ type SpellInput struct {
 	Limit         *int     `json:"limit,omitempty" jsonschema:"Maximum number of results, 1 to 100. Default 20."`
 }
 
+func (in SpellInput) nameArg() string { return in.Name }
+
 func (in SpellInput) request() (*lkv1.LookupSpellsRequest, error) {
 	c, err := commonArgs(in.Name, in.Limit, in.Documents, in.SemanticQuery, in.GameSystem)
 	if err != nil {
@@ -100,6 +102,8 @@ func crValue(param string, c *ChallengeRating) (*float64, error) {
 	}
 	return &v, nil
 }
+
+func (in CreatureInput) nameArg() string { return in.Name }
 
 func (in CreatureInput) request() (*lkv1.LookupCreaturesRequest, error) {
 	c, err := commonArgs(in.Name, in.Limit, in.Documents, in.SemanticQuery, in.GameSystem)
@@ -194,6 +198,8 @@ type EquipmentInput struct {
 	SemanticQuery       string      `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank items by meaning, e.g. \"weapons for attacking from a distance\". The other filters apply first. Results then carry similarity_score (0 to 1)."`
 	Limit               *int        `json:"limit,omitempty" jsonschema:"Maximum number of results, 1 to 100. Default 20."`
 }
+
+func (in EquipmentInput) nameArg() string { return in.Name }
 
 func (in EquipmentInput) request() (*lkv1.LookupEquipmentRequest, error) {
 	c, err := commonArgs(in.Name, in.Limit, in.Documents, in.SemanticQuery, in.GameSystem)
@@ -290,6 +296,8 @@ type CharacterOptionInput struct {
 	Limit         *int     `json:"limit,omitempty" jsonschema:"Maximum number of results, 1 to 100. Default 20."`
 }
 
+func (in CharacterOptionInput) nameArg() string { return in.Name }
+
 func (in CharacterOptionInput) request() (*lkv1.LookupCharacterOptionsRequest, error) {
 	c, err := commonArgs(in.Name, in.Limit, in.Documents, in.SemanticQuery, in.GameSystem)
 	if err != nil {
@@ -340,6 +348,8 @@ type RuleInput struct {
 	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank rules by meaning, e.g. \"what happens when I fall\", \"attacking while hidden\". The other filters apply first. Results then carry similarity_score (0 to 1)."`
 	Limit         *int     `json:"limit,omitempty" jsonschema:"Maximum number of results, 1 to 100. Default 20."`
 }
+
+func (in RuleInput) nameArg() string { return in.Name }
 
 func (in RuleInput) request() (*lkv1.LookupRulesRequest, error) {
 	c, err := commonArgs(in.Name, in.Limit, in.Documents, in.SemanticQuery, in.GameSystem)

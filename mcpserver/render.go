@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -444,6 +445,59 @@ func renderLookup(noun string, out *LookupOutput) string {
 	for i := range out.Results {
 		b.WriteString("\n---\n\n")
 		b.WriteString(renderEntity(&out.Results[i]))
+	}
+	return b.String()
+}
+
+// nameArgument is the name a lookup input asked for, if any.
+func nameArgument(in any) string {
+	if n, ok := in.(interface{ nameArg() string }); ok {
+		return strings.TrimSpace(n.nameArg())
+	}
+	return ""
+}
+
+// noMatchMessage says that a lookup found nothing, and what is near: the
+// suggestions grouped by name with their documents ("Did you mean Fireball
+// (srd-2014, srd-2024)?"), and, for a well-known name outside open content,
+// that plainly.
+func noMatchMessage(noun, name string, out *LookupOutput) string {
+	hint := "Try a wildcard name (\"fire*\"), fewer filters, semantic_query, or search_dnd_content."
+	if name == "" {
+		return fmt.Sprintf("No %s matched. %s", plural(noun, 2), hint)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "No %s named '%s'.", noun, name)
+	if out.NotOpenContent != "" {
+		fmt.Fprintf(&b, " %s is not in any open-licensed document LoreKeeper holds (the SRD and the other open books leave it out).", out.NotOpenContent)
+	}
+	byName := map[string][]string{}
+	var order []string
+	var meaning []string
+	for _, sg := range out.Suggestions {
+		if sg.Via == "meaning" {
+			meaning = append(meaning, fmt.Sprintf("%s (%s)", sg.Name, sg.Document))
+			continue
+		}
+		if _, ok := byName[sg.Name]; !ok {
+			order = append(order, sg.Name)
+		}
+		if !slices.Contains(byName[sg.Name], sg.Document) {
+			byName[sg.Name] = append(byName[sg.Name], sg.Document)
+		}
+	}
+	if len(order) > 0 {
+		parts := make([]string, len(order))
+		for i, n := range order {
+			parts[i] = fmt.Sprintf("%s (%s)", n, strings.Join(byName[n], ", "))
+		}
+		fmt.Fprintf(&b, " Did you mean %s?", strings.Join(parts, ", "))
+	}
+	if len(meaning) > 0 {
+		fmt.Fprintf(&b, " Nearest open content by description: %s.", strings.Join(meaning, ", "))
+	}
+	if len(order) == 0 && len(meaning) == 0 {
+		b.WriteString(" " + hint)
 	}
 	return b.String()
 }

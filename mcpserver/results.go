@@ -182,13 +182,28 @@ type Rule struct {
 
 // LookupOutput is what the five lookup tools return.
 type LookupOutput struct {
-	Results        []Entity `json:"results" jsonschema:"The matches; an empty list when nothing matched."`
-	Count          int      `json:"count"`
-	Ranking        string   `json:"ranking" jsonschema:"structured (filters and name order), hybrid (semantic + keyword) or keyword."`
-	FallbackReason string   `json:"fallback_reason,omitempty" jsonschema:"Set when semantic ranking was asked for but keyword ranking was used, and why."`
-	Warnings       []string `json:"warnings,omitempty"`
-	NameMatch      string   `json:"name_match,omitempty" jsonschema:"How name matched: exact, pattern, slug or key."`
-	Message        string   `json:"message,omitempty"`
+	Results        []Entity     `json:"results" jsonschema:"The matches; an empty list when nothing matched."`
+	Count          int          `json:"count"`
+	Ranking        string       `json:"ranking" jsonschema:"structured (filters and name order), hybrid (semantic + keyword) or keyword."`
+	FallbackReason string       `json:"fallback_reason,omitempty" jsonschema:"Set when semantic ranking was asked for but keyword ranking was used, and why."`
+	Warnings       []string     `json:"warnings,omitempty"`
+	NameMatch      string       `json:"name_match,omitempty" jsonschema:"How name matched: exact, pattern, slug, key or alias."`
+	MatchedAlias   string       `json:"matched_alias,omitempty" jsonschema:"When name_match is alias: the name asked for as the alias table knows it (e.g. Tasha's Hideous Laughter); the results carry the open content's name (Hideous Laughter)."`
+	Suggestions    []Suggestion `json:"suggestions,omitempty" jsonschema:"When nothing matched the name: the closest names among the entities passing every other filter (did you mean), best first. Never substituted for results."`
+	NotOpenContent string       `json:"not_open_content,omitempty" jsonschema:"Set when the name is a well-known one that no open-licensed document carries (e.g. Beholder); suggestions are then the nearest open content."`
+	Message        string       `json:"message,omitempty"`
+}
+
+// Suggestion is a did-you-mean suggestion: an entity whose name is close to
+// the one asked for.
+type Suggestion struct {
+	Name         string  `json:"name"`
+	Key          string  `json:"key"`
+	URI          string  `json:"uri"`
+	Document     string  `json:"document" jsonschema:"The document's key."`
+	DocumentName string  `json:"document_name,omitempty"`
+	Score        float64 `json:"score" jsonschema:"In (0, 1], higher is closer."`
+	Via          string  `json:"via" jsonschema:"name (typo-tolerant), alias (a name the book uses) or meaning (nearest open content by meaning)."`
 }
 
 // SearchGroup is one content type's results in search_dnd_content.

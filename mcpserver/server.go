@@ -208,13 +208,18 @@ func outputSchema[Out any]() *jsonschema.Schema {
 	return sch
 }
 
+// nameHelp tells every lookup tool's caller what a name that matches
+// nothing gets back.
+const nameHelp = `Names are matched as typed, then as slugs, then as the names players know from the books ("Tasha's Hideous Laughter" finds the SRD's Hideous Laughter; spells renamed between SRD 5.1 and 5.2 find each other). When nothing matches, the result is empty with suggestions: the closest names (typo-tolerant, "firebal" -> Fireball) among the entities passing the other filters, and for well-known names outside open content ("beholder") a plain statement of that with the nearest open content.`
+
 func (s *Server) addTools() {
 	addTool(s, &mcp.Tool{
 		Name:        "lookup_spell",
 		Annotations: readOnly("Look up spells"),
 		Description: `Find D&D 5e spells and return full spell cards: level, school, casting time, range, components, duration, concentration, ritual, classes, damage and save, description and "At Higher Levels".
 Use it for "What does Fireball do?" (name="fireball"), "3rd-level wizard evocation spells" (level=3, class_key="wizard", school="evocation"), "concentration spells" (concentration=true), or by meaning: semantic_query="stop enemies from moving".
-Every filter is optional and they combine (AND). Results cite their source document.`,
+Every filter is optional and they combine (AND). Results cite their source document.
+` + nameHelp,
 	}, tool(s, "lookup_spell", "spell", func(ctx context.Context, in SpellInput) (*lkv1.LookupResponse, error) {
 		req, err := in.request()
 		if err != nil {
@@ -227,7 +232,8 @@ Every filter is optional and they combine (AND). Results cite their source docum
 		Annotations: readOnly("Look up creatures"),
 		Description: `Find D&D 5e monsters and creatures and return full stat blocks: AC, HP, speed, ability scores with modifiers, saves, skills, resistances and immunities, senses, languages, challenge rating, traits, actions, reactions, legendary and lair actions.
 Use it for "Show me the Ancient Red Dragon" (name="ancient red dragon"), "CR 5 undead" (cr=5, type="undead"), "Medium beasts CR 1 or less" (cr_max=1, type="beast", size="medium"), or by meaning: semantic_query="stealthy hunters that attack by surprise".
-Every filter is optional and they combine (AND).`,
+Every filter is optional and they combine (AND).
+` + nameHelp,
 	}, tool(s, "lookup_creature", "creature", func(ctx context.Context, in CreatureInput) (*lkv1.LookupResponse, error) {
 		req, err := in.request()
 		if err != nil {
@@ -240,7 +246,8 @@ Every filter is optional and they combine (AND).`,
 		Annotations: readOnly("Look up equipment"),
 		Description: `Find weapons, armor, magic items and adventuring gear, returned as item cards: damage and properties, AC and Strength/Stealth, rarity and attunement, cost and weight, description.
 Use it for "Longsword damage" (type="weapon", name="longsword"), "rare magic items" (type="magic-item", rarity="rare"), "light armor" (type="armor", armor_category="light"), "What does a Bag of Holding do?" (name="bag of holding"), "finesse light weapons" (is_finesse=true, is_light=true), or semantic_query="magic items for exploration".
-type is weapon, armor, magic-item, item or all (default). Every filter is optional and they combine (AND).`,
+type is weapon, armor, magic-item, item or all (default). Every filter is optional and they combine (AND).
+` + nameHelp,
 	}, tool(s, "lookup_equipment", "item", func(ctx context.Context, in EquipmentInput) (*lkv1.LookupResponse, error) {
 		req, err := in.request()
 		if err != nil {
@@ -252,7 +259,8 @@ type is weapon, armor, magic-item, item or all (default). Every filter is option
 		Name:        "lookup_character_option",
 		Annotations: readOnly("Look up character options"),
 		Description: `Find character creation and advancement options: classes (features, hit dice, proficiencies), subclasses, races/species and subraces (traits), backgrounds, feats (prerequisites, benefits), and homebrew invocations, boons and selections.
-Use it for "What features does a Paladin get?" (type="class", name="paladin"), "Eldritch Knight" (type="subclass", name="eldritch knight"), "Half-Elf traits" (type="race", name="half-elf"), "the Sharpshooter feat" (type="feat", name="sharpshooter"), or semantic_query="divine warrior". type is optional: omit it to search every kind of option.`,
+Use it for "What features does a Paladin get?" (type="class", name="paladin"), "Eldritch Knight" (type="subclass", name="eldritch knight"), "Half-Elf traits" (type="race", name="half-elf"), "the Sharpshooter feat" (type="feat", name="sharpshooter"), or semantic_query="divine warrior". type is optional: omit it to search every kind of option.
+` + nameHelp,
 	}, tool(s, "lookup_character_option", "character option", func(ctx context.Context, in CharacterOptionInput) (*lkv1.LookupResponse, error) {
 		req, err := in.request()
 		if err != nil {
@@ -264,7 +272,8 @@ Use it for "What features does a Paladin get?" (type="class", name="paladin"), "
 		Name:        "lookup_rule",
 		Annotations: readOnly("Look up rules"),
 		Description: `Find game rules and reference entries: rules and rule sections, conditions, damage types, weapon properties, skills, ability scores, magic schools, languages, proficiencies, alignments.
-Use it for "What does Grappled do?" (rule_type="condition", name="grappled"), "opportunity attacks" (rule_type="rule", section="combat", name="opportunity attack*"), "radiant damage" (rule_type="damage-type", name="radiant"), "the Stealth skill" (rule_type="skill", name="stealth"), or semantic_query="what happens when I fall". rule_type is optional: omit it to search every kind.`,
+Use it for "What does Grappled do?" (rule_type="condition", name="grappled"), "opportunity attacks" (rule_type="rule", section="combat", name="opportunity attack*"), "radiant damage" (rule_type="damage-type", name="radiant"), "the Stealth skill" (rule_type="skill", name="stealth"), or semantic_query="what happens when I fall". rule_type is optional: omit it to search every kind.
+` + nameHelp,
 	}, tool(s, "lookup_rule", "rule", func(ctx context.Context, in RuleInput) (*lkv1.LookupResponse, error) {
 		req, err := in.request()
 		if err != nil {
@@ -276,7 +285,7 @@ Use it for "What does Grappled do?" (rule_type="condition", name="grappled"), "o
 		Name:        "search_dnd_content",
 		Annotations: readOnly("Search all D&D content"),
 		Description: `Search every kind of D&D content at once (spells, creatures, equipment, character options, rules, ...) by meaning, keyword and typo-tolerant name, with results grouped by type and a lorekeeper:// URI for each.
-Use it when the kind is unknown or mixed: "fire damage", "healing magic" with entity_types=["spells","magicitems"], "dragon breath" with documents=["srd-2014"], or a misspelt name ("firbal"). semantic=false gives keyword/name matching only. limit is per type. Follow up with a lookup_* tool or read the URI for full details.`,
+Use it when the kind is unknown or mixed: "fire damage", "bigbys hand" (names from the books find the SRD's), "healing magic" with entity_types=["spells","magicitems"], "dragon breath" with documents=["srd-2014"], or a misspelt name ("firbal"). semantic=false gives keyword/name matching only. limit is per type. Follow up with a lookup_* tool or read the URI for full details.`,
 	}, s.search)
 	addTool(s, &mcp.Tool{
 		Name:        "list_documents",
@@ -305,13 +314,19 @@ func tool[In any](s *Server, name, noun string, call lookupFunc[In]) mcp.ToolHan
 			FallbackReason: resp.GetFallbackReason(),
 			Warnings:       resp.GetWarnings(),
 			NameMatch:      resp.GetNameMatch(),
+			MatchedAlias:   resp.GetMatchedAlias(),
+			NotOpenContent: resp.GetNotOpenContent(),
 		}
 		for _, r := range resp.GetResults() {
 			out.Results = append(out.Results, entityFromResult(r))
 		}
+		for _, sg := range resp.GetSuggestions() {
+			out.Suggestions = append(out.Suggestions, Suggestion{Name: sg.GetName(), Key: sg.GetKey(), URI: sg.GetUri(),
+				Document: sg.GetDocumentKey(), DocumentName: sg.GetDocumentName(), Score: sg.GetScore(), Via: sg.GetVia()})
+		}
 		out.Count = len(out.Results)
 		if out.Count == 0 {
-			out.Message = fmt.Sprintf("No %s matched. Try a wildcard name (\"fire*\"), fewer filters, semantic_query, or search_dnd_content.", plural(noun, 2))
+			out.Message = noMatchMessage(noun, nameArgument(any(in)), out)
 		}
 		s.logNotes(name, out.FallbackReason, out.Warnings)
 		return textResult(renderLookup(noun, out)), out, nil

@@ -321,13 +321,30 @@ func TestLookup_EmptyIsNotAnError(t *testing.T) {
 		if r, ok := m["results"].([]any); !ok || len(r) != 0 {
 			t.Errorf("%v: results = %#v, want []", args, m["results"])
 		}
-		wantContains(t, text(res), "No creatures matched")
+		if args["name"] != nil {
+			wantContains(t, text(res), "No creature named 'Tarrasque'.")
+		} else {
+			wantContains(t, text(res), "No creatures matched")
+		}
 	}
 	// documents=[] is nothing, documents absent is everything.
 	res := h.call(t, "lookup_creature", nil)
 	if out := decode[mcpserver.LookupOutput](t, res); out.Count != 2 {
 		t.Errorf("no documents filter: count = %d, want 2", out.Count)
 	}
+}
+
+// A name that matches nothing gets did-you-mean suggestions, in the text
+// and the structured result, and is not an error.
+func TestLookup_Suggestions(t *testing.T) {
+	h := newHarness(t)
+	res := h.call(t, "lookup_spell", map[string]any{"name": "firebal"})
+	mustOK(t, res)
+	out := decode[mcpserver.LookupOutput](t, res)
+	if out.Count != 0 || len(out.Suggestions) == 0 || out.Suggestions[0].Name != "Fireball" || out.Suggestions[0].URI == "" || out.Suggestions[0].Score <= 0 {
+		t.Fatalf("out = %+v, want no results and Fireball suggested", out)
+	}
+	wantContains(t, text(res), "No spell named 'firebal'. Did you mean Fireball (srd-2014)?")
 }
 
 func TestSearch_Grouped(t *testing.T) {

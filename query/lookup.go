@@ -331,6 +331,14 @@ func (s *Service) lookup(ctx context.Context, p *plan) (*lkv1.LookupResponse, er
 			resp.FallbackReason = reason
 		}
 	}
+	// A well-known name that no open document carries: its description is
+	// embedded now (outside the view), to offer the nearest open content
+	// should nothing match.
+	closed, isClosed := notOpen(p.name)
+	var closedVec []float32
+	if isClosed && s.emb != nil {
+		closedVec, _ = s.embedQuery(ctx, closed.Name)
+	}
 	err := s.store.View(ctx, func(v *badgerstore.View) error {
 		cand := p.candidates(v)
 		if p.docsSet && cand.Empty() {
@@ -341,7 +349,22 @@ func (s *Service) lookup(ctx context.Context, p *plan) (*lkv1.LookupResponse, er
 			if p.semantic != "" {
 				nameLimit = 0
 			}
+			filtered := cand
 			cand, resp.NameMatch = matchName(v, cand, p.name, nameLimit)
+			if resp.NameMatch == "" {
+				// Nothing by name, slug or key: an alias, else suggestions
+				// (never substituted: the results stay empty).
+				var known string
+				if cand, known = matchAliasName(v, filtered, p.name); known != "" {
+					resp.NameMatch, resp.MatchedAlias = matchAlias, known
+				} else {
+					resp.Suggestions = suggest(v, filtered, p.name)
+					if isClosed {
+						resp.NotOpenContent = closed.Known
+						resp.Suggestions = append(resp.Suggestions, s.suggestByMeaning(ctx, v, filtered, closedVec)...)
+					}
+				}
+			}
 		}
 		if p.semantic == "" {
 			var err error

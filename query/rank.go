@@ -44,8 +44,12 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text string, cos *cosine, f
 	lower := strings.ToLower(strings.TrimSpace(text))
 	exact := v.Postings(badgerstore.FieldName, lower)
 	var near map[string]float64
-	if fuzzy && !nameContains(v, lower) {
-		near = nearNames(v, lower)
+	var alias badgerstore.Set
+	if fuzzy {
+		if !nameContains(v, lower) {
+			near = nearNames(v, lower)
+		}
+		alias, _ = matchAliasName(v, cand, text)
 	}
 	out := make([]scored, 0, cand.Len())
 	cand.Each(func(slot uint32) bool {
@@ -69,6 +73,9 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text string, cos *cosine, f
 			if sim, ok := near[v.Name(slot)]; ok {
 				sc.score = relevance.NearNameScore(sim)
 				sc.hit = true
+			}
+			if alias.Has(slot) {
+				sc.score, sc.hit = relevance.AliasScore, true
 			}
 		}
 		if exact.Has(slot) {

@@ -39,6 +39,7 @@ type memIndex struct {
 
 type slotInfo struct {
 	key        string
+	name       string
 	lname      string
 	kind       lkv1.Kind
 	doc        string // lower-case document key
@@ -88,6 +89,7 @@ func (m *memIndex) put(e *lkv1.Entity, vec []float32) {
 	f := EntityFields(e)
 	si := slotInfo{
 		key:        e.GetKey(),
+		name:       e.GetName(),
 		lname:      strings.ToLower(e.GetName()),
 		kind:       e.GetKind(),
 		doc:        strings.ToLower(e.GetDocument().GetKey()),

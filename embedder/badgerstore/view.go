@@ -84,6 +84,9 @@ func (v *View) Key(slot uint32) string { return v.m.slots[slot].key }
 // Name returns the lower-case name in slot.
 func (v *View) Name(slot uint32) string { return v.m.slots[slot].lname }
 
+// DisplayName returns the name in slot as the entity spells it.
+func (v *View) DisplayName(slot uint32) string { return v.m.slots[slot].name }
+
 // Kind returns the kind in slot.
 func (v *View) Kind(slot uint32) lkv1.Kind { return v.m.slots[slot].kind }
 

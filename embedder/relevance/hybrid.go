@@ -17,6 +17,11 @@ const (
 	RelativeFloor = 0.6
 )
 
+// AliasScore is what a name known by the alias table scores in search
+// ("bigbys hand" -> Arcane Hand): above every near name, below an exact
+// name.
+const AliasScore = 1 - (1-NameFloor)*0.005
+
 // Rescale maps x from [lo, hi] to [0, 1]; with no spread, a positive score
 // is 1 and nothing 0.
 func Rescale(x, lo, hi float64) float64 {

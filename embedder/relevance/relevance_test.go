@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"lorekeeper.dev/embedder/relevance"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
 func TestStem(t *testing.T) {
@@ -220,5 +221,63 @@ func BenchmarkEditDistance(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		relevance.EditDistance(x, y)
+	}
+}
+
+func TestAliases(t *testing.T) {
+	tab := relevance.Aliases()
+	for _, tc := range []struct{ in, want string }{
+		{"Tasha's Hideous Laughter", "Hideous Laughter"},
+		{"tashas hideous laughter", "Hideous Laughter"},
+		{"Melfs acid arrow", "Acid Arrow"},
+		{"melf acid arrow", "Acid Arrow"},
+		{"Bigby’s Hand", "Arcane Hand"},
+		{"bigby hand", "Arcane Hand"},
+		{"feeblemind", "Befuddlement"},
+		{"befuddlement", "Feeblemind"},
+	} {
+		rows := tab.Lookup(tc.in)
+		if !slices.ContainsFunc(rows, func(a relevance.Alias) bool { return a.Name == tc.want }) {
+			t.Errorf("Lookup(%q) = %v, want %q among them", tc.in, rows, tc.want)
+		}
+	}
+	if rows := tab.Lookup("hideous laughter"); len(rows) != 0 {
+		t.Errorf("Lookup(hideous laughter) = %v, want nothing: the open name is no alias", rows)
+	}
+	if got := tab.KnownAs(lkv1.Kind_KIND_SPELL, "Arcane Hand"); !slices.Contains(got, "Bigby's Hand") {
+		t.Errorf("KnownAs(spell, Arcane Hand) = %v, want Bigby's Hand", got)
+	}
+	if got := tab.KnownAs(lkv1.Kind_KIND_CREATURE, "Arcane Hand"); len(got) != 0 {
+		t.Errorf("KnownAs(creature, Arcane Hand) = %v, want none: aliases are per kind", got)
+	}
+	near := tab.Near("bigbys hnd", 0.7)
+	found := false
+	for a := range near {
+		found = found || a.Name == "Arcane Hand"
+	}
+	if !found {
+		t.Errorf("Near(bigbys hnd) = %v, want Arcane Hand", near)
+	}
+	n := 0
+	for _, a := range tab.Rows() {
+		if a.Type == relevance.AliasWizard && a.Kind == lkv1.Kind_KIND_SPELL {
+			n++
+		}
+	}
+	if n < 17 {
+		t.Errorf("%d wizard-named spells, want every one in the SRD (17)", n)
+	}
+}
+
+func TestParseAliases_Errors(t *testing.T) {
+	for _, in := range []string{
+		"wizard\tspell\tOnly three",
+		"wizard\tnot-a-kind\tA\tB",
+		"sometype\tspell\tA\tB",
+		"wizard\tspell\t\tB",
+	} {
+		if _, err := relevance.ParseAliases(in); err == nil {
+			t.Errorf("ParseAliases(%q): no error", in)
+		}
 	}
 }

@@ -1101,10 +1101,23 @@ type LookupResponse struct {
 	FallbackReason string `protobuf:"bytes,3,opt,name=fallback_reason,json=fallbackReason,proto3" json:"fallback_reason,omitempty"`
 	// Things the caller should know, e.g. a truncated semantic query.
 	Warnings []string `protobuf:"bytes,4,rep,name=warnings,proto3" json:"warnings,omitempty"`
-	// How the name matched: "exact", "pattern", "slug", "key", or empty.
-	NameMatch     string `protobuf:"bytes,5,opt,name=name_match,json=nameMatch,proto3" json:"name_match,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// How the name matched: "exact", "pattern", "slug", "key", "alias", or
+	// empty.
+	NameMatch string `protobuf:"bytes,5,opt,name=name_match,json=nameMatch,proto3" json:"name_match,omitempty"`
+	// When nothing matched the name (exactly, as a pattern, slug, key or
+	// alias): the closest names among the entities passing every other
+	// filter, best first. Offered, never substituted: results stay empty.
+	Suggestions []*NameSuggestion `protobuf:"bytes,60,rep,name=suggestions,proto3" json:"suggestions,omitempty"`
+	// When name_match is "alias": the name asked for as the alias table
+	// knows it ("Tasha's Hideous Laughter"); the results carry the open
+	// content's name ("Hideous Laughter").
+	MatchedAlias string `protobuf:"bytes,61,opt,name=matched_alias,json=matchedAlias,proto3" json:"matched_alias,omitempty"`
+	// When the name is a well-known one that no open-licensed document
+	// carries ("Beholder"): that name. The suggestions are then the nearest
+	// open content, by name and by meaning.
+	NotOpenContent string `protobuf:"bytes,62,opt,name=not_open_content,json=notOpenContent,proto3" json:"not_open_content,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *LookupResponse) Reset() {
@@ -1172,6 +1185,125 @@ func (x *LookupResponse) GetNameMatch() string {
 	return ""
 }
 
+func (x *LookupResponse) GetSuggestions() []*NameSuggestion {
+	if x != nil {
+		return x.Suggestions
+	}
+	return nil
+}
+
+func (x *LookupResponse) GetMatchedAlias() string {
+	if x != nil {
+		return x.MatchedAlias
+	}
+	return ""
+}
+
+func (x *LookupResponse) GetNotOpenContent() string {
+	if x != nil {
+		return x.NotOpenContent
+	}
+	return ""
+}
+
+// A did-you-mean suggestion: an entity whose name is close to the one
+// asked for.
+type NameSuggestion struct {
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Name         string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Key          string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Uri          string                 `protobuf:"bytes,3,opt,name=uri,proto3" json:"uri,omitempty"`
+	DocumentKey  string                 `protobuf:"bytes,4,opt,name=document_key,json=documentKey,proto3" json:"document_key,omitempty"`
+	DocumentName string                 `protobuf:"bytes,5,opt,name=document_name,json=documentName,proto3" json:"document_name,omitempty"`
+	// In (0, 1], higher is closer: for "name" and "alias", 1 - edit distance
+	// / length over the normalised names; for "meaning", cosine similarity.
+	Score float64 `protobuf:"fixed64,6,opt,name=score,proto3" json:"score,omitempty"`
+	// How it was found: "name" (typo-tolerant), "alias" (the alias table),
+	// or "meaning" (semantic search, for names not in open content).
+	Via           string `protobuf:"bytes,7,opt,name=via,proto3" json:"via,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NameSuggestion) Reset() {
+	*x = NameSuggestion{}
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NameSuggestion) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NameSuggestion) ProtoMessage() {}
+
+func (x *NameSuggestion) ProtoReflect() protoreflect.Message {
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NameSuggestion.ProtoReflect.Descriptor instead.
+func (*NameSuggestion) Descriptor() ([]byte, []int) {
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *NameSuggestion) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *NameSuggestion) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *NameSuggestion) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+func (x *NameSuggestion) GetDocumentKey() string {
+	if x != nil {
+		return x.DocumentKey
+	}
+	return ""
+}
+
+func (x *NameSuggestion) GetDocumentName() string {
+	if x != nil {
+		return x.DocumentName
+	}
+	return ""
+}
+
+func (x *NameSuggestion) GetScore() float64 {
+	if x != nil {
+		return x.Score
+	}
+	return 0
+}
+
+func (x *NameSuggestion) GetVia() string {
+	if x != nil {
+		return x.Via
+	}
+	return ""
+}
+
 type SearchRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Query string                 `protobuf:"bytes,1,opt,name=query,proto3" json:"query,omitempty"`
@@ -1190,7 +1322,7 @@ type SearchRequest struct {
 
 func (x *SearchRequest) Reset() {
 	*x = SearchRequest{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[13]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1202,7 +1334,7 @@ func (x *SearchRequest) String() string {
 func (*SearchRequest) ProtoMessage() {}
 
 func (x *SearchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[13]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1215,7 +1347,7 @@ func (x *SearchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchRequest.ProtoReflect.Descriptor instead.
 func (*SearchRequest) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{13}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SearchRequest) GetQuery() string {
@@ -1277,7 +1409,7 @@ type ResultGroup struct {
 
 func (x *ResultGroup) Reset() {
 	*x = ResultGroup{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[14]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1289,7 +1421,7 @@ func (x *ResultGroup) String() string {
 func (*ResultGroup) ProtoMessage() {}
 
 func (x *ResultGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[14]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1302,7 +1434,7 @@ func (x *ResultGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultGroup.ProtoReflect.Descriptor instead.
 func (*ResultGroup) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{14}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ResultGroup) GetKind() Kind {
@@ -1332,7 +1464,7 @@ type SearchResponse struct {
 
 func (x *SearchResponse) Reset() {
 	*x = SearchResponse{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[15]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1344,7 +1476,7 @@ func (x *SearchResponse) String() string {
 func (*SearchResponse) ProtoMessage() {}
 
 func (x *SearchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[15]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1357,7 +1489,7 @@ func (x *SearchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchResponse.ProtoReflect.Descriptor instead.
 func (*SearchResponse) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{15}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SearchResponse) GetGroups() []*ResultGroup {
@@ -1398,7 +1530,7 @@ type GetEntityRequest struct {
 
 func (x *GetEntityRequest) Reset() {
 	*x = GetEntityRequest{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[16]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1410,7 +1542,7 @@ func (x *GetEntityRequest) String() string {
 func (*GetEntityRequest) ProtoMessage() {}
 
 func (x *GetEntityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[16]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1423,7 +1555,7 @@ func (x *GetEntityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntityRequest.ProtoReflect.Descriptor instead.
 func (*GetEntityRequest) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{16}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetEntityRequest) GetKey() string {
@@ -1443,7 +1575,7 @@ type GetEntityResponse struct {
 
 func (x *GetEntityResponse) Reset() {
 	*x = GetEntityResponse{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[17]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1455,7 +1587,7 @@ func (x *GetEntityResponse) String() string {
 func (*GetEntityResponse) ProtoMessage() {}
 
 func (x *GetEntityResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[17]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1468,7 +1600,7 @@ func (x *GetEntityResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntityResponse.ProtoReflect.Descriptor instead.
 func (*GetEntityResponse) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{17}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetEntityResponse) GetEntity() *Entity {
@@ -1495,7 +1627,7 @@ type ListDocumentsRequest struct {
 
 func (x *ListDocumentsRequest) Reset() {
 	*x = ListDocumentsRequest{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[18]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1507,7 +1639,7 @@ func (x *ListDocumentsRequest) String() string {
 func (*ListDocumentsRequest) ProtoMessage() {}
 
 func (x *ListDocumentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[18]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1520,7 +1652,7 @@ func (x *ListDocumentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDocumentsRequest.ProtoReflect.Descriptor instead.
 func (*ListDocumentsRequest) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{18}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListDocumentsRequest) GetSources() []Source {
@@ -1542,7 +1674,7 @@ type DocumentSummary struct {
 
 func (x *DocumentSummary) Reset() {
 	*x = DocumentSummary{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[19]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1554,7 +1686,7 @@ func (x *DocumentSummary) String() string {
 func (*DocumentSummary) ProtoMessage() {}
 
 func (x *DocumentSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[19]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1567,7 +1699,7 @@ func (x *DocumentSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DocumentSummary.ProtoReflect.Descriptor instead.
 func (*DocumentSummary) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{19}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DocumentSummary) GetDocument() *Document {
@@ -1601,7 +1733,7 @@ type ListDocumentsResponse struct {
 
 func (x *ListDocumentsResponse) Reset() {
 	*x = ListDocumentsResponse{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[20]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1613,7 +1745,7 @@ func (x *ListDocumentsResponse) String() string {
 func (*ListDocumentsResponse) ProtoMessage() {}
 
 func (x *ListDocumentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[20]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1626,7 +1758,7 @@ func (x *ListDocumentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDocumentsResponse.ProtoReflect.Descriptor instead.
 func (*ListDocumentsResponse) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{20}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListDocumentsResponse) GetDocuments() []*DocumentSummary {
@@ -1644,7 +1776,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[21]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1656,7 +1788,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[21]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1669,7 +1801,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{21}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{22}
 }
 
 type StatusResponse struct {
@@ -1694,7 +1826,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[22]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1706,7 +1838,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[22]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1719,7 +1851,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{22}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StatusResponse) GetEntities() uint64 {
@@ -1910,14 +2042,25 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\fdocument_key\x18\x03 \x01(\tR\vdocumentKey\x12#\n" +
 	"\rdocument_name\x18\x04 \x01(\tR\fdocumentName\x12\x1f\n" +
 	"\vgame_system\x18\x05 \x01(\tR\n" +
-	"gameSystem\"\xd7\x01\n" +
+	"gameSystem\"\xe7\x02\n" +
 	"\x0eLookupResponse\x12/\n" +
 	"\aresults\x18\x01 \x03(\v2\x15.lorekeeper.v1.ResultR\aresults\x120\n" +
 	"\aranking\x18\x02 \x01(\x0e2\x16.lorekeeper.v1.RankingR\aranking\x12'\n" +
 	"\x0ffallback_reason\x18\x03 \x01(\tR\x0efallbackReason\x12\x1a\n" +
 	"\bwarnings\x18\x04 \x03(\tR\bwarnings\x12\x1d\n" +
 	"\n" +
-	"name_match\x18\x05 \x01(\tR\tnameMatch\"\xa5\x02\n" +
+	"name_match\x18\x05 \x01(\tR\tnameMatch\x12?\n" +
+	"\vsuggestions\x18< \x03(\v2\x1d.lorekeeper.v1.NameSuggestionR\vsuggestions\x12#\n" +
+	"\rmatched_alias\x18= \x01(\tR\fmatchedAlias\x12(\n" +
+	"\x10not_open_content\x18> \x01(\tR\x0enotOpenContent\"\xb8\x01\n" +
+	"\x0eNameSuggestion\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x10\n" +
+	"\x03uri\x18\x03 \x01(\tR\x03uri\x12!\n" +
+	"\fdocument_key\x18\x04 \x01(\tR\vdocumentKey\x12#\n" +
+	"\rdocument_name\x18\x05 \x01(\tR\fdocumentName\x12\x14\n" +
+	"\x05score\x18\x06 \x01(\x01R\x05score\x12\x10\n" +
+	"\x03via\x18\a \x01(\tR\x03via\"\xa5\x02\n" +
 	"\rSearchRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12)\n" +
 	"\x05kinds\x18\x02 \x03(\x0e2\x13.lorekeeper.v1.KindR\x05kinds\x12;\n" +
@@ -1997,7 +2140,7 @@ func file_lorekeeper_v1_query_proto_rawDescGZIP() []byte {
 }
 
 var file_lorekeeper_v1_query_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_lorekeeper_v1_query_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_lorekeeper_v1_query_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_lorekeeper_v1_query_proto_goTypes = []any{
 	(Ranking)(0),                          // 0: lorekeeper.v1.Ranking
 	(*DocumentFilter)(nil),                // 1: lorekeeper.v1.DocumentFilter
@@ -2013,27 +2156,28 @@ var file_lorekeeper_v1_query_proto_goTypes = []any{
 	(*Result)(nil),                        // 11: lorekeeper.v1.Result
 	(*Alternate)(nil),                     // 12: lorekeeper.v1.Alternate
 	(*LookupResponse)(nil),                // 13: lorekeeper.v1.LookupResponse
-	(*SearchRequest)(nil),                 // 14: lorekeeper.v1.SearchRequest
-	(*ResultGroup)(nil),                   // 15: lorekeeper.v1.ResultGroup
-	(*SearchResponse)(nil),                // 16: lorekeeper.v1.SearchResponse
-	(*GetEntityRequest)(nil),              // 17: lorekeeper.v1.GetEntityRequest
-	(*GetEntityResponse)(nil),             // 18: lorekeeper.v1.GetEntityResponse
-	(*ListDocumentsRequest)(nil),          // 19: lorekeeper.v1.ListDocumentsRequest
-	(*DocumentSummary)(nil),               // 20: lorekeeper.v1.DocumentSummary
-	(*ListDocumentsResponse)(nil),         // 21: lorekeeper.v1.ListDocumentsResponse
-	(*StatusRequest)(nil),                 // 22: lorekeeper.v1.StatusRequest
-	(*StatusResponse)(nil),                // 23: lorekeeper.v1.StatusResponse
-	nil,                                   // 24: lorekeeper.v1.DocumentSummary.CountsEntry
-	nil,                                   // 25: lorekeeper.v1.StatusResponse.CountsEntry
-	(Source)(0),                           // 26: lorekeeper.v1.Source
-	(Kind)(0),                             // 27: lorekeeper.v1.Kind
-	(*Entity)(nil),                        // 28: lorekeeper.v1.Entity
-	(*Document)(nil),                      // 29: lorekeeper.v1.Document
-	(*timestamppb.Timestamp)(nil),         // 30: google.protobuf.Timestamp
+	(*NameSuggestion)(nil),                // 14: lorekeeper.v1.NameSuggestion
+	(*SearchRequest)(nil),                 // 15: lorekeeper.v1.SearchRequest
+	(*ResultGroup)(nil),                   // 16: lorekeeper.v1.ResultGroup
+	(*SearchResponse)(nil),                // 17: lorekeeper.v1.SearchResponse
+	(*GetEntityRequest)(nil),              // 18: lorekeeper.v1.GetEntityRequest
+	(*GetEntityResponse)(nil),             // 19: lorekeeper.v1.GetEntityResponse
+	(*ListDocumentsRequest)(nil),          // 20: lorekeeper.v1.ListDocumentsRequest
+	(*DocumentSummary)(nil),               // 21: lorekeeper.v1.DocumentSummary
+	(*ListDocumentsResponse)(nil),         // 22: lorekeeper.v1.ListDocumentsResponse
+	(*StatusRequest)(nil),                 // 23: lorekeeper.v1.StatusRequest
+	(*StatusResponse)(nil),                // 24: lorekeeper.v1.StatusResponse
+	nil,                                   // 25: lorekeeper.v1.DocumentSummary.CountsEntry
+	nil,                                   // 26: lorekeeper.v1.StatusResponse.CountsEntry
+	(Source)(0),                           // 27: lorekeeper.v1.Source
+	(Kind)(0),                             // 28: lorekeeper.v1.Kind
+	(*Entity)(nil),                        // 29: lorekeeper.v1.Entity
+	(*Document)(nil),                      // 30: lorekeeper.v1.Document
+	(*timestamppb.Timestamp)(nil),         // 31: google.protobuf.Timestamp
 }
 var file_lorekeeper_v1_query_proto_depIdxs = []int32{
 	1,  // 0: lorekeeper.v1.Common.documents:type_name -> lorekeeper.v1.DocumentFilter
-	26, // 1: lorekeeper.v1.Common.sources:type_name -> lorekeeper.v1.Source
+	27, // 1: lorekeeper.v1.Common.sources:type_name -> lorekeeper.v1.Source
 	2,  // 2: lorekeeper.v1.LookupSpellsRequest.common:type_name -> lorekeeper.v1.Common
 	3,  // 3: lorekeeper.v1.LookupSpellsRequest.level_range:type_name -> lorekeeper.v1.IntRange
 	3,  // 4: lorekeeper.v1.AbilityFilter.range:type_name -> lorekeeper.v1.IntRange
@@ -2043,55 +2187,56 @@ var file_lorekeeper_v1_query_proto_depIdxs = []int32{
 	3,  // 8: lorekeeper.v1.LookupCreaturesRequest.hit_points:type_name -> lorekeeper.v1.IntRange
 	6,  // 9: lorekeeper.v1.LookupCreaturesRequest.abilities:type_name -> lorekeeper.v1.AbilityFilter
 	2,  // 10: lorekeeper.v1.LookupEquipmentRequest.common:type_name -> lorekeeper.v1.Common
-	27, // 11: lorekeeper.v1.LookupEquipmentRequest.kinds:type_name -> lorekeeper.v1.Kind
+	28, // 11: lorekeeper.v1.LookupEquipmentRequest.kinds:type_name -> lorekeeper.v1.Kind
 	4,  // 12: lorekeeper.v1.LookupEquipmentRequest.cost_gp:type_name -> lorekeeper.v1.DoubleRange
 	4,  // 13: lorekeeper.v1.LookupEquipmentRequest.weight_lb:type_name -> lorekeeper.v1.DoubleRange
 	3,  // 14: lorekeeper.v1.LookupEquipmentRequest.armor_class:type_name -> lorekeeper.v1.IntRange
 	2,  // 15: lorekeeper.v1.LookupCharacterOptionsRequest.common:type_name -> lorekeeper.v1.Common
-	27, // 16: lorekeeper.v1.LookupCharacterOptionsRequest.kinds:type_name -> lorekeeper.v1.Kind
+	28, // 16: lorekeeper.v1.LookupCharacterOptionsRequest.kinds:type_name -> lorekeeper.v1.Kind
 	2,  // 17: lorekeeper.v1.LookupRulesRequest.common:type_name -> lorekeeper.v1.Common
-	27, // 18: lorekeeper.v1.LookupRulesRequest.kinds:type_name -> lorekeeper.v1.Kind
-	28, // 19: lorekeeper.v1.Result.entity:type_name -> lorekeeper.v1.Entity
+	28, // 18: lorekeeper.v1.LookupRulesRequest.kinds:type_name -> lorekeeper.v1.Kind
+	29, // 19: lorekeeper.v1.Result.entity:type_name -> lorekeeper.v1.Entity
 	12, // 20: lorekeeper.v1.Result.alternates:type_name -> lorekeeper.v1.Alternate
 	11, // 21: lorekeeper.v1.LookupResponse.results:type_name -> lorekeeper.v1.Result
 	0,  // 22: lorekeeper.v1.LookupResponse.ranking:type_name -> lorekeeper.v1.Ranking
-	27, // 23: lorekeeper.v1.SearchRequest.kinds:type_name -> lorekeeper.v1.Kind
-	1,  // 24: lorekeeper.v1.SearchRequest.documents:type_name -> lorekeeper.v1.DocumentFilter
-	26, // 25: lorekeeper.v1.SearchRequest.sources:type_name -> lorekeeper.v1.Source
-	27, // 26: lorekeeper.v1.ResultGroup.kind:type_name -> lorekeeper.v1.Kind
-	11, // 27: lorekeeper.v1.ResultGroup.results:type_name -> lorekeeper.v1.Result
-	15, // 28: lorekeeper.v1.SearchResponse.groups:type_name -> lorekeeper.v1.ResultGroup
-	0,  // 29: lorekeeper.v1.SearchResponse.ranking:type_name -> lorekeeper.v1.Ranking
-	28, // 30: lorekeeper.v1.GetEntityResponse.entity:type_name -> lorekeeper.v1.Entity
-	26, // 31: lorekeeper.v1.ListDocumentsRequest.sources:type_name -> lorekeeper.v1.Source
-	29, // 32: lorekeeper.v1.DocumentSummary.document:type_name -> lorekeeper.v1.Document
-	24, // 33: lorekeeper.v1.DocumentSummary.counts:type_name -> lorekeeper.v1.DocumentSummary.CountsEntry
-	20, // 34: lorekeeper.v1.ListDocumentsResponse.documents:type_name -> lorekeeper.v1.DocumentSummary
-	25, // 35: lorekeeper.v1.StatusResponse.counts:type_name -> lorekeeper.v1.StatusResponse.CountsEntry
-	30, // 36: lorekeeper.v1.StatusResponse.last_write:type_name -> google.protobuf.Timestamp
-	5,  // 37: lorekeeper.v1.QueryService.LookupSpells:input_type -> lorekeeper.v1.LookupSpellsRequest
-	7,  // 38: lorekeeper.v1.QueryService.LookupCreatures:input_type -> lorekeeper.v1.LookupCreaturesRequest
-	8,  // 39: lorekeeper.v1.QueryService.LookupEquipment:input_type -> lorekeeper.v1.LookupEquipmentRequest
-	9,  // 40: lorekeeper.v1.QueryService.LookupCharacterOptions:input_type -> lorekeeper.v1.LookupCharacterOptionsRequest
-	10, // 41: lorekeeper.v1.QueryService.LookupRules:input_type -> lorekeeper.v1.LookupRulesRequest
-	14, // 42: lorekeeper.v1.QueryService.Search:input_type -> lorekeeper.v1.SearchRequest
-	17, // 43: lorekeeper.v1.QueryService.GetEntity:input_type -> lorekeeper.v1.GetEntityRequest
-	19, // 44: lorekeeper.v1.QueryService.ListDocuments:input_type -> lorekeeper.v1.ListDocumentsRequest
-	22, // 45: lorekeeper.v1.QueryService.Status:input_type -> lorekeeper.v1.StatusRequest
-	13, // 46: lorekeeper.v1.QueryService.LookupSpells:output_type -> lorekeeper.v1.LookupResponse
-	13, // 47: lorekeeper.v1.QueryService.LookupCreatures:output_type -> lorekeeper.v1.LookupResponse
-	13, // 48: lorekeeper.v1.QueryService.LookupEquipment:output_type -> lorekeeper.v1.LookupResponse
-	13, // 49: lorekeeper.v1.QueryService.LookupCharacterOptions:output_type -> lorekeeper.v1.LookupResponse
-	13, // 50: lorekeeper.v1.QueryService.LookupRules:output_type -> lorekeeper.v1.LookupResponse
-	16, // 51: lorekeeper.v1.QueryService.Search:output_type -> lorekeeper.v1.SearchResponse
-	18, // 52: lorekeeper.v1.QueryService.GetEntity:output_type -> lorekeeper.v1.GetEntityResponse
-	21, // 53: lorekeeper.v1.QueryService.ListDocuments:output_type -> lorekeeper.v1.ListDocumentsResponse
-	23, // 54: lorekeeper.v1.QueryService.Status:output_type -> lorekeeper.v1.StatusResponse
-	46, // [46:55] is the sub-list for method output_type
-	37, // [37:46] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	14, // 23: lorekeeper.v1.LookupResponse.suggestions:type_name -> lorekeeper.v1.NameSuggestion
+	28, // 24: lorekeeper.v1.SearchRequest.kinds:type_name -> lorekeeper.v1.Kind
+	1,  // 25: lorekeeper.v1.SearchRequest.documents:type_name -> lorekeeper.v1.DocumentFilter
+	27, // 26: lorekeeper.v1.SearchRequest.sources:type_name -> lorekeeper.v1.Source
+	28, // 27: lorekeeper.v1.ResultGroup.kind:type_name -> lorekeeper.v1.Kind
+	11, // 28: lorekeeper.v1.ResultGroup.results:type_name -> lorekeeper.v1.Result
+	16, // 29: lorekeeper.v1.SearchResponse.groups:type_name -> lorekeeper.v1.ResultGroup
+	0,  // 30: lorekeeper.v1.SearchResponse.ranking:type_name -> lorekeeper.v1.Ranking
+	29, // 31: lorekeeper.v1.GetEntityResponse.entity:type_name -> lorekeeper.v1.Entity
+	27, // 32: lorekeeper.v1.ListDocumentsRequest.sources:type_name -> lorekeeper.v1.Source
+	30, // 33: lorekeeper.v1.DocumentSummary.document:type_name -> lorekeeper.v1.Document
+	25, // 34: lorekeeper.v1.DocumentSummary.counts:type_name -> lorekeeper.v1.DocumentSummary.CountsEntry
+	21, // 35: lorekeeper.v1.ListDocumentsResponse.documents:type_name -> lorekeeper.v1.DocumentSummary
+	26, // 36: lorekeeper.v1.StatusResponse.counts:type_name -> lorekeeper.v1.StatusResponse.CountsEntry
+	31, // 37: lorekeeper.v1.StatusResponse.last_write:type_name -> google.protobuf.Timestamp
+	5,  // 38: lorekeeper.v1.QueryService.LookupSpells:input_type -> lorekeeper.v1.LookupSpellsRequest
+	7,  // 39: lorekeeper.v1.QueryService.LookupCreatures:input_type -> lorekeeper.v1.LookupCreaturesRequest
+	8,  // 40: lorekeeper.v1.QueryService.LookupEquipment:input_type -> lorekeeper.v1.LookupEquipmentRequest
+	9,  // 41: lorekeeper.v1.QueryService.LookupCharacterOptions:input_type -> lorekeeper.v1.LookupCharacterOptionsRequest
+	10, // 42: lorekeeper.v1.QueryService.LookupRules:input_type -> lorekeeper.v1.LookupRulesRequest
+	15, // 43: lorekeeper.v1.QueryService.Search:input_type -> lorekeeper.v1.SearchRequest
+	18, // 44: lorekeeper.v1.QueryService.GetEntity:input_type -> lorekeeper.v1.GetEntityRequest
+	20, // 45: lorekeeper.v1.QueryService.ListDocuments:input_type -> lorekeeper.v1.ListDocumentsRequest
+	23, // 46: lorekeeper.v1.QueryService.Status:input_type -> lorekeeper.v1.StatusRequest
+	13, // 47: lorekeeper.v1.QueryService.LookupSpells:output_type -> lorekeeper.v1.LookupResponse
+	13, // 48: lorekeeper.v1.QueryService.LookupCreatures:output_type -> lorekeeper.v1.LookupResponse
+	13, // 49: lorekeeper.v1.QueryService.LookupEquipment:output_type -> lorekeeper.v1.LookupResponse
+	13, // 50: lorekeeper.v1.QueryService.LookupCharacterOptions:output_type -> lorekeeper.v1.LookupResponse
+	13, // 51: lorekeeper.v1.QueryService.LookupRules:output_type -> lorekeeper.v1.LookupResponse
+	17, // 52: lorekeeper.v1.QueryService.Search:output_type -> lorekeeper.v1.SearchResponse
+	19, // 53: lorekeeper.v1.QueryService.GetEntity:output_type -> lorekeeper.v1.GetEntityResponse
+	22, // 54: lorekeeper.v1.QueryService.ListDocuments:output_type -> lorekeeper.v1.ListDocumentsResponse
+	24, // 55: lorekeeper.v1.QueryService.Status:output_type -> lorekeeper.v1.StatusResponse
+	47, // [47:56] is the sub-list for method output_type
+	38, // [38:47] is the sub-list for method input_type
+	38, // [38:38] is the sub-list for extension type_name
+	38, // [38:38] is the sub-list for extension extendee
+	0,  // [0:38] is the sub-list for field type_name
 }
 
 func init() { file_lorekeeper_v1_query_proto_init() }
@@ -2106,14 +2251,14 @@ func file_lorekeeper_v1_query_proto_init() {
 	file_lorekeeper_v1_query_proto_msgTypes[6].OneofWrappers = []any{}
 	file_lorekeeper_v1_query_proto_msgTypes[7].OneofWrappers = []any{}
 	file_lorekeeper_v1_query_proto_msgTypes[10].OneofWrappers = []any{}
-	file_lorekeeper_v1_query_proto_msgTypes[13].OneofWrappers = []any{}
+	file_lorekeeper_v1_query_proto_msgTypes[14].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lorekeeper_v1_query_proto_rawDesc), len(file_lorekeeper_v1_query_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   25,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

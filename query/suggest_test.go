@@ -1,0 +1,306 @@
+package query_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	rel "lorekeeper.dev/embedder/relevance"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// suggestedNames lists the distinct names suggested, best first, and the
+// documents of each.
+func suggestedNames(resp *lkv1.LookupResponse) ([]string, map[string][]string) {
+	var order []string
+	docs := map[string][]string{}
+	for _, s := range resp.GetSuggestions() {
+		if _, ok := docs[s.GetName()]; !ok {
+			order = append(order, s.GetName())
+		}
+		docs[s.GetName()] = append(docs[s.GetName()], s.GetDocumentKey())
+	}
+	return order, docs
+}
+
+// Did-you-mean: a name that matches nothing gets the closest names as
+// suggestions, never as results.
+func TestLookup_Suggestions(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, want string
+		docs       []string // documents the first suggestion must come from
+	}{
+		{"firebal", "Fireball", []string{"srd-2014", "srd-2024", "a5e-ag"}},
+		{"magic missle", "Magic Missile", []string{"srd-2014", "srd-2024"}},
+		{"cury wounds", "Cure Wounds", []string{"srd-2014", "srd-2024"}},
+		{"Fierball", "Fireball", nil},
+		{"Tasha's Hideus Laughter", "Hideous Laughter", []string{"srd-2014"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: common(tc.name, 0)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(resp.GetResults()) != 0 || resp.GetNameMatch() != "" {
+				t.Errorf("results %v (match %q), want none: a suggestion is never substituted", names(resp.GetResults()), resp.GetNameMatch())
+			}
+			order, docs := suggestedNames(resp)
+			t.Logf("%s -> %v %v", tc.name, order, docs)
+			if len(order) == 0 || order[0] != tc.want {
+				t.Fatalf("suggestions %v, want %s first", order, tc.want)
+			}
+			for _, d := range tc.docs {
+				if !slices.Contains(docs[tc.want], d) {
+					t.Errorf("%s suggested from %v, want %s among them", tc.want, docs[tc.want], d)
+				}
+			}
+			for _, s := range resp.GetSuggestions() {
+				if s.GetScore() <= 0 || s.GetScore() > 1 || s.GetKey() == "" || s.GetUri() == "" || s.GetVia() == "" {
+					t.Errorf("suggestion %v: want a score in (0, 1], a key, a URI and how it was found", s)
+				}
+			}
+		})
+	}
+	t.Run("nothing near", func(t *testing.T) {
+		resp, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: common("qqqqzzzzxxxx", 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.GetSuggestions()) != 0 {
+			t.Errorf("suggestions %v for a name like nothing", resp.GetSuggestions())
+		}
+	})
+}
+
+// An exact match is answered as before: no alias, no suggestion crowds it.
+func TestLookup_NoSubstitutionOnExactMatch(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	for _, tc := range []struct{ name, want string }{
+		{"Fireball", "Fireball"},
+		{"Feeblemind", "Feeblemind"}, // renamed Befuddlement in SRD 5.2: both exist
+		{"Acid Arrow", "Acid Arrow"},
+	} {
+		resp, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: common(tc.name, 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := names(resp.GetResults())
+		if len(got) == 0 || resp.GetNameMatch() != "exact" || len(resp.GetSuggestions()) != 0 || resp.GetMatchedAlias() != "" {
+			t.Fatalf("%s: results %v, match %q, alias %q, suggestions %d; want exact matches only", tc.name, got, resp.GetNameMatch(), resp.GetMatchedAlias(), len(resp.GetSuggestions()))
+		}
+		for _, n := range got {
+			if n != tc.want {
+				t.Errorf("%s: result %q, want only %q", tc.name, n, tc.want)
+			}
+		}
+	}
+}
+
+// Names players know from the books find the open content's entity.
+func TestLookup_Aliases(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		docs []string
+		want string
+	}{
+		{"Tasha's Hideous Laughter", nil, "Hideous Laughter"},
+		{"Melfs acid arrow", nil, "Acid Arrow"},
+		{"melf's acid arrow", nil, "Acid Arrow"},
+		{"bigby hand", nil, "Arcane Hand"},
+		{"Bigby's Hand", []string{"srd-2024"}, "Arcane Hand"},
+		{"Leomunds Tiny Hut", nil, "Tiny Hut"},
+		{"Feeblemind", []string{"srd-2024"}, "Befuddlement"},
+		{"Befuddlement", []string{"srd-2014"}, "Feeblemind"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			com := common(tc.name, 0)
+			if tc.docs != nil {
+				com.Documents = docs(tc.docs...)
+			}
+			resp, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: com})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := names(resp.GetResults())
+			if len(got) == 0 || resp.GetNameMatch() != "alias" || resp.GetMatchedAlias() == "" {
+				t.Fatalf("results %v, match %q, alias %q; want %s through an alias", got, resp.GetNameMatch(), resp.GetMatchedAlias(), tc.want)
+			}
+			for _, r := range resp.GetResults() {
+				if r.GetEntity().GetName() != tc.want {
+					t.Errorf("result %q, want only %q", r.GetEntity().GetName(), tc.want)
+				}
+				if tc.docs != nil && !slices.Contains(tc.docs, r.GetEntity().GetDocument().GetKey()) {
+					t.Errorf("result from %s, want only %v", r.GetEntity().GetDocument().GetKey(), tc.docs)
+				}
+			}
+		})
+	}
+	// The creature renamed in SRD 5.2, through lookup_creature.
+	resp, err := c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: &lkv1.Common{Name: "giant poisonous snake", Documents: docs("srd-2024")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(resp.GetResults()); !slices.Equal(got, []string{"Giant Venomous Snake"}) {
+		t.Errorf("giant poisonous snake in srd-2024: %v, want Giant Venomous Snake", got)
+	}
+}
+
+// Suggestions come only from entities that pass every other filter.
+func TestLookup_SuggestionsRespectFilters(t *testing.T) {
+	snapshotStore(t)
+	byKey := map[string]*lkv1.Entity{}
+	for _, e := range snap.entities {
+		byKey[e.GetKey()] = e
+	}
+	c := client(t)
+	ctx := context.Background()
+	check := func(t *testing.T, resp *lkv1.LookupResponse, want string, pass func(*lkv1.Entity) bool) {
+		t.Helper()
+		order, _ := suggestedNames(resp)
+		if !slices.Contains(order, want) {
+			t.Errorf("suggestions %v, want %s (it passes the filters)", order, want)
+		}
+		for _, s := range resp.GetSuggestions() {
+			if e := byKey[s.GetKey()]; e == nil || !pass(e) {
+				t.Errorf("suggestion %s (%s) does not pass the filters", s.GetName(), s.GetKey())
+			}
+		}
+	}
+	t.Run("documents", func(t *testing.T) {
+		resp, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: &lkv1.Common{Name: "firebal", Documents: docs("srd-2024")}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, resp, "Fireball", func(e *lkv1.Entity) bool { return e.GetDocument().GetKey() == "srd-2024" })
+	})
+	t.Run("level", func(t *testing.T) {
+		// Fire Bolt (a cantrip) is near "firebal" too, but only level 3
+		// may be suggested; and the other way round for cantrips.
+		resp, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: common("firebal", 0), Levels: []int32{3}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, resp, "Fireball", func(e *lkv1.Entity) bool { return e.GetSpell().GetLevel() == 3 })
+		resp, err = c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: common("fire bolz", 0), Levels: []int32{0}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, resp, "Fire Bolt", func(e *lkv1.Entity) bool { return e.GetSpell().GetLevel() == 0 })
+	})
+	t.Run("type", func(t *testing.T) {
+		resp, err := c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: &lkv1.Common{Name: "hobgoblen", Documents: docs("srd-2014")}, Types: []string{"humanoid"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, resp, "Hobgoblin", func(e *lkv1.Entity) bool {
+			return e.GetKind() == lkv1.Kind_KIND_CREATURE && strings.EqualFold(e.GetCreature().GetType(), "humanoid") && e.GetDocument().GetKey() == "srd-2014"
+		})
+	})
+	t.Run("kind", func(t *testing.T) {
+		// A creature named nearly so is not a spell.
+		resp, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: common("hobgoblen", 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range resp.GetSuggestions() {
+			if e := byKey[s.GetKey()]; e == nil || e.GetKind() != lkv1.Kind_KIND_SPELL {
+				t.Errorf("lookup_spell suggested %s (%s)", s.GetName(), s.GetKey())
+			}
+		}
+	})
+}
+
+// Well-known names outside open content are said to be so, with the
+// nearest open content.
+func TestLookup_NotOpenContent(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	for _, name := range []string{"beholder", "Mind Flayer", "displacer beast", "beholdr"} {
+		resp, err := c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: common(name, 0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.GetResults()) != 0 || resp.GetNotOpenContent() == "" {
+			t.Errorf("%s: results %v, not_open_content %q; want none and the name", name, names(resp.GetResults()), resp.GetNotOpenContent())
+		}
+		meaning := 0
+		order, _ := suggestedNames(resp)
+		t.Logf("%s -> %s: %v", name, resp.GetNotOpenContent(), order)
+		for _, s := range resp.GetSuggestions() {
+			if s.GetVia() == "meaning" {
+				meaning++
+			}
+		}
+		if meaning == 0 {
+			t.Errorf("%s: no open content offered by meaning: %v", name, resp.GetSuggestions())
+		}
+	}
+	// A name that is open content is not flagged.
+	resp, err := c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: common("goblin", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.GetNotOpenContent() != "" || len(resp.GetResults()) == 0 {
+		t.Errorf("goblin: not_open_content %q, %d results", resp.GetNotOpenContent(), len(resp.GetResults()))
+	}
+}
+
+// Search finds an entity by the name the books give it.
+func TestSearch_Aliases(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	for _, tc := range []struct{ q, want string }{
+		{"bigbys hand", "Arcane Hand"},
+		{"Melf's Acid Arrow", "Acid Arrow"},
+		{"tashas hideous laughter", "Hideous Laughter"},
+	} {
+		for _, semantic := range []bool{true, false} {
+			resp, err := c.Search(ctx, &lkv1.SearchRequest{Query: tc.q, Semantic: &semantic})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(resp.GetGroups()) == 0 || len(resp.GetGroups()[0].GetResults()) == 0 ||
+				resp.GetGroups()[0].GetResults()[0].GetEntity().GetName() != tc.want {
+				var first []string
+				for _, g := range resp.GetGroups() {
+					first = append(first, g.GetKind().Slug()+": "+strings.Join(names(g.GetResults()[:min(2, len(g.GetResults()))]), ", "))
+				}
+				t.Errorf("search %q (semantic %v): %v, want %s first", tc.q, semantic, first, tc.want)
+			}
+		}
+	}
+}
+
+// Every alias target is in the bundled snapshot, with the alias's kind;
+// every not-open name is in no document.
+func TestAliasTable_TargetsExist(t *testing.T) {
+	snapshotStore(t)
+	es := snap.entities
+	have := map[string]bool{}
+	for _, e := range es {
+		have[e.GetKind().Slug()+"/"+strings.ToLower(e.GetName())] = true
+		have["any/"+rel.NormalizeName(e.GetName())] = true
+	}
+	rows := rel.Aliases().Rows()
+	if len(rows) < 40 {
+		t.Fatalf("%d alias rows, want the whole table", len(rows))
+	}
+	for _, a := range rows {
+		switch a.Type {
+		case rel.AliasNotOpen:
+			if have["any/"+rel.NormalizeName(a.Known)] {
+				t.Errorf("not-open %q is in the snapshot", a.Known)
+			}
+		case rel.AliasWizard, rel.AliasRenamed:
+			if !have[a.Kind.Slug()+"/"+strings.ToLower(a.Name)] {
+				t.Errorf("%s alias %q -> %s %q: no such entity in the snapshot", a.Type, a.Known, a.Kind.Slug(), a.Name)
+			}
+		}
+	}
+}
