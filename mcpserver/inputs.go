@@ -58,12 +58,12 @@ func (in SpellInput) request() (*lkv1.LookupSpellsRequest, error) {
 		r.Classes[i] = strings.TrimPrefix(strings.TrimPrefix(lkv1.Slugify(c), "srd-"), "srd_")
 	}
 	for _, t := range splitList(in.CastingTime) {
-		r.CastingTimes = append(r.CastingTimes, castingTimeKey(t))
+		r.CastingTimes = append(r.CastingTimes, lkv1.CastingTimeKey(t))
 	}
 	if r.DamageTypes, err = closedSet("damage_type", in.DamageType, damageTypes, nil); err != nil {
 		return nil, err
 	}
-	if r.SavingThrows, err = closedSet("saving_throw", in.SavingThrow, abilities, abilityName); err != nil {
+	if r.SavingThrows, err = closedSet("saving_throw", in.SavingThrow, lkv1.Abilities(), lkv1.AbilityName); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/big"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -145,29 +144,12 @@ func (c *ChallengeRating) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return fmt.Errorf("challenge rating must be a number or a string such as \"1/4\"")
 	}
-	v, err := parseCR(s)
-	if err != nil {
-		return err
+	v, ok := lkv1.ParseChallengeRating(s)
+	if !ok {
+		return fmt.Errorf("challenge rating %q is not a number or a fraction such as \"1/4\"", s)
 	}
 	*c = ChallengeRating(v)
 	return nil
-}
-
-func parseCR(s string) (float64, error) {
-	s = strings.TrimSpace(s)
-	if num, den, ok := strings.Cut(s, "/"); ok {
-		n, err1 := strconv.ParseFloat(strings.TrimSpace(num), 64)
-		d, err2 := strconv.ParseFloat(strings.TrimSpace(den), 64)
-		if err1 != nil || err2 != nil || d == 0 {
-			return 0, fmt.Errorf("challenge rating %q is not a number or a fraction such as \"1/4\"", s)
-		}
-		return n / d, nil
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return 0, fmt.Errorf("challenge rating %q is not a number or a fraction such as \"1/4\"", s)
-	}
-	return v, nil
 }
 
 // Attunement is requires_attunement: a boolean, or the strings older
@@ -333,7 +315,6 @@ func doubleRange(minParam string, lo, hi *float64) (*lkv1.DoubleRange, error) {
 // Closed vocabularies, as the tools accept them.
 var (
 	spellSchools    = []string{"abjuration", "conjuration", "divination", "enchantment", "evocation", "illusion", "necromancy", "transmutation"}
-	abilities       = []string{"strength", "dexterity", "constitution", "intelligence", "wisdom", "charisma"}
 	damageTypes     = []string{"acid", "bludgeoning", "cold", "fire", "force", "lightning", "necrotic", "piercing", "poison", "psychic", "radiant", "slashing", "thunder"}
 	creatureTypes   = []string{"aberration", "beast", "celestial", "construct", "dragon", "elemental", "fey", "fiend", "giant", "humanoid", "monstrosity", "ooze", "plant", "undead"}
 	sizes           = []string{"tiny", "small", "medium", "large", "huge", "gargantuan"}
@@ -341,45 +322,6 @@ var (
 	armorCategories = []string{"light", "medium", "heavy", "shield"}
 	sourceNames     = []string{"open5e_v1", "open5e_v2", "orcbrew"}
 )
-
-// abilityName accepts "dex", "DEX", "Dexterity".
-func abilityName(s string) string {
-	for _, a := range abilities {
-		if s == a || s == a[:3] {
-			return a
-		}
-	}
-	return s
-}
-
-// castingTimeKey normalises "1 Action", "1 Bonus Action", "Reaction",
-// "1 Minute", "10 Minutes" to the query service's keys.
-func castingTimeKey(s string) string {
-	s = lkv1.Slugify(s)
-	switch s {
-	case "1-action", "action", "an-action":
-		return "action"
-	case "1-bonus-action", "bonus-action", "bonus":
-		return "bonus-action"
-	case "1-reaction", "reaction":
-		return "reaction"
-	case "1-turn", "turn":
-		return "1-turn"
-	case "1-round", "round":
-		return "1-round"
-	case "1-minutes", "minute":
-		return "1-minute"
-	case "1-hours", "hour":
-		return "1-hour"
-	}
-	if strings.HasSuffix(s, "-minute") && !strings.HasPrefix(s, "1-") {
-		return s + "s"
-	}
-	if strings.HasSuffix(s, "-hour") && !strings.HasPrefix(s, "1-") {
-		return s + "s"
-	}
-	return s
-}
 
 // Kind vocabularies per tool.
 var (
@@ -406,17 +348,12 @@ var (
 		"selection":  lkv1.Kind_KIND_SELECTION,
 	}
 	characterOptionTypeNames = []string{"class", "subclass", "race", "species", "subrace", "background", "feat", "invocation", "boon", "selection"}
-
-	ruleTypes = []lkv1.Kind{
-		lkv1.Kind_KIND_RULE, lkv1.Kind_KIND_RULE_SECTION, lkv1.Kind_KIND_CONDITION, lkv1.Kind_KIND_DAMAGE_TYPE,
-		lkv1.Kind_KIND_WEAPON_PROPERTY, lkv1.Kind_KIND_SKILL, lkv1.Kind_KIND_ABILITY_SCORE, lkv1.Kind_KIND_MAGIC_SCHOOL,
-		lkv1.Kind_KIND_LANGUAGE, lkv1.Kind_KIND_PROFICIENCY, lkv1.Kind_KIND_ALIGNMENT,
-	}
 )
 
 func ruleTypeNames() []string {
-	out := make([]string, len(ruleTypes))
-	for i, k := range ruleTypes {
+	kinds := lkv1.RuleKinds()
+	out := make([]string, len(kinds))
+	for i, k := range kinds {
 		out[i] = k.Slug()
 	}
 	return out
@@ -444,10 +381,10 @@ func singular(s string) string {
 var entityTypeGroups = map[string][]lkv1.Kind{
 	"monster":          {lkv1.Kind_KIND_CREATURE},
 	"magicitem":        {lkv1.Kind_KIND_MAGIC_ITEM},
-	"equipment":        {lkv1.Kind_KIND_WEAPON, lkv1.Kind_KIND_ARMOR, lkv1.Kind_KIND_MAGIC_ITEM, lkv1.Kind_KIND_ITEM},
+	"equipment":        lkv1.EquipmentKinds(),
 	"species":          {lkv1.Kind_KIND_RACE},
 	"subspecies":       {lkv1.Kind_KIND_SUBRACE},
-	"character-option": {lkv1.Kind_KIND_CLASS, lkv1.Kind_KIND_SUBCLASS, lkv1.Kind_KIND_RACE, lkv1.Kind_KIND_SUBRACE, lkv1.Kind_KIND_BACKGROUND, lkv1.Kind_KIND_FEAT, lkv1.Kind_KIND_INVOCATION, lkv1.Kind_KIND_BOON, lkv1.Kind_KIND_SELECTION},
+	"character-option": lkv1.CharacterOptionKinds(),
 	"archetype":        {lkv1.Kind_KIND_SUBCLASS},
 	"section":          {lkv1.Kind_KIND_RULE_SECTION},
 	"ruleset":          {lkv1.Kind_KIND_RULE_SECTION},

@@ -47,6 +47,8 @@ func TestTools_RequestMapping(t *testing.T) {
 		}},
 		{"spell/casting times", "lookup_spell", map[string]any{"casting_time": "1 Bonus Action,Reaction,10 Minutes,1 Hour"},
 			&lkv1.LookupSpellsRequest{Common: common(&lkv1.Common{}), CastingTimes: []string{"bonus-action", "reaction", "10-minutes", "1-hour"}}},
+		{"spell/casting time one round", "lookup_spell", map[string]any{"casting_time": "1 round"},
+			&lkv1.LookupSpellsRequest{Common: common(&lkv1.Common{}), CastingTimes: []string{"1-round"}}},
 		{"spell/documents empty means none", "lookup_spell", map[string]any{"documents": []string{}},
 			&lkv1.LookupSpellsRequest{Common: common(&lkv1.Common{Documents: &lkv1.DocumentFilter{}})}},
 		{"spell/level max only", "lookup_spell", map[string]any{"level_max": 2},

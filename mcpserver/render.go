@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
 // The markdown renderings: what a DM would paste. One card per entity, a
@@ -111,8 +113,6 @@ func signed(n int32) string {
 	return strconv.Itoa(int(n))
 }
 
-var abilityOrder = []string{"strength", "dexterity", "constitution", "intelligence", "wisdom", "charisma"}
-
 func abbrev(ability string) string {
 	if len(ability) < 3 {
 		return ability
@@ -148,7 +148,7 @@ func renderCreature(b *strings.Builder, e *Entity) {
 
 	if c.AbilityScores != nil {
 		b.WriteString("| STR | DEX | CON | INT | WIS | CHA |\n|:---:|:---:|:---:|:---:|:---:|:---:|\n|")
-		for _, a := range abilityOrder {
+		for _, a := range lkv1.Abilities() {
 			s := c.AbilityScores[a]
 			fmt.Fprintf(b, " %d (%s) |", s, signed(modifier(s)))
 		}
@@ -156,7 +156,7 @@ func renderCreature(b *strings.Builder, e *Entity) {
 	}
 
 	var saves []string
-	for _, a := range abilityOrder {
+	for _, a := range lkv1.Abilities() {
 		if v, ok := c.SavingThrows[a]; ok {
 			saves = append(saves, abbrev(a)+" "+signed(v))
 		}

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"encoding/json"
 	"sort"
 	"strings"
 
@@ -411,17 +410,7 @@ func crText(c *lkv1.CreatureDetails) string {
 	if t := c.GetChallengeRatingText(); t != "" {
 		return t
 	}
-	switch v := c.GetChallengeRating(); v {
-	case 0.125:
-		return "1/8"
-	case 0.25:
-		return "1/4"
-	case 0.5:
-		return "1/2"
-	default:
-		b, _ := json.Marshal(v)
-		return string(b)
-	}
+	return lkv1.ChallengeRatingText(c.GetChallengeRating())
 }
 
 func documentInfo(s *lkv1.DocumentSummary) DocumentInfo {

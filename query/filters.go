@@ -7,16 +7,6 @@ import (
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
-// The kinds each lookup serves when the request names none.
-var (
-	equipmentKinds = []lkv1.Kind{lkv1.Kind_KIND_WEAPON, lkv1.Kind_KIND_ARMOR, lkv1.Kind_KIND_MAGIC_ITEM, lkv1.Kind_KIND_ITEM}
-	optionKinds    = []lkv1.Kind{lkv1.Kind_KIND_CLASS, lkv1.Kind_KIND_SUBCLASS, lkv1.Kind_KIND_RACE, lkv1.Kind_KIND_SUBRACE,
-		lkv1.Kind_KIND_BACKGROUND, lkv1.Kind_KIND_FEAT, lkv1.Kind_KIND_INVOCATION, lkv1.Kind_KIND_BOON, lkv1.Kind_KIND_SELECTION}
-	ruleKinds = []lkv1.Kind{lkv1.Kind_KIND_RULE, lkv1.Kind_KIND_RULE_SECTION, lkv1.Kind_KIND_CONDITION,
-		lkv1.Kind_KIND_DAMAGE_TYPE, lkv1.Kind_KIND_WEAPON_PROPERTY, lkv1.Kind_KIND_SKILL, lkv1.Kind_KIND_ABILITY_SCORE,
-		lkv1.Kind_KIND_MAGIC_SCHOOL, lkv1.Kind_KIND_LANGUAGE, lkv1.Kind_KIND_PROFICIENCY, lkv1.Kind_KIND_ALIGNMENT}
-)
-
 // documentAliases are the decided aliases (spec/README.md): the examples'
 // keys for the SRDs.
 var documentAliases = map[string][]string{
@@ -96,33 +86,6 @@ func doubleRange(name, field string, r *lkv1.DoubleRange) (filter, error) {
 		return nil, invalid(name, "min %g is above max %g", *r.Min, *r.Max)
 	}
 	return func(v *badgerstore.View, set *badgerstore.Set) { set.And(v.Range(field, r.Min, r.Max)) }, nil
-}
-
-// castingTimeKey normalises "1 Action", "Bonus Action", "1 minute" to the
-// stored keys ("action", "bonus-action", "1-minute").
-func castingTimeKey(s string) string {
-	s = strings.Join(strings.Fields(strings.ToLower(s)), "-")
-	for _, k := range []string{"action", "bonus-action", "reaction", "turn", "round"} {
-		if s == "1-"+k {
-			return k
-		}
-	}
-	if s == "minute" || s == "hour" {
-		return "1-" + s
-	}
-	return s
-}
-
-var abilityNames = map[string]string{
-	"str": "strength", "dex": "dexterity", "con": "constitution",
-	"int": "intelligence", "wis": "wisdom", "cha": "charisma",
-}
-
-func ability(s string) string {
-	if full, ok := abilityNames[s]; ok {
-		return full
-	}
-	return s
 }
 
 // rarity accepts "very-rare" and "very_rare" for "very rare".

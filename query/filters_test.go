@@ -2,6 +2,7 @@ package query_test
 
 import (
 	"context"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -9,169 +10,293 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+	"lorekeeper.dev/query"
 )
 
-// Every filter of every lookup: each case asks with a filter, wants some
-// results, and checks every result against the filter on the entity
-// itself.
+// Every filter of every lookup, for recall as well as precision: each case
+// asks with a filter, and the set of keys returned must equal the set
+// computed by brute force over the snapshot with the filter written on the
+// entity itself.
 func TestLookup_Filters(t *testing.T) {
-	c := client(t)
+	svc := query.NewService(snapshotStore(t), nil, &query.Options{MaxLimit: 1 << 20})
 	ctx := context.Background()
-	all := func(n uint32) *lkv1.Common { return &lkv1.Common{Limit: n} }
+	all := &lkv1.Common{Limit: 1 << 20}
+	named := func(name string) *lkv1.Common { return &lkv1.Common{Name: name, Limit: 1 << 20} }
 	tests := []struct {
 		name string
 		call func() (*lkv1.LookupResponse, error)
 		ok   func(e *lkv1.Entity) bool
+		must []string // names that must be among the results
 	}{
-		{"spells level 3 evocation", func() (*lkv1.LookupResponse, error) {
-			return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all(100), Levels: []int32{3}, Schools: []string{"Evocation"}})
-		}, func(e *lkv1.Entity) bool {
-			return e.GetSpell().GetLevel() == 3 && e.GetSpell().GetSchool() == "evocation"
+		{name: "spells level 3 evocation", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all, Levels: []int32{3}, Schools: []string{"Evocation"}})
+		}, ok: func(e *lkv1.Entity) bool {
+			return isSpell(e) && e.GetSpell().GetLevel() == 3 && lower(e.GetSpell().GetSchool()) == "evocation"
+		}, must: []string{"Fireball"}},
+		{name: "fire* level 3 evocation", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: named("fire*"), Levels: []int32{3}, Schools: []string{"evocation"}})
+		}, ok: func(e *lkv1.Entity) bool {
+			return isSpell(e) && strings.HasPrefix(lower(e.GetName()), "fire") && e.GetSpell().GetLevel() == 3 && lower(e.GetSpell().GetSchool()) == "evocation"
+		}, must: []string{"Fireball"}},
+		{name: "*light* anywhere in the name", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: named("*light*")})
+		}, ok: func(e *lkv1.Entity) bool { return isSpell(e) && strings.Contains(lower(e.GetName()), "light") }},
+		{name: "levels 1,2,3", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all, Levels: []int32{1, 2, 3}})
+		}, ok: func(e *lkv1.Entity) bool { l := e.GetSpell().GetLevel(); return isSpell(e) && l >= 1 && l <= 3 }},
+		{name: "level range 2-4", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all, LevelRange: &lkv1.IntRange{Min: proto.Int32(2), Max: proto.Int32(4)}})
+		}, ok: func(e *lkv1.Entity) bool { l := e.GetSpell().GetLevel(); return isSpell(e) && l >= 2 && l <= 4 }},
+		{name: "cantrips", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all, LevelRange: &lkv1.IntRange{Max: proto.Int32(0)}})
+		}, ok: func(e *lkv1.Entity) bool { return isSpell(e) && e.GetSpell().GetLevel() == 0 }},
+		{name: "schools evocation or illusion", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all, Schools: []string{"evocation", "illusion"}})
+		}, ok: func(e *lkv1.Entity) bool {
+			s := lower(e.GetSpell().GetSchool())
+			return isSpell(e) && (s == "evocation" || s == "illusion")
 		}},
-		{"fire* level 3 evocation", func() (*lkv1.LookupResponse, error) {
-			return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: common("fire*", 10), Levels: []int32{3}, Schools: []string{"evocation"}})
-		}, func(e *lkv1.Entity) bool {
-			return strings.HasPrefix(strings.ToLower(e.GetName()), "fire") && e.GetSpell().GetLevel() == 3 && e.GetSpell().GetSchool() == "evocation"
-		}},
-		{"levels 1,2,3", func() (*lkv1.LookupResponse, error) {
-			return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all(100), Levels: []int32{1, 2, 3}})
-		}, func(e *lkv1.Entity) bool { l := e.GetSpell().GetLevel(); return l >= 1 && l <= 3 }},
-		{"level range 2-4", func() (*lkv1.LookupResponse, error) {
-			return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all(100), LevelRange: &lkv1.IntRange{Min: proto.Int32(2), Max: proto.Int32(4)}})
-		}, func(e *lkv1.Entity) bool { l := e.GetSpell().GetLevel(); return l >= 2 && l <= 4 }},
-		{"schools evocation or illusion", func() (*lkv1.LookupResponse, error) {
-			return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all(100), Schools: []string{"evocation", "illusion"}})
-		}, func(e *lkv1.Entity) bool { s := e.GetSpell().GetSchool(); return s == "evocation" || s == "illusion" }},
-		{"wizard concentration ritual", func() (*lkv1.LookupResponse, error) {
-			return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all(100), Classes: []string{"wizard"}, Concentration: proto.Bool(true), Ritual: proto.Bool(true)})
-		}, func(e *lkv1.Entity) bool {
+		{name: "wizard concentration ritual", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all, Classes: []string{"Wizard"}, Concentration: proto.Bool(true), Ritual: proto.Bool(true)})
+		}, ok: func(e *lkv1.Entity) bool {
 			s := e.GetSpell()
-			return slices.Contains(s.GetClasses(), "wizard") && s.GetConcentration() && s.GetRitual()
+			return isSpell(e) && hasValue(s.GetClasses(), "wizard") && s.GetConcentration() && s.GetRitual()
 		}},
-		{"not concentration", func() (*lkv1.LookupResponse, error) {
-			return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all(50), Concentration: proto.Bool(false)})
-		}, func(e *lkv1.Entity) bool { return !e.GetSpell().GetConcentration() }},
-		{"casting time 1 bonus action", func() (*lkv1.LookupResponse, error) {
-			return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all(100), CastingTimes: []string{"1 Bonus Action"}})
-		}, func(e *lkv1.Entity) bool { return e.GetSpell().GetCastingTimeKey() == "bonus-action" }},
-		{"level 3+ fire damage, action", func() (*lkv1.LookupResponse, error) {
-			return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all(100), LevelRange: &lkv1.IntRange{Min: proto.Int32(3)},
+		{name: "not concentration", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all, Concentration: proto.Bool(false)})
+		}, ok: func(e *lkv1.Entity) bool { return isSpell(e) && !e.GetSpell().GetConcentration() }},
+		{name: "casting time 1 bonus action", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all, CastingTimes: []string{"1 Bonus Action"}})
+		}, ok: castingTime("1 bonus action", "bonus action"), must: []string{"Misty Step"}},
+		{name: "casting time 1 round", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all, CastingTimes: []string{"1 round"}})
+		}, ok: castingTime("1 round", "round"), must: []string{"Torrent of Fire", "Beast Within"}},
+		{name: "casting time round, minute or 10 minutes", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all, CastingTimes: []string{"round", "Minute", "10 Minutes"}})
+		}, ok: func(e *lkv1.Entity) bool {
+			return castingTime("1 round", "round", "1 minute", "minute", "10 minutes")(e)
+		}, must: []string{"Torrent of Fire", "Identify"}},
+		{name: "casting time 1 hour", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all, CastingTimes: []string{"1 hour"}})
+		}, ok: castingTime("1 hour", "hour")},
+		{name: "casting time reaction", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all, CastingTimes: []string{"Reaction"}})
+		}, ok: castingTime("1 reaction", "reaction"), must: []string{"Shield"}},
+		{name: "level 3+ fire damage, action", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all, LevelRange: &lkv1.IntRange{Min: proto.Int32(3)},
 				DamageTypes: []string{"fire"}, CastingTimes: []string{"action"}})
-		}, func(e *lkv1.Entity) bool {
+		}, ok: func(e *lkv1.Entity) bool {
 			s := e.GetSpell()
-			return s.GetLevel() >= 3 && slices.Contains(s.GetDamageTypes(), "fire") && s.GetCastingTimeKey() == "action"
+			return isSpell(e) && s.GetLevel() >= 3 && hasValue(s.GetDamageTypes(), "fire") && castingTime("1 action", "action")(e)
 		}},
-		{"verbal only, dex save", func() (*lkv1.LookupResponse, error) {
-			return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all(100), Verbal: proto.Bool(true), Somatic: proto.Bool(false), Material: proto.Bool(false), SavingThrows: []string{"dex"}})
-		}, func(e *lkv1.Entity) bool {
+		{name: "verbal only, dex save", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all, Verbal: proto.Bool(true), Somatic: proto.Bool(false), Material: proto.Bool(false), SavingThrows: []string{"dex"}})
+		}, ok: func(e *lkv1.Entity) bool {
 			s := e.GetSpell()
-			return s.GetVerbal() && !s.GetSomatic() && !s.GetMaterial() && s.GetSavingThrowAbility() == "dexterity"
+			return isSpell(e) && s.GetVerbal() && !s.GetSomatic() && !s.GetMaterial() && lower(s.GetSavingThrowAbility()) == "dexterity"
 		}},
-		{"cr 5 undead", func() (*lkv1.LookupResponse, error) {
-			return c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all(100), Cr: proto.Float64(5), Types: []string{"undead"}})
-		}, func(e *lkv1.Entity) bool {
-			return e.GetCreature().GetChallengeRating() == 5 && e.GetCreature().GetType() == "undead"
+		{name: "somatic and material, wisdom save", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all, Somatic: proto.Bool(true), Material: proto.Bool(true), SavingThrows: []string{"Wisdom"}})
+		}, ok: func(e *lkv1.Entity) bool {
+			s := e.GetSpell()
+			return isSpell(e) && s.GetSomatic() && s.GetMaterial() && lower(s.GetSavingThrowAbility()) == "wisdom"
 		}},
-		{"cr 1-3", func() (*lkv1.LookupResponse, error) {
-			return c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all(100), CrRange: &lkv1.DoubleRange{Min: proto.Float64(1), Max: proto.Float64(3)}})
-		}, func(e *lkv1.Entity) bool { cr := e.GetCreature().GetChallengeRating(); return cr >= 1 && cr <= 3 }},
-		{"medium beasts cr <= 1", func() (*lkv1.LookupResponse, error) {
-			return c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all(100), CrRange: &lkv1.DoubleRange{Max: proto.Float64(1)}, Types: []string{"beast"}, Sizes: []string{"Medium"}})
-		}, func(e *lkv1.Entity) bool {
+		{name: "cr 5 undead", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, Cr: proto.Float64(5), Types: []string{"undead"}})
+		}, ok: func(e *lkv1.Entity) bool {
+			return isCreature(e) && e.GetCreature().GetChallengeRating() == 5 && lower(e.GetCreature().GetType()) == "undead"
+		}},
+		{name: "cr 1/4", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, Cr: proto.Float64(0.25)})
+		}, ok: func(e *lkv1.Entity) bool { return isCreature(e) && e.GetCreature().GetChallengeRating() == 0.25 }},
+		{name: "cr 1-3", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, CrRange: &lkv1.DoubleRange{Min: proto.Float64(1), Max: proto.Float64(3)}})
+		}, ok: func(e *lkv1.Entity) bool {
+			cr := e.GetCreature().GetChallengeRating()
+			return isCreature(e) && cr >= 1 && cr <= 3
+		}},
+		{name: "medium beasts cr <= 1", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, CrRange: &lkv1.DoubleRange{Max: proto.Float64(1)}, Types: []string{"beast"}, Sizes: []string{"Medium"}})
+		}, ok: func(e *lkv1.Entity) bool {
 			cr := e.GetCreature()
-			return cr.GetChallengeRating() <= 1 && cr.GetType() == "beast" && cr.GetSize() == "medium"
+			return isCreature(e) && cr.GetChallengeRating() <= 1 && lower(cr.GetType()) == "beast" && lower(cr.GetSize()) == "medium"
 		}},
-		{"dragons or undead", func() (*lkv1.LookupResponse, error) {
-			return c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all(100), Types: []string{"dragon", "undead"}})
-		}, func(e *lkv1.Entity) bool { ty := e.GetCreature().GetType(); return ty == "dragon" || ty == "undead" }},
-		{"large, str >= 16, int < 10", func() (*lkv1.LookupResponse, error) {
-			return c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all(100), Sizes: []string{"large"}, Abilities: []*lkv1.AbilityFilter{
+		{name: "dragons or undead", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, Types: []string{"dragon", "undead"}})
+		}, ok: func(e *lkv1.Entity) bool {
+			ty := lower(e.GetCreature().GetType())
+			return isCreature(e) && (ty == "dragon" || ty == "undead")
+		}},
+		{name: "large, str >= 16, int < 10", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, Sizes: []string{"large"}, Abilities: []*lkv1.AbilityFilter{
 				{Ability: "strength", Range: &lkv1.IntRange{Min: proto.Int32(16)}},
 				{Ability: "int", Range: &lkv1.IntRange{Max: proto.Int32(9)}}}})
-		}, func(e *lkv1.Entity) bool {
+		}, ok: func(e *lkv1.Entity) bool {
 			a := e.GetCreature().GetAbilityScores()
-			return e.GetCreature().GetSize() == "large" && a.GetStrength() >= 16 && a.GetIntelligence() < 10
+			return isCreature(e) && a != nil && lower(e.GetCreature().GetSize()) == "large" && a.GetStrength() >= 16 && a.GetIntelligence() < 10
 		}},
-		{"ac and hp ranges, legendary", func() (*lkv1.LookupResponse, error) {
-			return c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all(100), ArmorClass: &lkv1.IntRange{Min: proto.Int32(18)},
+		{name: "dex, con, wis and cha ranges", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, Abilities: []*lkv1.AbilityFilter{
+				{Ability: "DEX", Range: &lkv1.IntRange{Min: proto.Int32(14)}},
+				{Ability: "constitution", Range: &lkv1.IntRange{Min: proto.Int32(14)}},
+				{Ability: "wis", Range: &lkv1.IntRange{Min: proto.Int32(12), Max: proto.Int32(16)}},
+				{Ability: "Cha", Range: &lkv1.IntRange{Max: proto.Int32(8)}}}})
+		}, ok: func(e *lkv1.Entity) bool {
+			a := e.GetCreature().GetAbilityScores()
+			return isCreature(e) && a != nil && a.GetDexterity() >= 14 && a.GetConstitution() >= 14 &&
+				a.GetWisdom() >= 12 && a.GetWisdom() <= 16 && a.GetCharisma() <= 8
+		}},
+		{name: "ac and hp ranges, legendary", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, ArmorClass: &lkv1.IntRange{Min: proto.Int32(18)},
 				HitPoints: &lkv1.IntRange{Min: proto.Int32(100), Max: proto.Int32(300)}, Legendary: proto.Bool(true)})
-		}, func(e *lkv1.Entity) bool {
+		}, ok: func(e *lkv1.Entity) bool {
 			cr := e.GetCreature()
-			return cr.GetArmorClass() >= 18 && cr.GetHitPoints() >= 100 && cr.GetHitPoints() <= 300 && cr.GetHasLegendaryActions()
+			return isCreature(e) && cr.GetArmorClass() >= 18 && cr.GetHitPoints() >= 100 && cr.GetHitPoints() <= 300 && cr.GetHasLegendaryActions()
 		}},
-		{"immune to fire", func() (*lkv1.LookupResponse, error) {
-			return c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all(100), DamageImmunities: []string{"fire"}})
-		}, func(e *lkv1.Entity) bool { return hasWord(e.GetCreature().GetDamageImmunities(), "fire") }},
-		{"resistant to cold", func() (*lkv1.LookupResponse, error) {
-			return c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all(100), DamageResistances: []string{"cold"}})
-		}, func(e *lkv1.Entity) bool { return hasWord(e.GetCreature().GetDamageResistances(), "cold") }},
-		{"finesse and light weapons", func() (*lkv1.LookupResponse, error) {
-			return c.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all(100), Kinds: []lkv1.Kind{lkv1.Kind_KIND_WEAPON}, Properties: []string{"finesse", "light"}})
-		}, func(e *lkv1.Entity) bool {
+		{name: "not legendary", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, Legendary: proto.Bool(false)})
+		}, ok: func(e *lkv1.Entity) bool { return isCreature(e) && !e.GetCreature().GetHasLegendaryActions() }},
+		{name: "immune to fire", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, DamageImmunities: []string{"fire"}})
+		}, ok: func(e *lkv1.Entity) bool {
+			return isCreature(e) && hasDamage(e.GetCreature().GetDamageImmunities(), "fire")
+		}},
+		{name: "resistant to cold", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, DamageResistances: []string{"cold"}})
+		}, ok: func(e *lkv1.Entity) bool {
+			return isCreature(e) && hasDamage(e.GetCreature().GetDamageResistances(), "cold")
+		}},
+		{name: "resistant to bludgeoning", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, DamageResistances: []string{"bludgeoning"}})
+		}, ok: func(e *lkv1.Entity) bool {
+			return isCreature(e) && hasDamage(e.GetCreature().GetDamageResistances(), "bludgeoning")
+		}},
+		{name: "vulnerable to radiant", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, DamageVulnerabilities: []string{"radiant"}})
+		}, ok: func(e *lkv1.Entity) bool {
+			return isCreature(e) && hasDamage(e.GetCreature().GetDamageVulnerabilities(), "radiant")
+		}},
+		{name: "all equipment", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all})
+		}, ok: func(e *lkv1.Entity) bool { return slices.Contains(lkv1.EquipmentKinds(), e.GetKind()) }},
+		{name: "finesse and light weapons", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all, Kinds: []lkv1.Kind{lkv1.Kind_KIND_WEAPON}, Properties: []string{"finesse", "Light"}})
+		}, ok: func(e *lkv1.Entity) bool {
 			p := e.GetItem().GetWeapon().GetProperties()
-			return e.GetKind() == lkv1.Kind_KIND_WEAPON && slices.Contains(p, "finesse") && slices.Contains(p, "light")
-		}},
-		{"simple 1d6 piercing", func() (*lkv1.LookupResponse, error) {
-			return c.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all(100), IsSimple: proto.Bool(true), DamageDice: []string{"1d6"}, DamageTypes: []string{"piercing"}})
-		}, func(e *lkv1.Entity) bool {
+			return e.GetKind() == lkv1.Kind_KIND_WEAPON && hasValue(p, "finesse") && hasValue(p, "light")
+		}, must: []string{"Dagger"}},
+		{name: "simple 1d6 piercing", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all, IsSimple: proto.Bool(true), DamageDice: []string{"1d6"}, DamageTypes: []string{"piercing"}})
+		}, ok: func(e *lkv1.Entity) bool {
 			w := e.GetItem().GetWeapon()
-			return w.GetIsSimple() && w.GetDamageDice() == "1d6" && w.GetDamageType() == "piercing"
+			return isEquipment(e) && w != nil && w.GetIsSimple() && lower(w.GetDamageDice()) == "1d6" && lower(w.GetDamageType()) == "piercing"
 		}},
-		{"rare magic items with attunement", func() (*lkv1.LookupResponse, error) {
-			return c.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all(100), Kinds: []lkv1.Kind{lkv1.Kind_KIND_MAGIC_ITEM}, Rarities: []string{"rare"}, RequiresAttunement: proto.Bool(true)})
-		}, func(e *lkv1.Entity) bool {
+		{name: "martial weapons", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all, IsSimple: proto.Bool(false)})
+		}, ok: func(e *lkv1.Entity) bool {
+			w := e.GetItem().GetWeapon()
+			return isEquipment(e) && w != nil && !w.GetIsSimple()
+		}},
+		{name: "rare magic items with attunement", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all, Kinds: []lkv1.Kind{lkv1.Kind_KIND_MAGIC_ITEM}, Rarities: []string{"rare"}, RequiresAttunement: proto.Bool(true)})
+		}, ok: func(e *lkv1.Entity) bool {
 			it := e.GetItem()
-			return e.GetKind() == lkv1.Kind_KIND_MAGIC_ITEM && it.GetRarity() == "rare" && it.GetRequiresAttunement()
+			return e.GetKind() == lkv1.Kind_KIND_MAGIC_ITEM && lower(it.GetRarity()) == "rare" && it.GetRequiresAttunement()
 		}},
-		{"very rare, any spelling", func() (*lkv1.LookupResponse, error) {
-			return c.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all(20), Rarities: []string{"Very-Rare"}, IsMagic: proto.Bool(true)})
-		}, func(e *lkv1.Entity) bool { return e.GetItem().GetRarity() == "very rare" && e.GetItem().GetIsMagic() }},
-		{"cost 10-100 gp, weight <= 5 lb", func() (*lkv1.LookupResponse, error) {
-			return c.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all(100), CostGp: &lkv1.DoubleRange{Min: proto.Float64(10), Max: proto.Float64(100)}, WeightLb: &lkv1.DoubleRange{Max: proto.Float64(5)}})
-		}, func(e *lkv1.Entity) bool {
+		{name: "very rare, any spelling", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all, Rarities: []string{"Very-Rare"}, IsMagic: proto.Bool(true)})
+		}, ok: func(e *lkv1.Entity) bool {
+			return isEquipment(e) && lower(e.GetItem().GetRarity()) == "very rare" && e.GetItem().GetIsMagic()
+		}},
+		{name: "mundane items", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all, IsMagic: proto.Bool(false), RequiresAttunement: proto.Bool(false)})
+		}, ok: func(e *lkv1.Entity) bool {
 			it := e.GetItem()
-			return it.CostGp != nil && it.GetCostGp() >= 10 && it.GetCostGp() <= 100 && it.WeightLb != nil && it.GetWeightLb() <= 5
+			return isEquipment(e) && it != nil && !it.GetIsMagic() && !it.GetRequiresAttunement()
 		}},
-		{"heavy armor with stealth disadvantage, ac >= 16", func() (*lkv1.LookupResponse, error) {
-			return c.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all(100), ArmorCategories: []string{"heavy"}, StealthDisadvantage: proto.Bool(true), ArmorClass: &lkv1.IntRange{Min: proto.Int32(16)}})
-		}, func(e *lkv1.Entity) bool {
+		{name: "cost 10-100 gp, weight <= 5 lb", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all, CostGp: &lkv1.DoubleRange{Min: proto.Float64(10), Max: proto.Float64(100)}, WeightLb: &lkv1.DoubleRange{Max: proto.Float64(5)}})
+		}, ok: func(e *lkv1.Entity) bool {
+			it := e.GetItem()
+			return isEquipment(e) && it.CostGp != nil && it.GetCostGp() >= 10 && it.GetCostGp() <= 100 && it.WeightLb != nil && it.GetWeightLb() <= 5
+		}},
+		{name: "weight >= 20 lb", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all, WeightLb: &lkv1.DoubleRange{Min: proto.Float64(20)}})
+		}, ok: func(e *lkv1.Entity) bool {
+			it := e.GetItem()
+			return isEquipment(e) && it.WeightLb != nil && it.GetWeightLb() >= 20
+		}},
+		{name: "heavy armor with stealth disadvantage, ac >= 16", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all, ArmorCategories: []string{"heavy"}, StealthDisadvantage: proto.Bool(true), ArmorClass: &lkv1.IntRange{Min: proto.Int32(16)}})
+		}, ok: func(e *lkv1.Entity) bool {
 			a := e.GetItem().GetArmor()
-			return a.GetCategory() == "heavy" && a.GetStealthDisadvantage() && a.GetAcBase() >= 16
+			return isEquipment(e) && a != nil && lower(a.GetCategory()) == "heavy" && a.GetStealthDisadvantage() && a.GetAcBase() >= 16
+		}, must: []string{"Plate"}},
+		{name: "light or medium armor without stealth disadvantage", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all, ArmorCategories: []string{"light", "medium"}, StealthDisadvantage: proto.Bool(false)})
+		}, ok: func(e *lkv1.Entity) bool {
+			a := e.GetItem().GetArmor()
+			c := lower(a.GetCategory())
+			return isEquipment(e) && a != nil && (c == "light" || c == "medium") && !a.GetStealthDisadvantage()
 		}},
-		{"potions", func() (*lkv1.LookupResponse, error) {
-			return c.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all(100), Categories: []string{"potion"}})
-		}, func(e *lkv1.Entity) bool { return e.GetItem().GetCategory() == "potion" }},
-		{"subclasses of wizard", func() (*lkv1.LookupResponse, error) {
-			return c.LookupCharacterOptions(ctx, &lkv1.LookupCharacterOptionsRequest{Common: all(100), Kinds: []lkv1.Kind{lkv1.Kind_KIND_SUBCLASS}, Parent: "Wizard"})
-		}, func(e *lkv1.Entity) bool {
-			return e.GetKind() == lkv1.Kind_KIND_SUBCLASS && strings.EqualFold(e.GetCharacterOption().GetParentName(), "wizard")
+		{name: "potions", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all, Categories: []string{"potion"}})
+		}, ok: func(e *lkv1.Entity) bool { return isEquipment(e) && lower(e.GetItem().GetCategory()) == "potion" }},
+		{name: "subclasses of wizard", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCharacterOptions(ctx, &lkv1.LookupCharacterOptionsRequest{Common: all, Kinds: []lkv1.Kind{lkv1.Kind_KIND_SUBCLASS}, Parent: "Wizard"})
+		}, ok: func(e *lkv1.Entity) bool {
+			co := e.GetCharacterOption()
+			return e.GetKind() == lkv1.Kind_KIND_SUBCLASS && (lower(co.GetParentName()) == "wizard" ||
+				lkv1.Slugify(co.GetParentName()) == "wizard" || lower(co.GetParentKey()) == "wizard")
 		}},
-		{"character options, all kinds", func() (*lkv1.LookupResponse, error) {
-			return c.LookupCharacterOptions(ctx, &lkv1.LookupCharacterOptionsRequest{Common: common("*elf*", 50)})
-		}, func(e *lkv1.Entity) bool { return strings.Contains(strings.ToLower(e.GetName()), "elf") }},
-		{"conditions", func() (*lkv1.LookupResponse, error) {
-			return c.LookupRules(ctx, &lkv1.LookupRulesRequest{Common: all(100), Kinds: []lkv1.Kind{lkv1.Kind_KIND_CONDITION}})
-		}, func(e *lkv1.Entity) bool { return e.GetKind() == lkv1.Kind_KIND_CONDITION }},
-		{"*radiant* damage type", func() (*lkv1.LookupResponse, error) {
-			return c.LookupRules(ctx, &lkv1.LookupRulesRequest{Common: common("*radiant*", 10), Kinds: []lkv1.Kind{lkv1.Kind_KIND_DAMAGE_TYPE}})
-		}, func(e *lkv1.Entity) bool {
-			return e.GetKind() == lkv1.Kind_KIND_DAMAGE_TYPE && e.GetName() == "Radiant"
+		{name: "character options, all kinds", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCharacterOptions(ctx, &lkv1.LookupCharacterOptionsRequest{Common: named("*elf*")})
+		}, ok: func(e *lkv1.Entity) bool {
+			return slices.Contains(lkv1.CharacterOptionKinds(), e.GetKind()) && strings.Contains(lower(e.GetName()), "elf")
 		}},
-		{"rules in a section", func() (*lkv1.LookupResponse, error) {
-			return c.LookupRules(ctx, &lkv1.LookupRulesRequest{Common: all(100), Kinds: []lkv1.Kind{lkv1.Kind_KIND_RULE}, Sections: []string{"Attacking"}})
-		}, func(e *lkv1.Entity) bool { return e.GetRule().GetSection() == "attacking" }},
-		{"opportunity attacks in a section", func() (*lkv1.LookupResponse, error) {
-			return c.LookupRules(ctx, &lkv1.LookupRulesRequest{Common: common("opportunity attacks", 10), Sections: []string{"attacking"}})
-		}, func(e *lkv1.Entity) bool { return e.GetName() == "Opportunity Attacks" }},
-		{"game system 5e-2024", func() (*lkv1.LookupResponse, error) {
-			return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: &lkv1.Common{Limit: 100, GameSystems: []string{"5E-2024"}}})
-		}, func(e *lkv1.Entity) bool { return e.GetDocument().GetGameSystem() == "5e-2024" }},
-		{"game system a5e", func() (*lkv1.LookupResponse, error) {
-			return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: &lkv1.Common{Limit: 100, GameSystems: []string{"a5e"}}})
-		}, func(e *lkv1.Entity) bool { return e.GetDocument().GetGameSystem() == "a5e" }},
-		{"source open5e_v1", func() (*lkv1.LookupResponse, error) {
-			return c.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: &lkv1.Common{Limit: 100, Sources: []lkv1.Source{lkv1.Source_SOURCE_OPEN5E_V1}}})
-		}, func(e *lkv1.Entity) bool { return e.GetDocument().GetSource() == lkv1.Source_SOURCE_OPEN5E_V1 }},
+		{name: "feats and backgrounds", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCharacterOptions(ctx, &lkv1.LookupCharacterOptionsRequest{Common: all, Kinds: []lkv1.Kind{lkv1.Kind_KIND_FEAT, lkv1.Kind_KIND_BACKGROUND}})
+		}, ok: func(e *lkv1.Entity) bool {
+			return e.GetKind() == lkv1.Kind_KIND_FEAT || e.GetKind() == lkv1.Kind_KIND_BACKGROUND
+		}},
+		{name: "conditions", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupRules(ctx, &lkv1.LookupRulesRequest{Common: all, Kinds: []lkv1.Kind{lkv1.Kind_KIND_CONDITION}})
+		}, ok: func(e *lkv1.Entity) bool { return e.GetKind() == lkv1.Kind_KIND_CONDITION }},
+		{name: "all rules", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupRules(ctx, &lkv1.LookupRulesRequest{Common: all})
+		}, ok: func(e *lkv1.Entity) bool { return slices.Contains(lkv1.RuleKinds(), e.GetKind()) }},
+		{name: "*radiant* damage type", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupRules(ctx, &lkv1.LookupRulesRequest{Common: named("*radiant*"), Kinds: []lkv1.Kind{lkv1.Kind_KIND_DAMAGE_TYPE}})
+		}, ok: func(e *lkv1.Entity) bool {
+			return e.GetKind() == lkv1.Kind_KIND_DAMAGE_TYPE && strings.Contains(lower(e.GetName()), "radiant")
+		}},
+		{name: "rules in a section", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupRules(ctx, &lkv1.LookupRulesRequest{Common: all, Kinds: []lkv1.Kind{lkv1.Kind_KIND_RULE}, Sections: []string{"Attacking"}})
+		}, ok: func(e *lkv1.Entity) bool { return e.GetKind() == lkv1.Kind_KIND_RULE && inSection(e, "attacking") }},
+		{name: "game system 5e-2024", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: &lkv1.Common{Limit: 1 << 20, GameSystems: []string{"5E-2024"}}})
+		}, ok: func(e *lkv1.Entity) bool { return isSpell(e) && lower(e.GetDocument().GetGameSystem()) == "5e-2024" }},
+		{name: "game system a5e or 5e-2014", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: &lkv1.Common{Limit: 1 << 20, GameSystems: []string{"a5e", "5e-2014"}}})
+		}, ok: func(e *lkv1.Entity) bool {
+			g := lower(e.GetDocument().GetGameSystem())
+			return isSpell(e) && (g == "a5e" || g == "5e-2014")
+		}},
+		{name: "source open5e_v1", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: &lkv1.Common{Limit: 1 << 20, Sources: []lkv1.Source{lkv1.Source_SOURCE_OPEN5E_V1}}})
+		}, ok: func(e *lkv1.Entity) bool {
+			return isEquipment(e) && e.GetDocument().GetSource() == lkv1.Source_SOURCE_OPEN5E_V1
+		}},
+		{name: "documents by key and alias", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: &lkv1.Common{Limit: 1 << 20, Documents: docs("srd-5.2", "TOH")}})
+		}, ok: func(e *lkv1.Entity) bool {
+			d := lower(e.GetDocument().GetKey())
+			return isCreature(e) && (d == "srd-2024" || d == "toh")
+		}},
+	}
+	entities := map[string]*lkv1.Entity{} // by key, the last write winning as in the store
+	for _, e := range snap.entities {
+		entities[e.GetKey()] = e
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,25 +304,98 @@ func TestLookup_Filters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(resp.GetResults()) == 0 {
-				t.Fatal("no results; want some")
-			}
+			got := map[string]bool{}
 			for _, r := range resp.GetResults() {
-				if !tt.ok(r.GetEntity()) {
-					t.Errorf("%s (%s) does not pass the filter", r.GetEntity().GetName(), r.GetEntity().GetKey())
+				got[r.GetEntity().GetKey()] = true
+			}
+			want := map[string]bool{}
+			for k, e := range entities {
+				if tt.ok(e) {
+					want[k] = true
+				}
+			}
+			if len(want) == 0 {
+				t.Fatal("no entity of the snapshot passes the filter; the case tests nothing")
+			}
+			for k := range got {
+				if !want[k] {
+					t.Errorf("%s (%s) does not pass the filter", entities[k].GetName(), k)
+				}
+			}
+			missed := 0
+			for k := range want {
+				if !got[k] {
+					if missed++; missed <= 10 {
+						t.Errorf("%s (%s) passes the filter and was not returned", entities[k].GetName(), k)
+					}
+				}
+			}
+			if missed > 0 {
+				t.Errorf("recall: %d of %d entities that pass the filter were not returned", missed, len(want))
+			}
+			for _, name := range tt.must {
+				if !slices.Contains(names(resp.GetResults()), name) {
+					t.Errorf("%s is not among the %d results", name, len(got))
 				}
 			}
 		})
 	}
 }
 
-func hasWord(list []string, w string) bool {
+func lower(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
+func isSpell(e *lkv1.Entity) bool    { return e.GetKind() == lkv1.Kind_KIND_SPELL }
+func isCreature(e *lkv1.Entity) bool { return e.GetKind() == lkv1.Kind_KIND_CREATURE }
+func isEquipment(e *lkv1.Entity) bool {
+	return slices.Contains(lkv1.EquipmentKinds(), e.GetKind())
+}
+
+// hasValue reports whether list holds v, in any case.
+func hasValue(list []string, v string) bool {
+	return slices.ContainsFunc(list, func(s string) bool { return lower(s) == v })
+}
+
+// castingTime is a spell whose casting time, as the source wrote it, is
+// one of forms, or one of them followed by more words: "1 round" is
+// "1 round", "1 Round", "1-round" or "1round" but not "10 rounds".
+func castingTime(forms ...string) func(*lkv1.Entity) bool {
+	glued := regexp.MustCompile(`(\d)([a-z])`)
+	return func(e *lkv1.Entity) bool {
+		if !isSpell(e) {
+			return false
+		}
+		ct := lower(e.GetSpell().GetCastingTime())
+		if i := strings.IndexAny(ct, ",("); i >= 0 {
+			ct = ct[:i]
+		}
+		ct = glued.ReplaceAllString(strings.ReplaceAll(ct, "-", " "), "$1 $2")
+		ct = strings.Join(strings.Fields(ct), " ")
+		for _, f := range forms {
+			if ct == f || strings.HasPrefix(ct, f+" ") {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// hasDamage reports whether a creature's damage list names damage: as an
+// entry, or as a word of one ("bludgeoning, piercing, and slashing from
+// nonmagical attacks").
+func hasDamage(list []string, damage string) bool {
 	for _, s := range list {
-		if strings.Contains(strings.ToLower(s), w) {
+		if lower(s) == damage || slices.Contains(strings.FieldsFunc(lower(s), func(r rune) bool { return r < 'a' || r > 'z' }), damage) {
 			return true
 		}
 	}
 	return false
+}
+
+// inSection reports whether a rule is in the section named (by key, name
+// or slug).
+func inSection(e *lkv1.Entity, section string) bool {
+	r := e.GetRule()
+	return lower(r.GetSection()) == section || lower(r.GetSectionName()) == section || lkv1.Slugify(r.GetSectionName()) == section
 }
 
 // documents: None = all, [] = nothing, a list = any of them (keys, names,

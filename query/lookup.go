@@ -139,12 +139,12 @@ func (s *Service) LookupSpells(ctx context.Context, req *lkv1.LookupSpellsReques
 		keywords(badgerstore.FieldClass, req.GetClasses(), nil),
 		boolean(badgerstore.FieldConcentration, req.Concentration),
 		boolean(badgerstore.FieldRitual, req.Ritual),
-		keywords(badgerstore.FieldCastingTime, req.GetCastingTimes(), castingTimeKey),
+		keywords(badgerstore.FieldCastingTime, req.GetCastingTimes(), lkv1.CastingTimeKey),
 		keywords(badgerstore.FieldDamageType, req.GetDamageTypes(), nil),
 		boolean(badgerstore.FieldVerbal, req.Verbal),
 		boolean(badgerstore.FieldSomatic, req.Somatic),
 		boolean(badgerstore.FieldMaterial, req.Material),
-		keywords(badgerstore.FieldSavingThrow, req.GetSavingThrows(), ability),
+		keywords(badgerstore.FieldSavingThrow, req.GetSavingThrows(), lkv1.AbilityName),
 	)
 	return s.lookup(ctx, p)
 }
@@ -188,9 +188,8 @@ func (s *Service) LookupCreatures(ctx context.Context, req *lkv1.LookupCreatures
 	}
 	p.add(crr, ac, hp)
 	for _, a := range req.GetAbilities() {
-		name := ability(strings.ToLower(strings.TrimSpace(a.GetAbility())))
-		if _, ok := map[string]bool{"strength": true, "dexterity": true, "constitution": true,
-			"intelligence": true, "wisdom": true, "charisma": true}[name]; !ok {
+		name := lkv1.AbilityName(a.GetAbility())
+		if !lkv1.IsAbility(name) {
 			return nil, invalid("abilities", "unknown ability %q", a.GetAbility())
 		}
 		f, err := intRange("abilities."+name, badgerstore.FieldAbilityPrefix+name, a.GetRange())
@@ -225,7 +224,7 @@ func (s *Service) LookupEquipment(ctx context.Context, req *lkv1.LookupEquipment
 			return nil, err
 		}
 	}
-	kf, _, err := kindFilter("kinds", req.GetKinds(), equipmentKinds)
+	kf, _, err := kindFilter("kinds", req.GetKinds(), lkv1.EquipmentKinds())
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +266,7 @@ func (s *Service) LookupCharacterOptions(ctx context.Context, req *lkv1.LookupCh
 	if err != nil {
 		return nil, err
 	}
-	kf, _, err := kindFilter("kinds", req.GetKinds(), optionKinds)
+	kf, _, err := kindFilter("kinds", req.GetKinds(), lkv1.CharacterOptionKinds())
 	if err != nil {
 		return nil, err
 	}
@@ -289,7 +288,7 @@ func (s *Service) LookupRules(ctx context.Context, req *lkv1.LookupRulesRequest)
 	if err != nil {
 		return nil, err
 	}
-	kf, _, err := kindFilter("kinds", req.GetKinds(), ruleKinds)
+	kf, _, err := kindFilter("kinds", req.GetKinds(), lkv1.RuleKinds())
 	if err != nil {
 		return nil, err
 	}

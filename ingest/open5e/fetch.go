@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -78,18 +77,9 @@ func FetchEndpoint(ctx context.Context, c *Client, ep Endpoint, cat *Catalog, on
 // keys ("open5e_v2:<document>:<kind>:<slug>"); other keys are ignored.
 func CoverageFromKeys(keys []string) Coverage {
 	c := Coverage{}
-	prefix := lkv1.Source_SOURCE_OPEN5E_V2.Slug() + ":"
 	for _, k := range keys {
-		rest, ok := strings.CutPrefix(k, prefix)
-		if !ok {
-			continue
-		}
-		parts := strings.SplitN(rest, ":", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		if kind, ok := lkv1.KindFromSlug(parts[1]); ok {
-			c[KindDoc{kind, parts[0]}] = true
+		if p, ok := lkv1.ParseEntityKey(k); ok && p.Source == lkv1.Source_SOURCE_OPEN5E_V2 {
+			c[KindDoc{p.Kind, p.Document}] = true
 		}
 	}
 	return c

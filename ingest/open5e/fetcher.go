@@ -17,7 +17,6 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -643,10 +642,8 @@ func (r *run) publishAll(ctx context.Context, es []*lkv1.Entity) []error {
 
 func (r *run) tombstone(ctx context.Context, ep Endpoint, key string) error {
 	kind := ep.Kind
-	if parts := strings.SplitN(key, ":", 4); len(parts) == 4 {
-		if k, ok := lkv1.KindFromSlug(parts[2]); ok {
-			kind = k
-		}
+	if p, ok := lkv1.ParseEntityKey(key); ok {
+		kind = p.Kind
 	}
 	m, err := ingest.TombstoneMsg(&lkv1.Tombstone{
 		Key: key, Kind: kind, Source: ep.Source(), Reason: "removed from " + ep.Path(),
@@ -663,10 +660,8 @@ func (r *run) tombstone(ctx context.Context, ep Endpoint, key string) error {
 }
 
 func docOf(key string) string {
-	if parts := strings.SplitN(key, ":", 4); len(parts) == 4 {
-		return parts[1]
-	}
-	return ""
+	p, _ := lkv1.ParseEntityKey(key)
+	return p.Document
 }
 
 // digest is the SHA-256 over the sorted (key, content hash) pairs.

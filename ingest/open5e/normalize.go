@@ -38,12 +38,6 @@ func (e *RecordError) Error() string {
 
 func (e *RecordError) Unwrap() error { return e.Err }
 
-// EntityKey is the key of an Open5e entity:
-// "open5e_v2:srd-2014:spell:fireball".
-func EntityKey(s lkv1.Source, document string, k lkv1.Kind, slug string) string {
-	return s.Slug() + ":" + document + ":" + k.Slug() + ":" + slug
-}
-
 // NormalizeRecord normalises one record of ep. It is NormalizeEndpoint for
 // a list of one.
 func NormalizeRecord(ep Endpoint, raw []byte, cat *Catalog) (*lkv1.Entity, error) {
@@ -111,7 +105,7 @@ func NormalizeEndpoint(ep Endpoint, records []json.RawMessage, cat *Catalog) ([]
 	}
 	byUpstream := map[string]*lkv1.Entity{}
 	for _, it := range items {
-		it.e.Key = EntityKey(ep.Source(), it.e.Document.GetKey(), it.e.Kind, it.e.Slug)
+		it.e.Key = lkv1.EntityKey(ep.Source(), it.e.Document.GetKey(), it.e.Kind, it.e.Slug)
 		byUpstream[it.e.SourceKey] = it.e
 	}
 	out := make([]*lkv1.Entity, 0, len(items))

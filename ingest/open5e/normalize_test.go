@@ -12,51 +12,6 @@ import (
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
-func TestChallengeRating(t *testing.T) {
-	for _, c := range []struct {
-		text string
-		num  float64
-	}{{"0", 0}, {"1/8", 0.125}, {"1/4", 0.25}, {"1/2", 0.5}, {"1", 1}, {"17", 17}, {"30", 30}} {
-		got, ok := open5e.ParseChallengeRating(c.text)
-		if !ok || got != c.num {
-			t.Errorf("ParseChallengeRating(%q) = %v, %v; want %v", c.text, got, ok, c.num)
-		}
-		if back := open5e.ChallengeRatingText(c.num); back != c.text {
-			t.Errorf("ChallengeRatingText(%v) = %q, want %q", c.num, back, c.text)
-		}
-	}
-	for _, bad := range []string{"", "x", "1/0", "NaN", "Inf"} {
-		if got, ok := open5e.ParseChallengeRating(bad); ok {
-			t.Errorf("ParseChallengeRating(%q) = %v, want failure", bad, got)
-		}
-	}
-}
-
-func TestCastingTimeKey(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"action", "action"},
-		{"1 action", "action"},
-		{"bonus-action", "bonus-action"},
-		{"1 bonus action", "bonus-action"},
-		{"reaction", "reaction"},
-		{"1 reaction, which you take when you are hit", "reaction"},
-		{"1minute", "1-minute"},
-		{"1 minute", "1-minute"},
-		{"10minutes", "10-minutes"},
-		{"10 minutes", "10-minutes"},
-		{"1hour", "1-hour"},
-		{"8 hours", "8-hours"},
-		{"24hours", "24-hours"},
-		{"1 round", "1-round"},
-		{"turn", "1-turn"},
-		{"Special", "special"},
-	} {
-		if got := open5e.CastingTimeKey(c.in); got != c.want {
-			t.Errorf("CastingTimeKey(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
-
 func endpoint(version, name string) open5e.Endpoint {
 	for _, ep := range open5e.Endpoints() {
 		if ep.Version == version && ep.Name == name {

@@ -135,7 +135,7 @@ func TestSnapshotEntities_wellFormed(t *testing.T) {
 	seen := map[string]bool{}
 	for _, e := range es {
 		src := e.GetDocument().GetSource()
-		if want := open5e.EntityKey(src, e.GetDocument().GetKey(), e.GetKind(), e.GetSlug()); e.GetKey() != want {
+		if want := lkv1.EntityKey(src, e.GetDocument().GetKey(), e.GetKind(), e.GetSlug()); e.GetKey() != want {
 			t.Errorf("key %q, want %q", e.GetKey(), want)
 		}
 		if seen[e.GetKey()] {

@@ -49,7 +49,7 @@ func normalizeV1(ep Endpoint, o obj, e *lkv1.Entity) string {
 	case "classes":
 		e.Details = &lkv1.Entity_CharacterOption{CharacterOption: &lkv1.CharacterOptionDetails{
 			HitDice:      strings.ToLower(strings.TrimPrefix(o.str("hit_dice"), "1")),
-			SavingThrows: splitList(o.str("prof_saving_throws"), abilityName),
+			SavingThrows: splitList(o.str("prof_saving_throws"), lkv1.AbilityName),
 		}}
 	case "races":
 		co := &lkv1.CharacterOptionDetails{Size: sizeIn(o.str("size_raw") + " " + o.str("size"))}
@@ -104,7 +104,7 @@ func spellV1(o obj) *lkv1.SpellDetails {
 		Concentration:     o.boolean("requires_concentration") || o.boolean("concentration"),
 		Ritual:            o.boolean("can_be_cast_as_ritual") || o.boolean("ritual"),
 		CastingTime:       o.str("casting_time"),
-		CastingTimeKey:    CastingTimeKey(o.str("casting_time")),
+		CastingTimeKey:    lkv1.CastingTimeKey(o.str("casting_time")),
 		Range:             o.str("range"),
 		Duration:          o.str("duration"),
 		Verbal:            o.boolean("requires_verbal_components"),
@@ -199,16 +199,16 @@ func creatureV1(o obj, e *lkv1.Entity) *lkv1.CreatureDetails {
 		},
 		Skills: intMap(o.obj("skills")),
 	}
-	if cr, ok := ParseChallengeRating(o.str("challenge_rating")); ok {
+	if cr, ok := lkv1.ParseChallengeRating(o.str("challenge_rating")); ok {
 		c.ChallengeRating = cr
-		c.ChallengeRatingText = ChallengeRatingText(cr)
+		c.ChallengeRatingText = lkv1.ChallengeRatingText(cr)
 	} else if cr, ok := o.num("cr"); ok {
 		c.ChallengeRating = cr
-		c.ChallengeRatingText = ChallengeRatingText(cr)
+		c.ChallengeRatingText = lkv1.ChallengeRatingText(cr)
 	}
 	c.Speed, c.SpeedText = speeds(o.obj("speed"))
 	saves := map[string]int32{}
-	for _, a := range []string{"strength", "dexterity", "constitution", "intelligence", "wisdom", "charisma"} {
+	for _, a := range lkv1.Abilities() {
 		if f, ok := o.num(a + "_save"); ok {
 			saves[a] = clampInt32(f)
 		}

@@ -32,14 +32,14 @@ func normalizeV2(ep Endpoint, o obj, e *lkv1.Entity, cat *Catalog) string {
 			CasterType: o.str("caster_type"),
 		}
 		for _, s := range o.objs("saving_throws") {
-			co.SavingThrows = append(co.SavingThrows, abilityName(s.str("name")))
+			co.SavingThrows = append(co.SavingThrows, lkv1.AbilityName(s.str("name")))
 		}
 		for _, a := range o.list("primary_abilities") {
 			switch v := a.(type) {
 			case string:
-				co.PrimaryAbilities = append(co.PrimaryAbilities, abilityName(v))
+				co.PrimaryAbilities = append(co.PrimaryAbilities, lkv1.AbilityName(v))
 			case map[string]any:
-				co.PrimaryAbilities = append(co.PrimaryAbilities, abilityName(obj(v).str("name")))
+				co.PrimaryAbilities = append(co.PrimaryAbilities, lkv1.AbilityName(obj(v).str("name")))
 			}
 		}
 		e.Blocks = features(o)
@@ -94,7 +94,7 @@ func normalizeV2(ep Endpoint, o obj, e *lkv1.Entity, cat *Catalog) string {
 			Index:       o.int32("index"),
 		}}
 	case "skills":
-		e.Details = &lkv1.Entity_Rule{Rule: &lkv1.RuleDetails{Ability: abilityName(o.str("ability"))}}
+		e.Details = &lkv1.Entity_Rule{Rule: &lkv1.RuleDetails{Ability: lkv1.AbilityName(o.str("ability"))}}
 	default:
 		// conditions, damage types, weapon properties, abilities, spell
 		// schools, languages, alignments: reference kinds with no fields.
@@ -125,7 +125,7 @@ func spellV2(o obj) *lkv1.SpellDetails {
 		Concentration:      o.boolean("concentration"),
 		Ritual:             o.boolean("ritual"),
 		CastingTime:        o.str("casting_time"),
-		CastingTimeKey:     CastingTimeKey(o.str("casting_time")),
+		CastingTimeKey:     lkv1.CastingTimeKey(o.str("casting_time")),
 		Range:              o.str("range_text"),
 		Duration:           o.str("duration"),
 		Verbal:             o.boolean("verbal"),
@@ -134,7 +134,7 @@ func spellV2(o obj) *lkv1.SpellDetails {
 		MaterialSpecified:  o.str("material_specified"),
 		MaterialConsumed:   o.boolean("material_consumed"),
 		DamageRoll:         o.str("damage_roll"),
-		SavingThrowAbility: abilityName(o.str("saving_throw_ability")),
+		SavingThrowAbility: lkv1.AbilityName(o.str("saving_throw_ability")),
 		AttackRoll:         o.boolean("attack_roll"),
 		ReactionCondition:  o.str("reaction_condition"),
 		TargetType:         o.str("target_type"),
@@ -197,7 +197,7 @@ func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock) {
 	}
 	if cr, ok := o.num("challenge_rating"); ok {
 		c.ChallengeRating = cr
-		c.ChallengeRatingText = ChallengeRatingText(cr)
+		c.ChallengeRatingText = lkv1.ChallengeRatingText(cr)
 	}
 	if l := o.obj("languages"); l != nil {
 		c.Languages = l.str("as_string")

@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-
-	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
 // obj is a decoded JSON object with lenient getters: the API's records are
@@ -174,78 +172,4 @@ func weightLB(f float64, unit string) (float64, bool) {
 		return f * 2.20462, true
 	}
 	return 0, false
-}
-
-// ChallengeRatingText writes a challenge rating as people do: 0.125 -> "1/8".
-func ChallengeRatingText(cr float64) string {
-	switch cr {
-	case 0.125:
-		return "1/8"
-	case 0.25:
-		return "1/4"
-	case 0.5:
-		return "1/2"
-	}
-	return strconv.FormatFloat(cr, 'f', -1, 64)
-}
-
-// ParseChallengeRating reads "1/4", "0.25", "10" as a number.
-func ParseChallengeRating(s string) (float64, bool) {
-	s = strings.TrimSpace(s)
-	if a, b, ok := strings.Cut(s, "/"); ok {
-		n, err1 := strconv.ParseFloat(strings.TrimSpace(a), 64)
-		d, err2 := strconv.ParseFloat(strings.TrimSpace(b), 64)
-		if err1 != nil || err2 != nil || d == 0 {
-			return 0, false
-		}
-		return n / d, true
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return 0, false
-	}
-	return f, true
-}
-
-var castingTime = regexp.MustCompile(`^(\d+)\s*-?\s*([a-z]+(?:[ -][a-z]+)?)`)
-
-// CastingTimeKey normalises a casting time for filtering: "1 action" and
-// "action" -> "action", "1 bonus action" -> "bonus-action", "1 reaction,
-// which you take ..." -> "reaction", "10minutes" and "10 minutes" ->
-// "10-minutes", "1 hour" -> "1-hour".
-func CastingTimeKey(s string) string {
-	l := strings.ToLower(strings.TrimSpace(s))
-	if i := strings.IndexAny(l, ",("); i >= 0 {
-		l = strings.TrimSpace(l[:i])
-	}
-	n, unit := "1", l
-	if m := castingTime.FindStringSubmatch(l); m != nil {
-		n, unit = m[1], m[2]
-	}
-	unit = strings.ReplaceAll(strings.TrimSpace(unit), " ", "-")
-	switch unit {
-	case "action", "actions", "bonus-action", "bonus-actions", "reaction", "reactions":
-		return strings.TrimSuffix(unit, "s")
-	case "round", "rounds", "turn", "turns", "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks":
-		unit = strings.TrimSuffix(unit, "s")
-		if n != "1" {
-			unit += "s"
-		}
-		return n + "-" + unit
-	}
-	return lkv1.Slugify(l)
-}
-
-var abilityNames = map[string]string{
-	"str": "strength", "dex": "dexterity", "con": "constitution",
-	"int": "intelligence", "wis": "wisdom", "cha": "charisma",
-}
-
-// abilityName expands "int" to "intelligence" and lower-cases the rest.
-func abilityName(s string) string {
-	l := strings.ToLower(strings.TrimSpace(s))
-	if n, ok := abilityNames[l]; ok {
-		return n
-	}
-	return l
 }

@@ -217,7 +217,7 @@ func (d *decoder) entity(book string, kind lkv1.Kind, kindName string, k, v any)
 		return
 	}
 	e := &lkv1.Entity{
-		Key:          EntityKey(doc.GetKey(), kind, slug),
+		Key:          entityKey(doc.GetKey(), kind, slug),
 		Slug:         slug,
 		Kind:         kind,
 		Name:         name,
@@ -277,8 +277,8 @@ func (d *decoder) document(book string) *lkv1.Document {
 func (d *decoder) slug(docKey string, kind lkv1.Kind, name, sourceKey string) string {
 	cands := []string{lkv1.Slugify(name), lkv1.Slugify(sourceKey)}
 	for _, c := range cands {
-		if c != "" && !d.taken[EntityKey(docKey, kind, c)] {
-			d.taken[EntityKey(docKey, kind, c)] = true
+		if c != "" && !d.taken[entityKey(docKey, kind, c)] {
+			d.taken[entityKey(docKey, kind, c)] = true
 			return c
 		}
 	}
@@ -291,8 +291,8 @@ func (d *decoder) slug(docKey string, kind lkv1.Kind, name, sourceKey string) st
 	}
 	for i := 2; ; i++ {
 		c := fmt.Sprintf("%s-%d", base, i)
-		if !d.taken[EntityKey(docKey, kind, c)] {
-			d.taken[EntityKey(docKey, kind, c)] = true
+		if !d.taken[entityKey(docKey, kind, c)] {
+			d.taken[entityKey(docKey, kind, c)] = true
 			return c
 		}
 	}
@@ -330,19 +330,10 @@ func (d *decoder) file() (*File, error) {
 	return f, nil
 }
 
-// EntityKey is the key of an OrcBrew entity:
+// entityKey is the key of an OrcBrew entity:
 // orcbrew:<book-slug>:<kind-slug>:<slug>.
-func EntityKey(bookKey string, kind lkv1.Kind, slug string) string {
-	return lkv1.Source_SOURCE_ORCBREW.Slug() + ":" + bookKey + ":" + kind.Slug() + ":" + slug
-}
-
-// KindOfKey returns the kind named in an OrcBrew entity key.
-func KindOfKey(key string) (lkv1.Kind, bool) {
-	parts := strings.Split(key, ":")
-	if len(parts) != 4 || parts[0] != lkv1.Source_SOURCE_ORCBREW.Slug() {
-		return lkv1.Kind_KIND_UNSPECIFIED, false
-	}
-	return lkv1.KindFromSlug(parts[2])
+func entityKey(bookKey string, kind lkv1.Kind, slug string) string {
+	return lkv1.EntityKey(lkv1.Source_SOURCE_ORCBREW, bookKey, kind, slug)
 }
 
 func sortedKeys(m edn.Map) []any {

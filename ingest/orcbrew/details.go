@@ -66,17 +66,8 @@ func toNum(v any) (float64, bool) {
 		}
 		return x, true
 	case string:
-		s := strings.TrimSpace(x)
-		if a, b, ok := strings.Cut(s, "/"); ok {
-			n, err1 := strconv.ParseFloat(a, 64)
-			d, err2 := strconv.ParseFloat(b, 64)
-			if err1 == nil && err2 == nil && d != 0 {
-				return n / d, true
-			}
-			return 0, false
-		}
-		f, err := strconv.ParseFloat(s, 64)
-		return f, err == nil && !math.IsInf(f, 0) && !math.IsNaN(f)
+		// Challenge ratings are the fractions among the numbers ("1/4").
+		return lkv1.ParseChallengeRating(x)
 	}
 	return 0, false
 }
@@ -201,18 +192,6 @@ func humanize(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-var abilities = map[string]string{
-	"str": "strength", "dex": "dexterity", "con": "constitution",
-	"int": "intelligence", "wis": "wisdom", "cha": "charisma",
-}
-
-func abilityName(s string) string {
-	if a, ok := abilities[strings.ToLower(s)]; ok {
-		return a
-	}
-	return strings.ToLower(s)
-}
-
 // details fills the kind's typed fields and text blocks.
 func (d *decoder) details(e *lkv1.Entity, r rec) {
 	switch e.GetKind() {
@@ -275,7 +254,7 @@ func spellDetails(r rec) *lkv1.SpellDetails {
 	if strings.Contains(strings.ToLower(s.Duration), "concentration") {
 		s.Concentration = true
 	}
-	s.CastingTimeKey = castingTimeKey(s.CastingTime)
+	s.CastingTimeKey = lkv1.CastingTimeKey(s.CastingTime)
 	comp, ok := r.sub("components")
 	if !ok {
 		comp = r // some exports put the component flags on the spell itself
@@ -294,56 +273,9 @@ func spellDetails(r rec) *lkv1.SpellDetails {
 		s.MaterialConsumed = consumes.MatchString(s.MaterialSpecified)
 	}
 	if save := r.str("save"); save != "" {
-		s.SavingThrowAbility = abilityName(save)
+		s.SavingThrowAbility = lkv1.AbilityName(save)
 	}
 	return s
-}
-
-// castingTimeKey normalises "1 action", "1 bonus action", "10 minutes" for
-// filtering.
-func castingTimeKey(s string) string {
-	t := strings.ToLower(strings.TrimSpace(s))
-	if t == "" {
-		return ""
-	}
-	fields := strings.Fields(strings.NewReplacer(",", " ", ".", " ").Replace(t))
-	n := "1"
-	if len(fields) > 0 {
-		if _, err := strconv.Atoi(fields[0]); err == nil {
-			n, fields = fields[0], fields[1:]
-		}
-	}
-	rest := strings.Join(fields, " ")
-	switch {
-	case strings.HasPrefix(rest, "bonus"):
-		return "bonus-action"
-	case strings.HasPrefix(rest, "reaction"):
-		return "reaction"
-	case strings.HasPrefix(rest, "action"):
-		return "action"
-	}
-	for _, unit := range []string{"minute", "hour", "round", "day"} {
-		if strings.HasPrefix(rest, unit) {
-			if n == "1" {
-				return n + "-" + unit
-			}
-			return n + "-" + unit + "s"
-		}
-	}
-	return strings.Join(strings.Fields(t), "-")
-}
-
-// challengeText writes a challenge rating as people do: 0.125 -> "1/8".
-func challengeText(cr float64) string {
-	switch cr {
-	case 0.125:
-		return "1/8"
-	case 0.25:
-		return "1/4"
-	case 0.5:
-		return "1/2"
-	}
-	return strconv.FormatFloat(cr, 'f', -1, 64)
 }
 
 // traitTypes maps OrcPub's monster trait :type to TextBlock types.
@@ -372,7 +304,7 @@ func creatureDetails(r rec) (*lkv1.CreatureDetails, []*lkv1.TextBlock) {
 	}
 	if cr, ok := r.num("challenge"); ok && cr >= 0 {
 		c.ChallengeRating = cr
-		c.ChallengeRatingText = challengeText(cr)
+		c.ChallengeRatingText = lkv1.ChallengeRatingText(cr)
 	}
 	switch hp := r.get("hit-points").(type) {
 	case edn.Map:
@@ -427,7 +359,7 @@ func creatureDetails(r rec) (*lkv1.CreatureDetails, []*lkv1.TextBlock) {
 		Strength: ab.int32("str"), Dexterity: ab.int32("dex"), Constitution: ab.int32("con"),
 		Intelligence: ab.int32("int"), Wisdom: ab.int32("wis"), Charisma: ab.int32("cha"),
 	}
-	c.SavingThrows = bonusMap(r, "saving-throws", abilityName)
+	c.SavingThrows = bonusMap(r, "saving-throws", lkv1.AbilityName)
 	c.Skills = bonusMap(r, "skills", strings.ToLower)
 	props, _ := r.sub("props")
 	if props.m != nil {
@@ -592,7 +524,7 @@ func classDetails(r rec) *lkv1.CharacterOptionDetails {
 	}
 	if profs, ok := r.sub("profs"); ok {
 		for _, a := range profs.names("save") {
-			co.SavingThrows = append(co.SavingThrows, abilityName(a))
+			co.SavingThrows = append(co.SavingThrows, lkv1.AbilityName(a))
 		}
 	}
 	return co
@@ -627,10 +559,7 @@ func prerequisite(r rec) string {
 	}
 	var parts []string
 	for _, p := range r.names("prereqs") {
-		if a, ok := abilities[p]; ok {
-			p = a
-		}
-		parts = append(parts, humanize(p))
+		parts = append(parts, humanize(lkv1.AbilityName(p)))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -323,12 +323,12 @@ func (w *Watcher) tombstone(ctx context.Context, keys []string, owners map[strin
 		if _, ok := owners[k]; ok {
 			continue
 		}
-		kind, ok := KindOfKey(k)
-		if !ok {
+		p, ok := lkv1.ParseEntityKey(k)
+		if !ok || p.Source != lkv1.Source_SOURCE_ORCBREW {
 			w.log.Warn("orcbrew: not an orcbrew entity key; no tombstone", "key", k)
 			continue
 		}
-		msg, err := ingest.TombstoneMsg(&lkv1.Tombstone{Key: k, Kind: kind, Source: lkv1.Source_SOURCE_ORCBREW, Reason: reason}, now)
+		msg, err := ingest.TombstoneMsg(&lkv1.Tombstone{Key: k, Kind: p.Kind, Source: lkv1.Source_SOURCE_ORCBREW, Reason: reason}, now)
 		if err != nil {
 			return err
 		}

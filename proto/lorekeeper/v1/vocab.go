@@ -1,6 +1,11 @@
 package lorekeeperv1
 
-import "strings"
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // The vocabulary every module shares: the slugs of kinds and sources as they
 // appear in subjects, keys, URIs and tool arguments. Kept beside the
@@ -101,3 +106,162 @@ func EntityURI(key string) string { return URIPrefix + key }
 // KeyFromURI returns the key inside an entity URI, or s itself when s is not
 // a URI (so callers may pass either).
 func KeyFromURI(s string) string { return strings.TrimPrefix(s, URIPrefix) }
+
+// The kinds each family of lookups serves, in enum order.
+var (
+	equipmentKinds       = []Kind{Kind_KIND_WEAPON, Kind_KIND_ARMOR, Kind_KIND_MAGIC_ITEM, Kind_KIND_ITEM}
+	characterOptionKinds = []Kind{Kind_KIND_CLASS, Kind_KIND_SUBCLASS, Kind_KIND_RACE, Kind_KIND_SUBRACE,
+		Kind_KIND_BACKGROUND, Kind_KIND_FEAT, Kind_KIND_INVOCATION, Kind_KIND_BOON, Kind_KIND_SELECTION}
+	ruleKinds = []Kind{Kind_KIND_RULE, Kind_KIND_RULE_SECTION, Kind_KIND_CONDITION, Kind_KIND_DAMAGE_TYPE,
+		Kind_KIND_WEAPON_PROPERTY, Kind_KIND_SKILL, Kind_KIND_ABILITY_SCORE, Kind_KIND_MAGIC_SCHOOL,
+		Kind_KIND_LANGUAGE, Kind_KIND_PROFICIENCY, Kind_KIND_ALIGNMENT}
+)
+
+// EquipmentKinds are the kinds of lookup_equipment.
+func EquipmentKinds() []Kind { return slices.Clone(equipmentKinds) }
+
+// CharacterOptionKinds are the kinds of lookup_character_option.
+func CharacterOptionKinds() []Kind { return slices.Clone(characterOptionKinds) }
+
+// RuleKinds are the kinds of lookup_rule.
+func RuleKinds() []Kind { return slices.Clone(ruleKinds) }
+
+// EntityKey is the key of an entity: <source>:<document>:<kind>:<slug>
+// ("open5e_v2:srd-2014:spell:fireball").
+func EntityKey(s Source, document string, k Kind, slug string) string {
+	return s.Slug() + ":" + document + ":" + k.Slug() + ":" + slug
+}
+
+// KeyParts are the parts of an entity key.
+type KeyParts struct {
+	Source   Source
+	Document string
+	Kind     Kind
+	Slug     string
+}
+
+// ParseEntityKey splits an entity key into its parts; ok is false unless
+// the key has four parts, a known source and a known kind.
+func ParseEntityKey(key string) (p KeyParts, ok bool) {
+	parts := strings.SplitN(key, ":", 4)
+	if len(parts) != 4 || parts[1] == "" || parts[3] == "" {
+		return KeyParts{}, false
+	}
+	src, ok1 := SourceFromSlug(parts[0])
+	kind, ok2 := KindFromSlug(parts[2])
+	if !ok1 || !ok2 {
+		return KeyParts{}, false
+	}
+	return KeyParts{Source: src, Document: parts[1], Kind: kind, Slug: parts[3]}, true
+}
+
+// ChallengeRatingText writes a challenge rating as the books do:
+// 0.125 -> "1/8", 0.25 -> "1/4", 0.5 -> "1/2", 17 -> "17".
+func ChallengeRatingText(cr float64) string {
+	switch cr {
+	case 0.125:
+		return "1/8"
+	case 0.25:
+		return "1/4"
+	case 0.5:
+		return "1/2"
+	}
+	return strconv.FormatFloat(cr, 'f', -1, 64)
+}
+
+// ParseChallengeRating reads a challenge rating written as a fraction or a
+// number ("1/4", "0.25", "10"); ok is false for anything else, NaN and the
+// infinities included.
+func ParseChallengeRating(s string) (cr float64, ok bool) {
+	s = strings.TrimSpace(s)
+	if a, b, frac := strings.Cut(s, "/"); frac {
+		n, err1 := strconv.ParseFloat(strings.TrimSpace(a), 64)
+		d, err2 := strconv.ParseFloat(strings.TrimSpace(b), 64)
+		if err1 != nil || err2 != nil || d == 0 || !finite(n) || !finite(d) {
+			return 0, false
+		}
+		return n / d, true
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || !finite(f) {
+		return 0, false
+	}
+	return f, true
+}
+
+func finite(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) }
+
+var abilities = []string{"strength", "dexterity", "constitution", "intelligence", "wisdom", "charisma"}
+
+// Abilities are the six ability names in the books' order.
+func Abilities() []string { return slices.Clone(abilities) }
+
+// AbilityName returns the full lower-case name of an ability written in
+// full or abbreviated, in any case ("DEX", "Dexterity" -> "dexterity"), and
+// anything else lower-cased and trimmed (IsAbility tells which).
+func AbilityName(s string) string {
+	l := strings.ToLower(strings.TrimSpace(s))
+	for _, a := range abilities {
+		if l == a[:3] {
+			return a
+		}
+	}
+	return l
+}
+
+// IsAbility reports whether name is one of Abilities.
+func IsAbility(name string) bool { return slices.Contains(abilities, name) }
+
+// CastingTimeKey is the filter key of a casting time, the one form ingest
+// stores and queries match against: "1 action" and "Action" -> "action";
+// "1 bonus action" and "bonus" -> "bonus-action"; "1 reaction, which you
+// take ..." -> "reaction"; "1 round" and "round" -> "1-round"; "10minutes"
+// and "10 Minutes" -> "10-minutes"; anything else its Slugify.
+func CastingTimeKey(s string) string {
+	l := strings.ToLower(strings.TrimSpace(s))
+	if i := strings.IndexAny(l, ",("); i >= 0 {
+		l = strings.TrimSpace(l[:i])
+	}
+	w := castingTimeWords(l)
+	n := "1"
+	switch {
+	case len(w) > 0 && w[0][0] >= '0' && w[0][0] <= '9':
+		n, w = strings.TrimLeft(w[0], "0"), w[1:]
+	case len(w) > 0 && (w[0] == "a" || w[0] == "an"):
+		w = w[1:]
+	}
+	if len(w) == 0 || n == "" {
+		return Slugify(l)
+	}
+	if w[0] == "bonus" && (len(w) == 1 || strings.HasPrefix(w[1], "action")) {
+		return "bonus-action"
+	}
+	switch unit := strings.TrimSuffix(w[0], "s"); unit {
+	case "action", "reaction":
+		return unit
+	case "round", "turn", "minute", "hour", "day", "week":
+		if n != "1" {
+			unit += "s"
+		}
+		return n + "-" + unit
+	}
+	return Slugify(l)
+}
+
+// castingTimeWords splits s into runs of digits and runs of letters
+// ("10minutes" -> "10", "minutes").
+func castingTimeWords(s string) []string {
+	var out []string
+	start, digits := -1, false
+	for i, r := range s + " " {
+		d, l := r >= '0' && r <= '9', r >= 'a' && r <= 'z'
+		if start >= 0 && (!(d || l) || d != digits) {
+			out = append(out, s[start:i])
+			start = -1
+		}
+		if start < 0 && (d || l) {
+			start, digits = i, d
+		}
+	}
+	return out
+}
