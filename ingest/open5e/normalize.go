@@ -204,7 +204,31 @@ func normalize(ep Endpoint, raw []byte, cat *Catalog) (e *lkv1.Entity, parent st
 	} else {
 		parent = normalizeV2(ep, o, e, cat)
 	}
+	dropPlaceholders(e)
 	return e, parent, nil
+}
+
+// dropPlaceholders empties the texts that are only the source's stand-in
+// for missing text ("[Column data]", "[None provided]") and leaves out the
+// blocks that have nothing left: a placeholder is never worth showing.
+func dropPlaceholders(e *lkv1.Entity) {
+	if isPlaceholder(e.Description) {
+		e.Description = ""
+	}
+	if isPlaceholder(e.HigherLevel) {
+		e.HigherLevel = ""
+	}
+	blocks := e.Blocks[:0]
+	for _, b := range e.Blocks {
+		if isPlaceholder(b.Text) {
+			b.Text = ""
+		}
+		if b.Text == "" && b.Attack == "" {
+			continue
+		}
+		blocks = append(blocks, b)
+	}
+	e.Blocks = blocks
 }
 
 // document is the catalog's metadata for the record's document, or what

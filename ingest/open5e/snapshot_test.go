@@ -203,9 +203,9 @@ func TestSnapshotEntities_fields(t *testing.T) {
 			scimitar = b.GetAttack()
 		}
 	}
-	// Upstream's structured attack says thunder with no bonus (its text
-	// says slashing); the attack line reproduces the structured data.
-	if scimitar != "+4 to hit, reach 5 ft., 1d6 thunder" {
+	// Upstream's structured attack says thunder with no bonus; its text
+	// says 1d6 + 2 slashing, and the text wins.
+	if scimitar != "+4 to hit, reach 5 ft., 1d6+2 slashing" {
 		t.Errorf("goblin scimitar attack %q", scimitar)
 	}
 	drag := find(t, "open5e_v2:srd-2014:creature:adult-red-dragon").GetCreature()

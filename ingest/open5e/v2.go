@@ -15,10 +15,13 @@ func normalizeV2(ep Endpoint, o obj, e *lkv1.Entity, cat *Catalog) string {
 	switch ep.Name {
 	case "spells":
 		e.HigherLevel = normalizeNewlines(o.str("higher_level"))
-		e.Details = &lkv1.Entity_Spell{Spell: spellV2(o)}
+		s := spellV2(o)
+		e.Corrections = checkSpell(s, e.Description, e.HigherLevel)
+		e.Details = &lkv1.Entity_Spell{Spell: s}
 	case "creatures":
-		c, blocks := creatureV2(o)
+		c, blocks, fixes := creatureV2(o)
 		e.Blocks = blocks
+		e.Corrections = fixes
 		e.Details = &lkv1.Entity_Creature{Creature: c}
 	case "weapons":
 		e.Details = &lkv1.Entity_Item{Item: &lkv1.ItemDetails{Category: "weapon", Weapon: weaponV2(o)}}
@@ -42,7 +45,9 @@ func normalizeV2(ep Endpoint, o obj, e *lkv1.Entity, cat *Catalog) string {
 				co.PrimaryAbilities = append(co.PrimaryAbilities, lkv1.AbilityName(obj(v).str("name")))
 			}
 		}
-		e.Blocks = features(o)
+		var fixes []*lkv1.Correction
+		e.Blocks, co.Progression, fixes = classFeatures(o, e.Name)
+		e.Corrections = append(e.Corrections, fixes...)
 		e.Details = &lkv1.Entity_CharacterOption{CharacterOption: co}
 		if p := o.obj("subclass_of"); p != nil {
 			e.Kind = lkv1.Kind_KIND_SUBCLASS
@@ -181,7 +186,7 @@ var actionTypes = map[string]string{
 	"MYTHIC_ACTION":    "mythic_action",
 }
 
-func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock) {
+func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock, []*lkv1.Correction) {
 	c := &lkv1.CreatureDetails{
 		Type:              o.keyOrName("type"),
 		Size:              o.keyOrName("size"),
@@ -236,7 +241,10 @@ func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock) {
 		}
 	}
 
-	var blocks []*lkv1.TextBlock
+	var (
+		blocks []*lkv1.TextBlock
+		fixes  []*lkv1.Correction
+	)
 	for _, t := range o.objs("traits") {
 		blocks = append(blocks, &lkv1.TextBlock{Type: "trait", Name: t.str("name"), Text: normalizeNewlines(t.str("desc"))})
 	}
@@ -256,56 +264,12 @@ func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock) {
 			c.HasLairActions = true
 		}
 		b := &lkv1.TextBlock{Type: typ, Name: a.str("name"), Text: normalizeNewlines(a.str("desc"))}
-		var attacks []string
-		for _, at := range a.objs("attacks") {
-			if s := attackText(at); s != "" {
-				attacks = append(attacks, s)
-			}
-		}
-		b.Attack = strings.Join(attacks, "; ")
+		var f []*lkv1.Correction
+		b.Attack, f = checkAttacks(b.Name, b.Text, a.objs("attacks"))
+		fixes = append(fixes, f...)
 		blocks = append(blocks, b)
 	}
-	return c, blocks
-}
-
-// attackText writes an attack as a stat block does:
-// "+9 to hit, reach 15 ft., 2d6+5 bludgeoning".
-func attackText(a obj) string {
-	var parts []string
-	if f, ok := a.num("to_hit_mod"); ok {
-		parts = append(parts, fmt.Sprintf("%+g to hit", f))
-	}
-	if f, ok := a.num("reach"); ok && f > 0 {
-		parts = append(parts, fmt.Sprintf("reach %g ft.", f))
-	}
-	if f, ok := a.num("range"); ok && f > 0 {
-		r := fmt.Sprintf("range %g", f)
-		if l, ok := a.num("long_range"); ok && l > 0 {
-			r += fmt.Sprintf("/%g", l)
-		}
-		parts = append(parts, r+" ft.")
-	}
-	dmg := func(count, die, bonus, typ string) string {
-		n, ok := a.num(count)
-		if !ok || n <= 0 {
-			return ""
-		}
-		s := fmt.Sprintf("%g%s", n, strings.ToLower(a.str(die)))
-		if b, ok := a.num(bonus); ok && b != 0 {
-			s += fmt.Sprintf("%+g", b)
-		}
-		if t := a.keyOrName(typ); t != "" {
-			s += " " + t
-		}
-		return s
-	}
-	if d := dmg("damage_die_count", "damage_die_type", "damage_bonus", "damage_type"); d != "" {
-		parts = append(parts, d)
-	}
-	if d := dmg("extra_damage_die_count", "extra_damage_die_type", "extra_damage_bonus", "extra_damage_type"); d != "" {
-		parts = append(parts, "plus "+d)
-	}
-	return strings.Join(parts, ", ")
+	return c, blocks, fixes
 }
 
 func speeds(o obj) (map[string]int32, string) {
@@ -443,19 +407,4 @@ func itemV2(o obj, magic bool) *lkv1.ItemDetails {
 		it.Armor = armorV2(a)
 	}
 	return it
-}
-
-func features(o obj) []*lkv1.TextBlock {
-	var out []*lkv1.TextBlock
-	for _, f := range o.objs("features") {
-		b := &lkv1.TextBlock{Type: "feature", Name: f.str("name"), Text: normalizeNewlines(f.str("desc"))}
-		for _, g := range f.objs("gained_at") {
-			if l := g.int32("level"); l > 0 && (b.Level == 0 || l < b.Level) {
-				b.Level = l
-			}
-		}
-		out = append(out, b)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Level < out[j].Level })
-	return out
 }

@@ -1,0 +1,228 @@
+package open5e
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// A v2 class carries its table as features: one per column (feature_type
+// CLASS_TABLE_DATA, SPELL_SLOTS or PROFICIENCY_BONUS) whose
+// data_for_class_table maps levels to values and whose desc is the
+// placeholder "[Column data]", and one per class feature (CLASS_LEVEL_FEATURE)
+// whose gained_at lists the levels it comes at. classFeatures turns them into
+// the table and the features' text blocks, in level order.
+
+// Column feature types.
+const (
+	featureTableData = "CLASS_TABLE_DATA"
+	featureSlots     = "SPELL_SLOTS"
+	featurePB        = "PROFICIENCY_BONUS"
+	featureLevel     = "CLASS_LEVEL_FEATURE"
+)
+
+const maxClassLevel = 20
+
+// tableColumn is one column of the table as the source gives it.
+type tableColumn struct {
+	name string
+	// spellLevel is the slot level of a SPELL_SLOTS column, else 0.
+	spellLevel int
+	// byLevel holds the values, index level-1.
+	byLevel [maxClassLevel]string
+}
+
+// classFeatures reads a v2 class's features: the text blocks of the
+// features (column placeholders left out), ordered by the level they are
+// gained at; the class table, nil when the source has no column data; and
+// the corrections made to the table's data.
+func classFeatures(o obj, className string) ([]*lkv1.TextBlock, *lkv1.ClassProgression, []*lkv1.Correction) {
+	var (
+		blocks   []*lkv1.TextBlock
+		columns  []*tableColumn
+		slots    []*tableColumn
+		pb       *tableColumn
+		features [maxClassLevel][]string
+		fixes    []*lkv1.Correction
+	)
+	for _, f := range o.objs("features") {
+		typ := f.str("feature_type")
+		text := normalizeNewlines(f.str("desc"))
+		if isPlaceholder(text) {
+			text = ""
+		}
+		switch typ {
+		case featureTableData, featureSlots, featurePB:
+			col := &tableColumn{name: f.str("name")}
+			fixes = append(fixes, col.read(f.objs("data_for_class_table"), className)...)
+			switch typ {
+			case featurePB:
+				pb = col
+			case featureSlots:
+				col.spellLevel = spellLevelOf(col.name, f.str("key"))
+				if col.spellLevel == 0 {
+					columns = append(columns, col)
+				} else {
+					slots = append(slots, col)
+				}
+			default:
+				columns = append(columns, col)
+			}
+			// A column is a feature too where the source says more than
+			// the placeholder.
+			if text == "" {
+				continue
+			}
+		}
+		b := &lkv1.TextBlock{Type: "feature", Name: f.str("name"), Text: text}
+		for _, g := range f.objs("gained_at") {
+			l := g.int32("level")
+			if l <= 0 || l > maxClassLevel {
+				continue
+			}
+			if !slices.Contains(b.Levels, l) {
+				b.Levels = append(b.Levels, l)
+			}
+			if typ == featureLevel || typ == "" {
+				name := b.Name
+				if d := g.str("detail"); d != "" {
+					name += " (" + d + ")"
+				}
+				if !slices.Contains(features[l-1], name) {
+					features[l-1] = append(features[l-1], name)
+				}
+			}
+		}
+		slices.Sort(b.Levels)
+		if len(b.Levels) > 0 {
+			b.Level = b.Levels[0]
+		}
+		if b.Text == "" && b.Name == "" {
+			continue
+		}
+		blocks = append(blocks, b)
+	}
+	sort.SliceStable(blocks, func(i, j int) bool { return blocks[i].Level < blocks[j].Level })
+
+	if pb == nil && len(columns) == 0 && len(slots) == 0 {
+		return blocks, nil, fixes
+	}
+	sort.SliceStable(slots, func(i, j int) bool { return slots[i].spellLevel < slots[j].spellLevel })
+	all := append(columns, slots...)
+	p := &lkv1.ClassProgression{}
+	for _, c := range all {
+		p.Columns = append(p.Columns, c.name)
+	}
+	for l := 1; l <= maxClassLevel; l++ {
+		row := &lkv1.ClassLevel{Level: int32(l), Features: features[l-1]}
+		if pb != nil {
+			if n, ok := parseInt(pb.byLevel[l-1]); ok {
+				row.ProficiencyBonus = n
+			}
+		}
+		for _, c := range all {
+			row.Values = append(row.Values, c.byLevel[l-1])
+		}
+		last := 0
+		counts := make([]int32, len(slots))
+		for i, c := range slots {
+			if n, ok := parseInt(c.byLevel[l-1]); ok && n > 0 {
+				counts[i] = n
+				last = i + 1
+			}
+		}
+		if last > 0 {
+			row.SpellSlots = counts[:last]
+		}
+		p.Levels = append(p.Levels, row)
+	}
+	return blocks, p, fixes
+}
+
+// read fills the column from data_for_class_table. A level given twice
+// with different values while the level before it has none is the
+// source's typo for that level (SRD 5.1's 2nd-level slots list level 4
+// twice, 2 and 3, and level 3 not at all): the smaller value goes to the
+// level before, since a class table's counts never shrink as levels rise.
+// Each such repair is returned as a correction.
+func (c *tableColumn) read(data []obj, className string) []*lkv1.Correction {
+	var given [maxClassLevel][]string
+	for _, d := range data {
+		l := d.int32("level")
+		v := d.str("column_value")
+		if l <= 0 || l > maxClassLevel || v == "" || isPlaceholder(v) {
+			continue
+		}
+		if !slices.Contains(given[l-1], v) {
+			given[l-1] = append(given[l-1], v)
+		}
+	}
+	var fixes []*lkv1.Correction
+	for i, vs := range given {
+		switch len(vs) {
+		case 0:
+		case 1:
+			c.byLevel[i] = vs[0]
+		default:
+			if i > 0 && len(given[i-1]) == 0 && len(vs) == 2 {
+				lo, hi := vs[0], vs[1]
+				a, okA := parseInt(lo)
+				b, okB := parseInt(hi)
+				if okA && okB && b < a {
+					lo, hi = hi, lo
+				}
+				if okA && okB {
+					c.byLevel[i-1], c.byLevel[i] = lo, hi
+					given[i-1] = []string{lo}
+					fixes = append(fixes, &lkv1.Correction{
+						Subject:        className + " table",
+						Field:          "class_table",
+						SourceValue:    fmt.Sprintf("%s: level %d has %s and %s, level %d has nothing", c.name, i+1, vs[0], vs[1], i),
+						CorrectedValue: fmt.Sprintf("%s: level %d has %s, level %d has %s", c.name, i, lo, i+1, hi),
+					})
+					continue
+				}
+			}
+			// Two values and no gap to explain them: keep the first, as the
+			// source lists it.
+			c.byLevel[i] = vs[0]
+		}
+	}
+	return fixes
+}
+
+var ordinalPrefix = regexp.MustCompile(`^(\d)(?:st|nd|rd|th)\b`)
+
+// spellLevelOf reads the slot level of a SPELL_SLOTS column from its name
+// ("3rd") or key ("srd_wizard_slots-3rd"); 0 when neither says.
+func spellLevelOf(name, key string) int {
+	for _, s := range []string{strings.ToLower(name), strings.ToLower(key[strings.LastIndex(key, "-")+1:])} {
+		if m := ordinalPrefix.FindStringSubmatch(s); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			if n >= 1 && n <= 9 {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// parseInt reads "+3", "4", "−1" as a number.
+func parseInt(s string) (int32, bool) {
+	s = strings.TrimSpace(strings.ReplaceAll(s, "−", "-"))
+	n, err := strconv.ParseInt(strings.TrimPrefix(s, "+"), 10, 32)
+	return int32(n), err == nil
+}
+
+var placeholderText = regexp.MustCompile(`^\[[^\[\]()]{1,40}\]$`)
+
+// isPlaceholder reports whether s is a stand-in where the source has no
+// text: "[Column data]", "[None provided]".
+func isPlaceholder(s string) bool {
+	return placeholderText.MatchString(strings.TrimSpace(s))
+}

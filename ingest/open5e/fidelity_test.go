@@ -1,0 +1,288 @@
+package open5e_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"lorekeeper.dev/ingest/open5e"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+func TestClassProgression_wizard(t *testing.T) {
+	for _, key := range []string{"open5e_v2:srd-2014:class:wizard", "open5e_v2:srd-2024:class:wizard"} {
+		t.Run(key, func(t *testing.T) {
+			e := find(t, key)
+			p := e.GetCharacterOption().GetProgression()
+			if len(p.GetLevels()) != 20 {
+				t.Fatalf("%d levels, want 20", len(p.GetLevels()))
+			}
+			l5 := p.GetLevels()[4]
+			if l5.GetLevel() != 5 || l5.GetProficiencyBonus() != 3 || !slices.Equal(l5.GetSpellSlots(), []int32{4, 3, 2}) {
+				t.Errorf("level 5: %v", l5)
+			}
+			l20 := p.GetLevels()[19]
+			if l20.GetProficiencyBonus() != 6 || !slices.Equal(l20.GetSpellSlots(), []int32{4, 3, 3, 3, 3, 2, 2, 1, 1}) {
+				t.Errorf("level 20: %v", l20)
+			}
+			// Columns: the class's own, then the slots 1st to 9th, each
+			// with a value per level where it has one.
+			cols := p.GetColumns()
+			if len(cols) < 10 || cols[len(cols)-9] != "1st" || cols[len(cols)-1] != "9th" {
+				t.Errorf("columns %q", cols)
+			}
+			for _, l := range p.GetLevels() {
+				if len(l.GetValues()) != len(cols) {
+					t.Errorf("level %d: %d values for %d columns", l.GetLevel(), len(l.GetValues()), len(cols))
+				}
+			}
+			if !slices.Contains(p.GetLevels()[0].GetFeatures(), "Spellcasting") {
+				t.Errorf("level 1 features %q", p.GetLevels()[0].GetFeatures())
+			}
+			// No column placeholder is left as a block, and the blocks come
+			// in level order.
+			last := int32(0)
+			for _, b := range e.GetBlocks() {
+				if strings.Contains(b.GetText(), "[Column data]") || b.GetName() == "1st" || b.GetName() == "Proficiency Bonus" {
+					t.Errorf("column block left: %v", b)
+				}
+				if b.GetLevel() < last {
+					t.Errorf("block %q (level %d) after level %d", b.GetName(), b.GetLevel(), last)
+				}
+				last = b.GetLevel()
+			}
+		})
+	}
+	// SRD 5.1 lists the 2nd-level slots of level 4 twice (2 and 3) and
+	// those of level 3 not at all: level 3 has 2, and the repair is recorded.
+	wiz := find(t, "open5e_v2:srd-2014:class:wizard")
+	if got := wiz.GetCharacterOption().GetProgression().GetLevels()[2].GetSpellSlots(); !slices.Equal(got, []int32{4, 2}) {
+		t.Errorf("wizard level 3 slots %v, want [4 2]", got)
+	}
+	if !hasCorrection(wiz, "Wizard table", "class_table") {
+		t.Errorf("wizard corrections %v", wiz.GetCorrections())
+	}
+	var asi *lkv1.TextBlock
+	for _, b := range wiz.GetBlocks() {
+		if b.GetName() == "Ability Score Improvement" {
+			asi = b
+		}
+	}
+	if asi == nil || asi.GetLevel() != 4 || !slices.Equal(asi.GetLevels(), []int32{4, 8, 12, 16, 19}) {
+		t.Errorf("ability score improvement: %v", asi)
+	}
+}
+
+// Every class of every document that has the data gets a whole table;
+// subclasses get none but list their features by level.
+func TestClassProgression_everyClass(t *testing.T) {
+	classes, subclasses := 0, 0
+	for _, e := range snapshot(t) {
+		p := e.GetCharacterOption().GetProgression()
+		switch e.GetKind() {
+		case lkv1.Kind_KIND_CLASS:
+			classes++
+			if len(p.GetLevels()) != 20 {
+				t.Errorf("%s: %d table levels", e.GetKey(), len(p.GetLevels()))
+				continue
+			}
+			if pb := p.GetLevels()[0].GetProficiencyBonus(); pb != 2 {
+				t.Errorf("%s: level 1 proficiency bonus %d", e.GetKey(), pb)
+			}
+			caster := e.GetCharacterOption().GetCasterType()
+			if (caster == "FULL" || caster == "HALF") && len(p.GetLevels()[19].GetSpellSlots()) == 0 {
+				t.Errorf("%s: a %s caster without spell slots", e.GetKey(), caster)
+			}
+		case lkv1.Kind_KIND_SUBCLASS:
+			subclasses++
+			if p != nil {
+				t.Errorf("%s: a subclass with a class table", e.GetKey())
+			}
+			leveled := 0
+			for _, b := range e.GetBlocks() {
+				if b.GetLevel() > 0 {
+					leveled++
+				}
+			}
+			if leveled == 0 && len(e.GetBlocks()) > 0 {
+				t.Errorf("%s: no feature has a level", e.GetKey())
+			}
+		}
+	}
+	if classes != 25 || subclasses != 119 {
+		t.Errorf("%d classes and %d subclasses, want 25 and 119", classes, subclasses)
+	}
+	rogue := find(t, "open5e_v2:srd-2024:class:rogue").GetCharacterOption().GetProgression()
+	if i := slices.Index(rogue.GetColumns(), "Sneak Attack"); i < 0 || rogue.GetLevels()[4].GetValues()[i] != "3d6" {
+		t.Errorf("2024 rogue: columns %q", rogue.GetColumns())
+	}
+	barb := find(t, "open5e_v2:srd-2024:class:barbarian").GetCharacterOption().GetProgression()
+	if i := slices.Index(barb.GetColumns(), "Rages"); i < 0 || barb.GetLevels()[2].GetValues()[i] != "3" {
+		t.Errorf("2024 barbarian: columns %q", barb.GetColumns())
+	}
+}
+
+func hasCorrection(e *lkv1.Entity, subject, field string) bool {
+	return slices.ContainsFunc(e.GetCorrections(), func(c *lkv1.Correction) bool {
+		return c.GetSubject() == subject && c.GetField() == field
+	})
+}
+
+func attackOf(t *testing.T, e *lkv1.Entity, name string) string {
+	t.Helper()
+	for _, b := range e.GetBlocks() {
+		if b.GetName() == name && b.GetType() == "action" {
+			return b.GetAttack()
+		}
+	}
+	t.Fatalf("%s: no action %s", e.GetKey(), name)
+	return ""
+}
+
+// Open5e's SRD 5.1 attacks say "thunder" and drop the damage bonus; the
+// text says otherwise, and the text wins.
+func TestCrossCheck_adultRedDragon(t *testing.T) {
+	e := find(t, "open5e_v2:srd-2014:creature:adult-red-dragon")
+	for name, want := range map[string]string{
+		"Bite": "+14 to hit, reach 10 ft., 2d10+8 piercing plus 2d6 fire",
+		"Claw": "+14 to hit, reach 5 ft., 2d6+8 slashing",
+		"Tail": "+14 to hit, reach 15 ft., 2d8+8 bludgeoning",
+	} {
+		if got := attackOf(t, e, name); got != want {
+			t.Errorf("%s: got %q, want %q", name, got, want)
+		}
+	}
+	want := map[string]string{
+		"Bite damage_type": "thunder -> piercing", "Bite damage": "2d10 -> 2d10+8",
+		"Claw damage_type": "thunder -> slashing", "Claw damage": "2d6 -> 2d6+8",
+	}
+	got := map[string]string{}
+	for _, c := range e.GetCorrections() {
+		got[c.GetSubject()+" "+c.GetField()] = c.GetSourceValue() + " -> " + c.GetCorrectedValue()
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("correction %s: got %q, want %q", k, got[k], w)
+		}
+	}
+}
+
+// creature is a v2 creature record with one action.
+func creature(desc, attack string) string {
+	return fmt.Sprintf(`{"key":"x_beast","name":"Beast","document":{"key":"x"},"actions":[
+		{"name":"Bite","desc":%q,"action_type":"ACTION","attacks":[%s]}]}`, desc, attack)
+}
+
+const thunderBite = `{"to_hit_mod":5,"reach":5,"damage_die_count":1,"damage_die_type":"D6","damage_type":{"key":"thunder"}}`
+
+func TestCrossCheck_attacks(t *testing.T) {
+	for _, c := range []struct {
+		name, desc, attack string
+		want               string
+		fields             []string
+	}{
+		{"agrees", "Melee Weapon Attack: +5 to hit, reach 5 ft., one target. Hit: 6 (1d6 + 3) thunder damage.",
+			`{"to_hit_mod":5,"reach":5,"damage_die_count":1,"damage_die_type":"D6","damage_bonus":3,"damage_type":{"key":"thunder"}}`,
+			"+5 to hit, reach 5 ft., 1d6+3 thunder", nil},
+		{"type and bonus", "Melee Weapon Attack: +5 to hit, reach 5 ft., one target. Hit: 6 (1d6 + 3) piercing damage.", thunderBite,
+			"+5 to hit, reach 5 ft., 1d6+3 piercing", []string{"damage", "damage_type"}},
+		{"to hit and reach", "Melee Weapon Attack: +7 to hit, reach 10 ft., one target. Hit: 4 (1d6 + 1) thunder damage.",
+			`{"to_hit_mod":5,"reach":5,"damage_die_count":1,"damage_die_type":"D6","damage_bonus":1,"damage_type":{"key":"thunder"}}`,
+			"+7 to hit, reach 10 ft., 1d6+1 thunder", []string{"to_hit", "reach"}},
+		{"srd 5.2 wording, type in the extra field", "Melee Attack Roll: +4, reach 5 ft. 5 (1d6 + 2) Necrotic damage, and the target's Strength score decreases by 1d4.",
+			`{"to_hit_mod":4,"reach":5,"damage_die_count":1,"damage_die_type":"D6","damage_bonus":2,"extra_damage_type":{"key":"necrotic"}}`,
+			"+4 to hit, reach 5 ft., 1d6+2 necrotic", nil},
+		{"range without unit", "Ranged Weapon Attack: +4 to hit, range 80/320, one target. Hit: 8 (1d8 + 2) piercing damage.",
+			`{"to_hit_mod":4,"range":80,"damage_die_count":1,"damage_die_type":"D8","damage_bonus":2,"damage_type":{"key":"piercing"}}`,
+			"+4 to hit, range 80/320 ft., 1d8+2 piercing", []string{"range"}},
+		{"versatile", "Melee or Ranged Weapon Attack: +4 to hit, reach 5 ft. or range 20/60 ft., one creature. Hit: 5 (1d6 + 2) piercing damage, or 6 (1d8 + 2) piercing damage if used with two hands to make a melee attack.",
+			`{"to_hit_mod":4,"reach":5,"range":20,"long_range":60,"damage_die_count":1,"damage_die_type":"D8","damage_type":{"key":"thunder"}},` +
+				`{"to_hit_mod":4,"range":20,"long_range":60,"damage_die_count":1,"damage_die_type":"D6","damage_type":{"key":"thunder"}}`,
+			"+4 to hit, reach 5 ft. or range 20/60 ft., 1d8+2 piercing or 1d6+2 piercing", []string{"damage", "damage_type"}},
+		{"flat damage", "Melee Weapon Attack: +3 to hit, reach 5 ft., one creature. Hit: 2 (1 + 1) bludgeoning damage.",
+			`{"to_hit_mod":3,"reach":5,"damage_die_count":1,"damage_die_type":"D0","damage_type":{"key":"bludgeoning"}}`,
+			"+3 to hit, reach 5 ft., 2 bludgeoning", []string{"damage"}},
+		{"choice of types", "Melee Weapon Attack: +10 to hit, reach 0 ft., one creature. Hit: 31 (5d8 + 9) bludgeoning, piercing, or slashing damage.",
+			`{"to_hit_mod":10,"damage_die_count":5,"damage_die_type":"D8","damage_bonus":9,"damage_type":{"key":"slashing"}}`,
+			"+10 to hit, reach 0 ft., 5d8+9 bludgeoning, piercing, or slashing", nil},
+		{"no text to check against", "", thunderBite, "+5 to hit, reach 5 ft., 1d6 thunder", nil},
+		{"text without a to-hit", "The beast makes a bite attack.", thunderBite, "", []string{"attack"}},
+		{"damage the text does not type", "Melee Weapon Attack: +5 to hit, reach 5 ft., one target. Hit: 18 (3d8 + 5) plus 1d4 Strength damage.", thunderBite, "", []string{"attack"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, err := open5e.NormalizeRecord(endpoint("v2", "creatures"), []byte(creature(c.desc, c.attack)), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := e.GetBlocks()[0].GetAttack(); got != c.want {
+				t.Errorf("attack %q, want %q", got, c.want)
+			}
+			var fields []string
+			for _, f := range e.GetCorrections() {
+				if f.GetSubject() != "Bite" {
+					t.Errorf("correction subject %q", f.GetSubject())
+				}
+				if !slices.Contains(fields, f.GetField()) {
+					fields = append(fields, f.GetField())
+				}
+			}
+			if !slices.Equal(fields, c.fields) {
+				t.Errorf("corrected %q, want %q (%v)", fields, c.fields, e.GetCorrections())
+			}
+		})
+	}
+}
+
+func TestCrossCheck_spells(t *testing.T) {
+	spell := func(desc, fields string) string {
+		return fmt.Sprintf(`{"key":"x_spell","name":"Spell","document":{"key":"x"},"level":3,"desc":%q,%s}`, desc, fields)
+	}
+	for _, c := range []struct {
+		name, rec string
+		want      string
+		fields    []string
+	}{
+		{"agrees", spell("Each creature must make a Dexterity saving throw, taking 8d6 fire damage on a failed save.",
+			`"damage_types":["fire"],"damage_roll":"8d6","saving_throw_ability":"dexterity"`), "fire 8d6 dexterity", nil},
+		{"another spell's fields", spell("You touch a willing creature. Its movement is unaffected by difficult terrain.",
+			`"damage_types":["cold"],"damage_roll":"10d6","saving_throw_ability":"constitution"`), "  ",
+			[]string{"damage_types", "damage_roll", "saving_throw_ability"}},
+		{"wrong ones replaced", spell("The target makes a Wisdom saving throw or takes 3d6 psychic damage.",
+			`"damage_types":["cold"],"damage_roll":"10d6","saving_throw_ability":"constitution"`), "psychic 3d6 wisdom",
+			[]string{"damage_types", "damage_roll", "saving_throw_ability"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e, err := open5e.NormalizeRecord(endpoint("v2", "spells"), []byte(c.rec), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := e.GetSpell()
+			if got := strings.Join(s.GetDamageTypes(), ",") + " " + s.GetDamageRoll() + " " + s.GetSavingThrowAbility(); got != c.want {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+			var fields []string
+			for _, f := range e.GetCorrections() {
+				fields = append(fields, f.GetField())
+			}
+			if !slices.Equal(fields, c.fields) {
+				t.Errorf("corrected %q, want %q", fields, c.fields)
+			}
+		})
+	}
+}
+
+// Placeholders are never kept as text.
+func TestNormalize_noPlaceholders(t *testing.T) {
+	for _, e := range snapshot(t) {
+		texts := []string{e.GetDescription(), e.GetHigherLevel()}
+		for _, b := range e.GetBlocks() {
+			texts = append(texts, b.GetText())
+		}
+		for _, s := range texts {
+			if strings.Contains(s, "[Column data]") || strings.Contains(strings.ToLower(s), "[none provided]") {
+				t.Errorf("%s: placeholder in %q", e.GetKey(), s)
+			}
+		}
+	}
+}
