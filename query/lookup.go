@@ -146,7 +146,7 @@ func (s *Service) LookupSpells(ctx context.Context, req *lkv1.LookupSpellsReques
 		boolean(badgerstore.FieldMaterial, req.Material),
 		keywords(badgerstore.FieldSavingThrow, req.GetSavingThrows(), lkv1.AbilityName),
 	)
-	return s.lookup(ctx, p)
+	return s.lookup(ctx, p, req)
 }
 
 // LookupCreatures answers lookup_creature.
@@ -159,7 +159,8 @@ func (s *Service) LookupCreatures(ctx context.Context, req *lkv1.LookupCreatures
 		name string
 		vals []string
 	}{{"types", req.GetTypes()}, {"sizes", req.GetSizes()}, {"damage_immunities", req.GetDamageImmunities()},
-		{"damage_resistances", req.GetDamageResistances()}, {"damage_vulnerabilities", req.GetDamageVulnerabilities()}} {
+		{"damage_resistances", req.GetDamageResistances()}, {"damage_vulnerabilities", req.GetDamageVulnerabilities()},
+		{"environments", req.GetEnvironments()}} {
 		if err := checkValues(f.name, f.vals); err != nil {
 			return nil, err
 		}
@@ -205,8 +206,9 @@ func (s *Service) LookupCreatures(ctx context.Context, req *lkv1.LookupCreatures
 		keywords(badgerstore.FieldDamageImmunity, req.GetDamageImmunities(), nil),
 		keywords(badgerstore.FieldDamageResistance, req.GetDamageResistances(), nil),
 		keywords(badgerstore.FieldDamageVulnerability, req.GetDamageVulnerabilities(), nil),
+		keywords(badgerstore.FieldEnvironment, req.GetEnvironments(), nil),
 	)
-	return s.lookup(ctx, p)
+	return s.lookup(ctx, p, req)
 }
 
 // LookupEquipment answers lookup_equipment.
@@ -257,7 +259,7 @@ func (s *Service) LookupEquipment(ctx context.Context, req *lkv1.LookupEquipment
 		boolean(badgerstore.FieldStealthDisadvantage, req.StealthDisadvantage),
 		keywords(badgerstore.FieldCategory, req.GetCategories(), func(s string) string { return strings.ReplaceAll(s, " ", "-") }),
 	)
-	return s.lookup(ctx, p)
+	return s.lookup(ctx, p, req)
 }
 
 // LookupCharacterOptions answers lookup_character_option.
@@ -279,7 +281,7 @@ func (s *Service) LookupCharacterOptions(ctx context.Context, req *lkv1.LookupCh
 			set.And(v.Postings(badgerstore.FieldParent, parent, lkv1.Slugify(parent)))
 		})
 	}
-	return s.lookup(ctx, p)
+	return s.lookup(ctx, p, req)
 }
 
 // LookupRules answers lookup_rule.
@@ -306,19 +308,34 @@ func (s *Service) LookupRules(ctx context.Context, req *lkv1.LookupRulesRequest)
 			set.And(v.Postings(badgerstore.FieldSection, vals...))
 		})
 	}
-	return s.lookup(ctx, p)
+	return s.lookup(ctx, p, req)
 }
 
 // lookup runs a plan: structured filters from the indexes, then the name,
 // then either name order or semantic ranking; it reads only the entities
-// it returns.
-func (s *Service) lookup(ctx context.Context, p *plan) (*lkv1.LookupResponse, error) {
+// it returns. A cursor continues a previous page of the same request.
+func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.LookupResponse, error) {
 	resp := &lkv1.LookupResponse{Ranking: lkv1.Ranking_RANKING_STRUCTURED, Warnings: p.warnings}
+	hash := lookupHash(req)
+	cur, err := decodeCursor(req.GetCommon().GetCursor(), hash)
+	if err != nil {
+		return nil, err
+	}
 	if p.docsSet && len(p.docs) == 0 {
 		return resp, nil // documents=[]: nothing, without touching storage
 	}
+	var snap *snapshot
+	if cur != nil && p.semantic != "" {
+		if cur.Snapshot == "" {
+			return nil, invalid("cursor", "was made for a different request; repeat the same arguments (only limit may change) or start again without a cursor")
+		}
+		if snap, err = s.snaps.get(cur.Snapshot); err != nil {
+			return nil, err
+		}
+		resp.Ranking, resp.FallbackReason = snap.ranking, snap.fallback
+	}
 	var qvec []float32
-	if p.semantic != "" {
+	if p.semantic != "" && snap == nil {
 		var reason string
 		qvec, reason = s.embedQuery(ctx, p.semantic)
 		if err := ctx.Err(); err != nil {
@@ -338,18 +355,14 @@ func (s *Service) lookup(ctx context.Context, p *plan) (*lkv1.LookupResponse, er
 	if isClosed && s.emb != nil {
 		closedVec, _ = s.embedQuery(ctx, closed.Name)
 	}
-	err := s.store.View(ctx, func(v *badgerstore.View) error {
+	err = s.store.View(ctx, func(v *badgerstore.View) error {
 		cand := p.candidates(v)
 		if p.docsSet && cand.Empty() {
 			resp.Warnings = append(resp.Warnings, fmt.Sprintf("no entities match the documents %q", p.docs))
 		}
 		if p.name != "" && !cand.Empty() {
-			nameLimit := p.limit
-			if p.semantic != "" {
-				nameLimit = 0
-			}
 			filtered := cand
-			cand, resp.NameMatch = matchName(v, cand, p.name, nameLimit)
+			cand, resp.NameMatch = matchName(v, cand, p.name, 0)
 			if resp.NameMatch == "" {
 				// Nothing by name, slug or key: an alias, else suggestions
 				// (never substituted: the results stay empty).
@@ -366,15 +379,16 @@ func (s *Service) lookup(ctx context.Context, p *plan) (*lkv1.LookupResponse, er
 			}
 		}
 		if p.semantic == "" {
-			var err error
-			v.InNameOrder(cand, func(slot uint32) bool {
-				var e *lkv1.Entity
-				if e, err = v.Entity(slot); err != nil {
-					return false
-				}
-				resp.Results = append(resp.Results, &lkv1.Result{Entity: e, Uri: lkv1.EntityURI(e.GetKey())})
-				return len(resp.Results) < p.limit
-			})
+			return namePage(v, cand, cur, p.limit, hash, resp)
+		}
+		if snap != nil {
+			g := &snap.groups[0]
+			items, more := g.page(v, cur.Offset, p.limit, cand)
+			results, err := materialize(v, items, cand, !p.docsSet, resp.Ranking == lkv1.Ranking_RANKING_HYBRID)
+			resp.Results, resp.Total = results, uint64(len(g.keys))
+			if more {
+				resp.NextCursor = (&cursor{Query: hash, Snapshot: cur.Snapshot, Offset: cur.Offset + p.limit}).encode()
+			}
 			return err
 		}
 		var cos *cosine
@@ -385,7 +399,20 @@ func (s *Service) lookup(ctx context.Context, p *plan) (*lkv1.LookupResponse, er
 			}
 		}
 		ranked := newRanking(rank(v, cand, p.semantic, cos, false, s.opts.CosineWeight))
-		results, err := fold(v, ranked, cand, p.limit, !p.docsSet, cos != nil)
+		dedupe := !p.docsSet
+		taken := map[string]bool{}
+		items := take(v, ranked, dedupe, taken, p.limit+1)
+		resp.Total = uint64(len(items))
+		if len(items) > p.limit {
+			// More follow: rank the rest now and keep the whole order, so
+			// that later pages are the same list whatever is ingested.
+			rest := append(items, take(v, ranked, dedupe, taken, 0)...)
+			resp.Total = uint64(len(rest))
+			id := s.snaps.put(&snapshot{groups: []snapGroup{groupOf(v, 0, rest)}, ranking: resp.Ranking, fallback: resp.FallbackReason})
+			resp.NextCursor = (&cursor{Query: hash, Snapshot: id, Offset: p.limit}).encode()
+			items = items[:p.limit]
+		}
+		results, err := materialize(v, items, cand, dedupe, cos != nil)
 		resp.Results = results
 		return err
 	})
@@ -393,6 +420,36 @@ func (s *Service) lookup(ctx context.Context, p *plan) (*lkv1.LookupResponse, er
 		return nil, err
 	}
 	return resp, nil
+}
+
+// namePage fills resp with one page of cand in name order, after the
+// cursor's entity when there is one.
+func namePage(v *badgerstore.View, cand badgerstore.Set, cur *cursor, limit int, hash string, resp *lkv1.LookupResponse) error {
+	resp.Total = uint64(cand.Len())
+	if cur != nil {
+		if cur.Snapshot != "" || cur.Source != "" {
+			return invalid("cursor", "was made for a different request; repeat the same arguments (only limit may change) or start again without a cursor")
+		}
+		v.After(&cand, cur.orderKey())
+	}
+	left := cand.Len()
+	var err error
+	v.InNameOrder(cand, func(slot uint32) bool {
+		var e *lkv1.Entity
+		if e, err = v.Entity(slot); err != nil {
+			return false
+		}
+		resp.Results = append(resp.Results, &lkv1.Result{Entity: e, Uri: lkv1.EntityURI(e.GetKey())})
+		if len(resp.Results) == limit {
+			if left > limit {
+				k := v.OrderKey(slot)
+				resp.NextCursor = (&cursor{Query: hash, Name: k.Name, DocRank: k.DocRank, Key: k.Key}).encode()
+			}
+			return false
+		}
+		return true
+	})
+	return err
 }
 
 // embedQuery embeds q within the configured timeout. On failure it returns

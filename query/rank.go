@@ -197,24 +197,42 @@ func nameContains(v *badgerstore.View, q string) bool {
 // an earlier result has is skipped, and every result lists the same-named
 // entities of its kind among the candidates as alternates.
 func fold(v *badgerstore.View, r *ranking, cand badgerstore.Set, limit int, dedupe, withScore bool) ([]*lkv1.Result, error) {
-	var out []*lkv1.Result
-	taken := map[string]bool{}
-	for len(out) < limit {
+	return materialize(v, take(v, r, dedupe, map[string]bool{}, limit), cand, dedupe, withScore)
+}
+
+// take pops up to limit results from the ranking (limit <= 0: all of
+// them), skipping with dedupe an entity whose kind and name an earlier
+// result has (taken records them, across calls). It reads no entity.
+func take(v *badgerstore.View, r *ranking, dedupe bool, taken map[string]bool, limit int) []scored {
+	var out []scored
+	for limit <= 0 || len(out) < limit {
 		sc, ok := r.next()
 		if !ok {
 			break
 		}
-		res := &lkv1.Result{}
 		if dedupe {
 			key := v.Kind(sc.slot).String() + "\x00" + v.Name(sc.slot)
 			if taken[key] {
 				continue
 			}
 			taken[key] = true
+		}
+		out = append(out, sc)
+	}
+	return out
+}
+
+// materialize reads the entities of ranked results. With dedupe each
+// result is represented by the most authoritative copy of its name among
+// the candidates (the SRD Fireball, not a supplement's), keeping its
+// score, and lists the other copies as alternates.
+func materialize(v *badgerstore.View, items []scored, cand badgerstore.Set, dedupe, withScore bool) ([]*lkv1.Result, error) {
+	out := make([]*lkv1.Result, 0, len(items))
+	for _, sc := range items {
+		res := &lkv1.Result{}
+		if dedupe {
 			same := v.Postings(badgerstore.FieldName, v.Name(sc.slot))
 			same.And(cand)
-			// The group keeps its best score, but is represented by its most
-			// authoritative copy: the SRD Fireball, not a supplement's.
 			best := sc.slot
 			v.InNameOrder(same, func(slot uint32) bool {
 				if v.Kind(slot) == v.Kind(sc.slot) && documentRank(v.Document(slot).GetKey()) < documentRank(v.Document(best).GetKey()) {
@@ -243,6 +261,30 @@ func fold(v *badgerstore.View, r *ranking, cand badgerstore.Set, limit int, dedu
 		out = append(out, res)
 	}
 	return out, nil
+}
+
+// page returns the snapshot's results from offset, at most limit of them,
+// skipping entities that are gone or no longer pass the filters (cand), and
+// whether more follow.
+func (g *snapGroup) page(v *badgerstore.View, offset, limit int, cand badgerstore.Set) (items []scored, more bool) {
+	end := min(offset+limit, len(g.keys))
+	for i := offset; i < end; i++ {
+		slot, ok := v.Slot(g.keys[i])
+		if !ok || !cand.Has(slot) {
+			continue
+		}
+		items = append(items, scored{slot: slot, score: g.scores[i], exact: g.exact[i], hit: true})
+	}
+	return items, end < len(g.keys)
+}
+
+// groupOf records ranked items as a snapshot group.
+func groupOf(v *badgerstore.View, kind lkv1.Kind, items []scored) snapGroup {
+	g := snapGroup{kind: kind, keys: make([]string, len(items)), scores: make([]float64, len(items)), exact: make([]bool, len(items))}
+	for i, sc := range items {
+		g.keys[i], g.scores[i], g.exact[i] = v.Key(sc.slot), sc.score, sc.exact
+	}
+	return g
 }
 
 // documentRank orders documents for representing a folded group: the

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+
 	"lorekeeper.dev/embedder/badgerstore"
 	"lorekeeper.dev/embedder/relevance"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
@@ -65,8 +67,19 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		p.add(kf)
 	}
 	resp := &lkv1.SearchResponse{Ranking: lkv1.Ranking_RANKING_HYBRID, Warnings: p.warnings}
+	hash := requestHash(req, func(m proto.Message) {
+		r := m.(*lkv1.SearchRequest)
+		r.Cursor, r.Limit = "", 0
+	})
+	cur, err := decodeCursor(req.GetCursor(), hash)
+	if err != nil {
+		return nil, err
+	}
 	if p.docsSet && len(p.docs) == 0 {
 		return resp, nil
+	}
+	if cur != nil {
+		return s.searchPage(ctx, p, cur, resp)
 	}
 	var qvec []float32
 	if req.Semantic == nil || req.GetSemantic() {
@@ -136,12 +149,77 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 			}
 			return 0
 		})
-		for _, g := range groups {
-			results, err := fold(v, g.r, cand, limit, !p.docsSet, qvec != nil)
+		dedupe := !p.docsSet
+		pages := make([][]scored, len(groups))
+		taken := make([]map[string]bool, len(groups))
+		more := false
+		for i, g := range groups {
+			taken[i] = map[string]bool{}
+			pages[i] = take(v, g.r, dedupe, taken[i], limit+1)
+			more = more || len(pages[i]) > limit
+		}
+		var snap *snapshot
+		if more {
+			// Keep every group's whole order, so that later pages are the
+			// same lists whatever is ingested meanwhile.
+			snap = &snapshot{ranking: resp.Ranking, fallback: resp.FallbackReason}
+		}
+		for i, g := range groups {
+			items := pages[i]
+			total := len(items)
+			if snap != nil {
+				all := append(items, take(v, g.r, dedupe, taken[i], 0)...)
+				total = len(all)
+				snap.groups = append(snap.groups, groupOf(v, g.kind, all))
+				items = all[:min(limit, len(all))]
+			}
+			results, err := materialize(v, items, cand, dedupe, qvec != nil)
 			if err != nil {
 				return err
 			}
-			resp.Groups = append(resp.Groups, &lkv1.ResultGroup{Kind: g.kind, Results: results})
+			resp.Groups = append(resp.Groups, &lkv1.ResultGroup{Kind: g.kind, Results: results, Total: uint64(total)})
+		}
+		if snap != nil {
+			id := s.snaps.put(snap)
+			resp.NextCursor = (&cursor{Query: hash, Snapshot: id, Offset: limit}).encode()
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// searchPage answers a later page of a search from its snapshot: each
+// kind's next limit results.
+func (s *Service) searchPage(ctx context.Context, p *plan, cur *cursor, resp *lkv1.SearchResponse) (*lkv1.SearchResponse, error) {
+	if cur.Snapshot == "" {
+		return nil, invalid("cursor", "was made for a different request; repeat the same arguments (only limit may change) or start again without a cursor")
+	}
+	snap, err := s.snaps.get(cur.Snapshot)
+	if err != nil {
+		return nil, err
+	}
+	resp.Ranking, resp.FallbackReason = snap.ranking, snap.fallback
+	err = s.store.View(ctx, func(v *badgerstore.View) error {
+		cand := p.candidates(v)
+		more := false
+		for i := range snap.groups {
+			g := &snap.groups[i]
+			items, m := g.page(v, cur.Offset, p.limit, cand)
+			more = more || m
+			if len(items) == 0 {
+				continue
+			}
+			results, err := materialize(v, items, cand, !p.docsSet, snap.ranking == lkv1.Ranking_RANKING_HYBRID)
+			if err != nil {
+				return err
+			}
+			resp.Groups = append(resp.Groups, &lkv1.ResultGroup{Kind: g.kind, Results: results, Total: uint64(len(g.keys))})
+		}
+		if more {
+			resp.NextCursor = (&cursor{Query: cur.Query, Snapshot: cur.Snapshot, Offset: cur.Offset + p.limit}).encode()
 		}
 		return nil
 	})

@@ -178,6 +178,11 @@ func (s *server) Status(ctx context.Context, r *lkv1.StatusRequest) (*lkv1.Statu
 	return resp, toStatus(err)
 }
 
+func (s *server) CompleteValues(ctx context.Context, r *lkv1.CompleteValuesRequest) (*lkv1.CompleteValuesResponse, error) {
+	resp, err := s.svc.CompleteValues(ctx, r)
+	return resp, toStatus(err)
+}
+
 func sortDocuments(d []*lkv1.DocumentSummary) {
 	sort.SliceStable(d, func(i, j int) bool {
 		if d[i].GetEntityCount() != d[j].GetEntityCount() {

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"lorekeeper.dev/embedder"
@@ -105,6 +107,7 @@ type Service struct {
 	opts  Options
 	log   *slog.Logger
 	cache *vectorCache
+	snaps *snapshots
 }
 
 // NewService returns a service reading store and embedding queries with emb
@@ -129,7 +132,7 @@ func NewService(store *badgerstore.Store, emb Embedder, opts *Options) *Service 
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Service{store: store, emb: emb, opts: o, log: o.Logger, cache: newVectorCache(o.QueryCache)}
+	return &Service{store: store, emb: emb, opts: o, log: o.Logger, cache: newVectorCache(o.QueryCache), snaps: newSnapshots()}
 }
 
 func checkText(field, s string, max int) error {
@@ -197,15 +200,31 @@ func (s *Service) GetEntity(ctx context.Context, req *lkv1.GetEntityRequest) (*l
 	return &lkv1.GetEntityResponse{Entity: e, Uri: lkv1.EntityURI(key)}, nil
 }
 
-// ListDocuments lists the stored documents, largest first.
+// ListDocuments lists the stored documents, largest first; or, when a
+// limit or cursor asks for pages, by key (then source), so that a document
+// keeps its place while imports change the counts.
 func (s *Service) ListDocuments(ctx context.Context, req *lkv1.ListDocumentsRequest) (*lkv1.ListDocumentsResponse, error) {
 	for _, src := range req.GetSources() {
 		if src.Slug() == "" {
 			return nil, invalid("sources", "unknown source %d", src)
 		}
 	}
+	hash := requestHash(req, func(m proto.Message) {
+		r := m.(*lkv1.ListDocumentsRequest)
+		r.Cursor, r.Limit = "", 0
+	})
+	cur, err := decodeCursor(req.GetCursor(), hash)
+	if err != nil {
+		return nil, err
+	}
+	if cur != nil && cur.Source == "" {
+		return nil, invalid("cursor", "was made for a different request; repeat the same arguments (only limit may change) or start again without a cursor")
+	}
+	if int(req.GetLimit()) > s.opts.MaxLimit {
+		return nil, invalid("limit", "%d is above the maximum of %d", req.GetLimit(), s.opts.MaxLimit)
+	}
 	var docs []badgerstore.DocumentInfo
-	err := s.store.View(ctx, func(v *badgerstore.View) error {
+	err = s.store.View(ctx, func(v *badgerstore.View) error {
 		docs = v.Documents()
 		return nil
 	})
@@ -223,7 +242,32 @@ func (s *Service) ListDocuments(ctx context.Context, req *lkv1.ListDocumentsRequ
 		}
 		resp.Documents = append(resp.Documents, sum)
 	}
-	sortDocuments(resp.Documents)
+	resp.Total = uint64(len(resp.Documents))
+	if cur == nil && req.GetLimit() == 0 {
+		sortDocuments(resp.Documents)
+		return resp, nil
+	}
+	less := func(a *lkv1.DocumentSummary, key, src string) int {
+		if c := strings.Compare(a.GetDocument().GetKey(), key); c != 0 {
+			return c
+		}
+		return strings.Compare(a.GetDocument().GetSource().Slug(), src)
+	}
+	slices.SortFunc(resp.Documents, func(a, b *lkv1.DocumentSummary) int {
+		return less(a, b.GetDocument().GetKey(), b.GetDocument().GetSource().Slug())
+	})
+	if cur != nil {
+		i := 0
+		for i < len(resp.Documents) && less(resp.Documents[i], cur.Key, cur.Source) <= 0 {
+			i++
+		}
+		resp.Documents = resp.Documents[i:]
+	}
+	if n := int(req.GetLimit()); n > 0 && len(resp.Documents) > n {
+		resp.Documents = resp.Documents[:n]
+		last := resp.Documents[n-1].GetDocument()
+		resp.NextCursor = (&cursor{Query: hash, Key: last.GetKey(), Source: last.GetSource().Slug()}).encode()
+	}
 	return resp, nil
 }
 

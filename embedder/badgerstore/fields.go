@@ -36,6 +36,7 @@ const (
 	// Creatures.
 	FieldCR                  = "cr" // number
 	FieldCreatureType        = "creature_type"
+	FieldEnvironment         = "environment"
 	FieldSize                = "size"
 	FieldArmorClass          = "armor_class" // number: creatures, and armor's base AC
 	FieldHitPoints           = "hit_points"  // number
@@ -140,6 +141,7 @@ func EntityFields(e *lkv1.Entity) Fields {
 		c := d.Creature
 		f.num(FieldCR, c.GetChallengeRating())
 		f.kw(FieldCreatureType, c.GetType())
+		f.kw(FieldEnvironment, c.GetEnvironments()...)
 		f.kw(FieldSize, c.GetSize())
 		f.num(FieldArmorClass, float64(c.GetArmorClass()))
 		f.num(FieldHitPoints, float64(c.GetHitPoints()))

@@ -32,6 +32,9 @@ type memIndex struct {
 	vectors   int
 	dirtyCols bool
 	vocab     []string // the terms, sorted, for prefix expansion
+	// values counts the entities holding each value of the fields a user
+	// picks from (creature types, environments, documents), for completion.
+	values map[string]map[string]int
 	// docsByName maps a lower-case document name or display name to the
 	// lower-case keys of the documents so called.
 	docsByName map[string][]string
@@ -39,7 +42,7 @@ type memIndex struct {
 
 type slotInfo struct {
 	key        string
-	name       string
+	name       string // as the source writes it
 	lname      string
 	kind       lkv1.Kind
 	doc        string // lower-case document key
@@ -69,6 +72,26 @@ func newMemIndex() *memIndex {
 		terms:    map[string][]relevance.Posting{},
 		names:    map[string]int{},
 		trigrams: map[string][]string{},
+		values:   map[string]map[string]int{},
+	}
+}
+
+// enumerated are the keyword fields whose distinct values are kept.
+var enumerated = map[string]bool{FieldCreatureType: true, FieldEnvironment: true, FieldDocument: true}
+
+// countValue adds d to the count of pk's value if its field is enumerated.
+func (m *memIndex) countValue(pk string, d int) {
+	field, val, _ := strings.Cut(pk, "\x00")
+	if !enumerated[field] || val == "" {
+		return
+	}
+	vals := m.values[field]
+	if vals == nil {
+		vals = map[string]int{}
+		m.values[field] = vals
+	}
+	if vals[val] += d; vals[val] <= 0 {
+		delete(vals, val)
 	}
 }
 
@@ -113,6 +136,7 @@ func (m *memIndex) put(e *lkv1.Entity, vec []float32) {
 			m.postings[pk] = s
 		}
 		s.add(slot)
+		m.countValue(pk, 1)
 	}
 	// BM25 terms.
 	tf := map[string]int{}
@@ -155,6 +179,7 @@ func (m *memIndex) remove(key string) {
 				delete(m.postings, pk)
 			}
 		}
+		m.countValue(pk, -1)
 	}
 	for _, t := range si.terms {
 		ps := m.terms[t]
@@ -215,14 +240,7 @@ func (m *memIndex) finish() {
 	}
 	m.columns = cols
 	slices.SortFunc(order, func(a, b uint32) int {
-		sa, sb := &m.slots[a], &m.slots[b]
-		if c := strings.Compare(sa.lname, sb.lname); c != 0 {
-			return c
-		}
-		if c := docRank(sa) - docRank(sb); c != 0 {
-			return c
-		}
-		return strings.Compare(sa.key, sb.key)
+		return orderKeyOf(&m.slots[a]).compare(orderKeyOf(&m.slots[b]))
 	})
 	m.order = order
 	m.vocab = m.vocab[:0]
@@ -248,6 +266,29 @@ func (m *memIndex) finish() {
 	for i, s := range order {
 		m.rank[s] = uint32(i)
 	}
+}
+
+// OrderKey is an entity's place in name order: its lower-case name, then
+// its document's rank, then its key. It is a pure function of the entity,
+// so it holds its place whatever else is written: a page cursor.
+type OrderKey struct {
+	Name    string
+	DocRank int
+	Key     string
+}
+
+func orderKeyOf(s *slotInfo) OrderKey {
+	return OrderKey{Name: s.lname, DocRank: docRank(s), Key: s.key}
+}
+
+func (a OrderKey) compare(b OrderKey) int {
+	if c := strings.Compare(a.Name, b.Name); c != 0 {
+		return c
+	}
+	if a.DocRank != b.DocRank {
+		return a.DocRank - b.DocRank
+	}
+	return strings.Compare(a.Key, b.Key)
 }
 
 // docRank orders same-named entities: the 2014 SRD, then the 2024 SRD, then

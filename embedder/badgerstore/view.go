@@ -119,6 +119,39 @@ func (v *View) InNameOrder(set Set, fn func(slot uint32) bool) {
 	}
 }
 
+// OrderKey returns slot's place in name order.
+func (v *View) OrderKey(slot uint32) OrderKey { return orderKeyOf(&v.m.slots[slot]) }
+
+// After removes from set the slots at or before k in name order, so a walk
+// in name order resumes past k. It costs one comparison per slot in set.
+func (v *View) After(set *Set, k OrderKey) {
+	set.Each(func(s uint32) bool {
+		if orderKeyOf(&v.m.slots[s]).compare(k) <= 0 {
+			set.remove(s)
+		}
+		return true
+	})
+}
+
+// InOrder calls fn with every live slot in name order until fn returns
+// false.
+func (v *View) InOrder(fn func(slot uint32) bool) {
+	for _, s := range v.m.order {
+		if !fn(s) {
+			return
+		}
+	}
+}
+
+// Values calls fn with each distinct value of an enumerated keyword field
+// (FieldCreatureType, FieldEnvironment, FieldDocument) and how many
+// entities hold it, in no order.
+func (v *View) Values(field string, fn func(value string, entities int)) {
+	for val, n := range v.m.values[field] {
+		fn(val, n)
+	}
+}
+
 // Entity reads the entity in slot from Badger.
 // The entity may be shared with other readers: do not modify it.
 func (v *View) Entity(slot uint32) (*lkv1.Entity, error) {

@@ -81,6 +81,71 @@ func (Ranking) EnumDescriptor() ([]byte, []int) {
 	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{0}
 }
 
+// CompletionField is what a CompleteValues request completes.
+type CompletionField int32
+
+const (
+	CompletionField_COMPLETION_FIELD_UNSPECIFIED CompletionField = 0
+	// Entity names (display case), restricted to kinds when given.
+	CompletionField_COMPLETION_FIELD_ENTITY_NAME CompletionField = 1
+	// Entity keys: by key prefix ("open5e_v2:srd-2014:spell:fi") or, when
+	// the prefix has no colon, the keys of entities whose name matches.
+	CompletionField_COMPLETION_FIELD_ENTITY_KEY CompletionField = 2
+	// Document keys (and names).
+	CompletionField_COMPLETION_FIELD_DOCUMENT CompletionField = 3
+	// Creature types ("undead").
+	CompletionField_COMPLETION_FIELD_CREATURE_TYPE CompletionField = 4
+	// Creature environments ("forest").
+	CompletionField_COMPLETION_FIELD_ENVIRONMENT CompletionField = 5
+)
+
+// Enum value maps for CompletionField.
+var (
+	CompletionField_name = map[int32]string{
+		0: "COMPLETION_FIELD_UNSPECIFIED",
+		1: "COMPLETION_FIELD_ENTITY_NAME",
+		2: "COMPLETION_FIELD_ENTITY_KEY",
+		3: "COMPLETION_FIELD_DOCUMENT",
+		4: "COMPLETION_FIELD_CREATURE_TYPE",
+		5: "COMPLETION_FIELD_ENVIRONMENT",
+	}
+	CompletionField_value = map[string]int32{
+		"COMPLETION_FIELD_UNSPECIFIED":   0,
+		"COMPLETION_FIELD_ENTITY_NAME":   1,
+		"COMPLETION_FIELD_ENTITY_KEY":    2,
+		"COMPLETION_FIELD_DOCUMENT":      3,
+		"COMPLETION_FIELD_CREATURE_TYPE": 4,
+		"COMPLETION_FIELD_ENVIRONMENT":   5,
+	}
+)
+
+func (x CompletionField) Enum() *CompletionField {
+	p := new(CompletionField)
+	*p = x
+	return p
+}
+
+func (x CompletionField) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (CompletionField) Descriptor() protoreflect.EnumDescriptor {
+	return file_lorekeeper_v1_query_proto_enumTypes[1].Descriptor()
+}
+
+func (CompletionField) Type() protoreflect.EnumType {
+	return &file_lorekeeper_v1_query_proto_enumTypes[1]
+}
+
+func (x CompletionField) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use CompletionField.Descriptor instead.
+func (CompletionField) EnumDescriptor() ([]byte, []int) {
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{1}
+}
+
 // DocumentFilter restricts results to documents. Unset means all documents;
 // set with no keys means nothing (answered without touching storage).
 type DocumentFilter struct {
@@ -143,7 +208,10 @@ type Common struct {
 	// "5e-2014", "5e-2024", "a5e"; empty means all.
 	GameSystems []string `protobuf:"bytes,5,rep,name=game_systems,json=gameSystems,proto3" json:"game_systems,omitempty"`
 	// Restrict to sources; empty means all.
-	Sources       []Source `protobuf:"varint,6,rep,packed,name=sources,proto3,enum=lorekeeper.v1.Source" json:"sources,omitempty"`
+	Sources []Source `protobuf:"varint,6,rep,packed,name=sources,proto3,enum=lorekeeper.v1.Source" json:"sources,omitempty"`
+	// Continue from a page: the next_cursor of the previous response to the
+	// same request. Opaque.
+	Cursor        string `protobuf:"bytes,50,opt,name=cursor,proto3" json:"cursor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -218,6 +286,13 @@ func (x *Common) GetSources() []Source {
 		return x.Sources
 	}
 	return nil
+}
+
+func (x *Common) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
 }
 
 // IntRange and DoubleRange are inclusive; an unset bound is open.
@@ -539,6 +614,8 @@ type LookupCreaturesRequest struct {
 	HitPoints  *IntRange        `protobuf:"bytes,7,opt,name=hit_points,json=hitPoints,proto3" json:"hit_points,omitempty"`
 	Abilities  []*AbilityFilter `protobuf:"bytes,8,rep,name=abilities,proto3" json:"abilities,omitempty"`
 	Legendary  *bool            `protobuf:"varint,9,opt,name=legendary,proto3,oneof" json:"legendary,omitempty"`
+	// Found in any of these environments ("forest", "underdark"), lower-case.
+	Environments []string `protobuf:"bytes,50,rep,name=environments,proto3" json:"environments,omitempty"`
 	// Immune, resistant or vulnerable: any of these damage types.
 	DamageImmunities      []string `protobuf:"bytes,10,rep,name=damage_immunities,json=damageImmunities,proto3" json:"damage_immunities,omitempty"`
 	DamageResistances     []string `protobuf:"bytes,11,rep,name=damage_resistances,json=damageResistances,proto3" json:"damage_resistances,omitempty"`
@@ -638,6 +715,13 @@ func (x *LookupCreaturesRequest) GetLegendary() bool {
 		return *x.Legendary
 	}
 	return false
+}
+
+func (x *LookupCreaturesRequest) GetEnvironments() []string {
+	if x != nil {
+		return x.Environments
+	}
+	return nil
 }
 
 func (x *LookupCreaturesRequest) GetDamageImmunities() []string {
@@ -1116,8 +1200,15 @@ type LookupResponse struct {
 	// carries ("Beholder"): that name. The suggestions are then the nearest
 	// open content, by name and by meaning.
 	NotOpenContent string `protobuf:"bytes,62,opt,name=not_open_content,json=notOpenContent,proto3" json:"not_open_content,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Set when more results follow: pass it as Common.cursor for the next
+	// page. A walk of pages never repeats or skips an entity that existed
+	// when the first page was asked, whatever is ingested meanwhile.
+	NextCursor string `protobuf:"bytes,50,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	// Every result of the request, all pages together (for ranked requests:
+	// as of the first page).
+	Total         uint64 `protobuf:"varint,51,opt,name=total,proto3" json:"total,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *LookupResponse) Reset() {
@@ -1204,6 +1295,20 @@ func (x *LookupResponse) GetNotOpenContent() string {
 		return x.NotOpenContent
 	}
 	return ""
+}
+
+func (x *LookupResponse) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+func (x *LookupResponse) GetTotal() uint64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
 }
 
 // A did-you-mean suggestion: an entity whose name is close to the one
@@ -1313,9 +1418,11 @@ type SearchRequest struct {
 	// Default true. False: keyword and name matching only.
 	Semantic *bool `protobuf:"varint,4,opt,name=semantic,proto3,oneof" json:"semantic,omitempty"`
 	// Results per kind; 0 means the default (20).
-	Limit         uint32   `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
-	GameSystems   []string `protobuf:"bytes,6,rep,name=game_systems,json=gameSystems,proto3" json:"game_systems,omitempty"`
-	Sources       []Source `protobuf:"varint,7,rep,packed,name=sources,proto3,enum=lorekeeper.v1.Source" json:"sources,omitempty"`
+	Limit       uint32   `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
+	GameSystems []string `protobuf:"bytes,6,rep,name=game_systems,json=gameSystems,proto3" json:"game_systems,omitempty"`
+	Sources     []Source `protobuf:"varint,7,rep,packed,name=sources,proto3,enum=lorekeeper.v1.Source" json:"sources,omitempty"`
+	// Continue from a page: the next_cursor of the previous response.
+	Cursor        string `protobuf:"bytes,50,opt,name=cursor,proto3" json:"cursor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1399,10 +1506,19 @@ func (x *SearchRequest) GetSources() []Source {
 	return nil
 }
 
+func (x *SearchRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
 type ResultGroup struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Kind          Kind                   `protobuf:"varint,1,opt,name=kind,proto3,enum=lorekeeper.v1.Kind" json:"kind,omitempty"`
-	Results       []*Result              `protobuf:"bytes,2,rep,name=results,proto3" json:"results,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Kind    Kind                   `protobuf:"varint,1,opt,name=kind,proto3,enum=lorekeeper.v1.Kind" json:"kind,omitempty"`
+	Results []*Result              `protobuf:"bytes,2,rep,name=results,proto3" json:"results,omitempty"`
+	// Results of this kind, all pages together, as of the first page.
+	Total         uint64 `protobuf:"varint,50,opt,name=total,proto3" json:"total,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1451,6 +1567,13 @@ func (x *ResultGroup) GetResults() []*Result {
 	return nil
 }
 
+func (x *ResultGroup) GetTotal() uint64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
 type SearchResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Groups ordered by their best result.
@@ -1458,8 +1581,11 @@ type SearchResponse struct {
 	Ranking        Ranking        `protobuf:"varint,2,opt,name=ranking,proto3,enum=lorekeeper.v1.Ranking" json:"ranking,omitempty"`
 	FallbackReason string         `protobuf:"bytes,3,opt,name=fallback_reason,json=fallbackReason,proto3" json:"fallback_reason,omitempty"`
 	Warnings       []string       `protobuf:"bytes,4,rep,name=warnings,proto3" json:"warnings,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Set when some kind has more results: the next page gives each kind its
+	// next limit results.
+	NextCursor    string `protobuf:"bytes,50,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SearchResponse) Reset() {
@@ -1518,6 +1644,13 @@ func (x *SearchResponse) GetWarnings() []string {
 		return x.Warnings
 	}
 	return nil
+}
+
+func (x *SearchResponse) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
 }
 
 type GetEntityRequest struct {
@@ -1620,7 +1753,11 @@ func (x *GetEntityResponse) GetUri() string {
 type ListDocumentsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Only these sources; empty means all.
-	Sources       []Source `protobuf:"varint,1,rep,packed,name=sources,proto3,enum=lorekeeper.v1.Source" json:"sources,omitempty"`
+	Sources []Source `protobuf:"varint,1,rep,packed,name=sources,proto3,enum=lorekeeper.v1.Source" json:"sources,omitempty"`
+	// Documents per page; 0 means all of them.
+	Limit uint32 `protobuf:"varint,50,opt,name=limit,proto3" json:"limit,omitempty"`
+	// The next_cursor of the previous page.
+	Cursor        string `protobuf:"bytes,51,opt,name=cursor,proto3" json:"cursor,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1660,6 +1797,20 @@ func (x *ListDocumentsRequest) GetSources() []Source {
 		return x.Sources
 	}
 	return nil
+}
+
+func (x *ListDocumentsRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *ListDocumentsRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
 }
 
 type DocumentSummary struct {
@@ -1726,7 +1877,11 @@ func (x *DocumentSummary) GetCounts() map[string]uint64 {
 type ListDocumentsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Sorted by entity count, largest first.
-	Documents     []*DocumentSummary `protobuf:"bytes,1,rep,name=documents,proto3" json:"documents,omitempty"`
+	Documents []*DocumentSummary `protobuf:"bytes,1,rep,name=documents,proto3" json:"documents,omitempty"`
+	// Set when more documents follow.
+	NextCursor string `protobuf:"bytes,50,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	// Documents in all pages.
+	Total         uint64 `protobuf:"varint,51,opt,name=total,proto3" json:"total,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1766,6 +1921,20 @@ func (x *ListDocumentsResponse) GetDocuments() []*DocumentSummary {
 		return x.Documents
 	}
 	return nil
+}
+
+func (x *ListDocumentsResponse) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+func (x *ListDocumentsResponse) GetTotal() uint64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
 }
 
 type StatusRequest struct {
@@ -1924,20 +2093,156 @@ func (x *StatusResponse) GetVersion() string {
 	return ""
 }
 
+type CompleteValuesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Field CompletionField        `protobuf:"varint,1,opt,name=field,proto3,enum=lorekeeper.v1.CompletionField" json:"field,omitempty"`
+	// What the user has typed so far; matched case-insensitively at the start
+	// of the value or of one of its words.
+	Prefix string `protobuf:"bytes,2,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	// Names and keys: only these kinds; empty means all.
+	Kinds []Kind `protobuf:"varint,3,rep,packed,name=kinds,proto3,enum=lorekeeper.v1.Kind" json:"kinds,omitempty"`
+	// At most this many values; 0 and anything above 100 mean 100.
+	Limit         uint32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteValuesRequest) Reset() {
+	*x = CompleteValuesRequest{}
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteValuesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteValuesRequest) ProtoMessage() {}
+
+func (x *CompleteValuesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteValuesRequest.ProtoReflect.Descriptor instead.
+func (*CompleteValuesRequest) Descriptor() ([]byte, []int) {
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *CompleteValuesRequest) GetField() CompletionField {
+	if x != nil {
+		return x.Field
+	}
+	return CompletionField_COMPLETION_FIELD_UNSPECIFIED
+}
+
+func (x *CompleteValuesRequest) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *CompleteValuesRequest) GetKinds() []Kind {
+	if x != nil {
+		return x.Kinds
+	}
+	return nil
+}
+
+func (x *CompleteValuesRequest) GetLimit() uint32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type CompleteValuesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Best first: values starting with the prefix before values with a word
+	// starting with it, then shorter before longer, then alphabetical.
+	Values []string `protobuf:"bytes,1,rep,name=values,proto3" json:"values,omitempty"`
+	// Every matching value.
+	Total         uint32 `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	HasMore       bool   `protobuf:"varint,3,opt,name=has_more,json=hasMore,proto3" json:"has_more,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteValuesResponse) Reset() {
+	*x = CompleteValuesResponse{}
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteValuesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteValuesResponse) ProtoMessage() {}
+
+func (x *CompleteValuesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteValuesResponse.ProtoReflect.Descriptor instead.
+func (*CompleteValuesResponse) Descriptor() ([]byte, []int) {
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *CompleteValuesResponse) GetValues() []string {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+func (x *CompleteValuesResponse) GetTotal() uint32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *CompleteValuesResponse) GetHasMore() bool {
+	if x != nil {
+		return x.HasMore
+	}
+	return false
+}
+
 var File_lorekeeper_v1_query_proto protoreflect.FileDescriptor
 
 const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\n" +
 	"\x19lorekeeper/v1/query.proto\x12\rlorekeeper.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1alorekeeper/v1/entity.proto\".\n" +
 	"\x0eDocumentFilter\x12\x1c\n" +
-	"\tdocuments\x18\x01 \x03(\tR\tdocuments\"\xea\x01\n" +
+	"\tdocuments\x18\x01 \x03(\tR\tdocuments\"\x82\x02\n" +
 	"\x06Common\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05limit\x18\x02 \x01(\rR\x05limit\x12;\n" +
 	"\tdocuments\x18\x03 \x01(\v2\x1d.lorekeeper.v1.DocumentFilterR\tdocuments\x12%\n" +
 	"\x0esemantic_query\x18\x04 \x01(\tR\rsemanticQuery\x12!\n" +
 	"\fgame_systems\x18\x05 \x03(\tR\vgameSystems\x12/\n" +
-	"\asources\x18\x06 \x03(\x0e2\x15.lorekeeper.v1.SourceR\asources\"H\n" +
+	"\asources\x18\x06 \x03(\x0e2\x15.lorekeeper.v1.SourceR\asources\x12\x16\n" +
+	"\x06cursor\x182 \x01(\tR\x06cursor\"H\n" +
 	"\bIntRange\x12\x15\n" +
 	"\x03min\x18\x01 \x01(\x05H\x00R\x03min\x88\x01\x01\x12\x15\n" +
 	"\x03max\x18\x02 \x01(\x05H\x01R\x03max\x88\x01\x01B\x06\n" +
@@ -1972,7 +2277,7 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\t_material\"X\n" +
 	"\rAbilityFilter\x12\x18\n" +
 	"\aability\x18\x01 \x01(\tR\aability\x12-\n" +
-	"\x05range\x18\x02 \x01(\v2\x17.lorekeeper.v1.IntRangeR\x05range\"\xb8\x04\n" +
+	"\x05range\x18\x02 \x01(\v2\x17.lorekeeper.v1.IntRangeR\x05range\"\xdc\x04\n" +
 	"\x16LookupCreaturesRequest\x12-\n" +
 	"\x06common\x18\x01 \x01(\v2\x15.lorekeeper.v1.CommonR\x06common\x12\x13\n" +
 	"\x02cr\x18\x02 \x01(\x01H\x00R\x02cr\x88\x01\x01\x125\n" +
@@ -1984,7 +2289,8 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\n" +
 	"hit_points\x18\a \x01(\v2\x17.lorekeeper.v1.IntRangeR\thitPoints\x12:\n" +
 	"\tabilities\x18\b \x03(\v2\x1c.lorekeeper.v1.AbilityFilterR\tabilities\x12!\n" +
-	"\tlegendary\x18\t \x01(\bH\x01R\tlegendary\x88\x01\x01\x12+\n" +
+	"\tlegendary\x18\t \x01(\bH\x01R\tlegendary\x88\x01\x01\x12\"\n" +
+	"\fenvironments\x182 \x03(\tR\fenvironments\x12+\n" +
 	"\x11damage_immunities\x18\n" +
 	" \x03(\tR\x10damageImmunities\x12-\n" +
 	"\x12damage_resistances\x18\v \x03(\tR\x11damageResistances\x125\n" +
@@ -2042,7 +2348,7 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\fdocument_key\x18\x03 \x01(\tR\vdocumentKey\x12#\n" +
 	"\rdocument_name\x18\x04 \x01(\tR\fdocumentName\x12\x1f\n" +
 	"\vgame_system\x18\x05 \x01(\tR\n" +
-	"gameSystem\"\xe7\x02\n" +
+	"gameSystem\"\x9e\x03\n" +
 	"\x0eLookupResponse\x12/\n" +
 	"\aresults\x18\x01 \x03(\v2\x15.lorekeeper.v1.ResultR\aresults\x120\n" +
 	"\aranking\x18\x02 \x01(\x0e2\x16.lorekeeper.v1.RankingR\aranking\x12'\n" +
@@ -2052,7 +2358,10 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"name_match\x18\x05 \x01(\tR\tnameMatch\x12?\n" +
 	"\vsuggestions\x18< \x03(\v2\x1d.lorekeeper.v1.NameSuggestionR\vsuggestions\x12#\n" +
 	"\rmatched_alias\x18= \x01(\tR\fmatchedAlias\x12(\n" +
-	"\x10not_open_content\x18> \x01(\tR\x0enotOpenContent\"\xb8\x01\n" +
+	"\x10not_open_content\x18> \x01(\tR\x0enotOpenContent\x12\x1f\n" +
+	"\vnext_cursor\x182 \x01(\tR\n" +
+	"nextCursor\x12\x14\n" +
+	"\x05total\x183 \x01(\x04R\x05total\"\xb8\x01\n" +
 	"\x0eNameSuggestion\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12\x10\n" +
@@ -2060,7 +2369,7 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\fdocument_key\x18\x04 \x01(\tR\vdocumentKey\x12#\n" +
 	"\rdocument_name\x18\x05 \x01(\tR\fdocumentName\x12\x14\n" +
 	"\x05score\x18\x06 \x01(\x01R\x05score\x12\x10\n" +
-	"\x03via\x18\a \x01(\tR\x03via\"\xa5\x02\n" +
+	"\x03via\x18\a \x01(\tR\x03via\"\xbd\x02\n" +
 	"\rSearchRequest\x12\x14\n" +
 	"\x05query\x18\x01 \x01(\tR\x05query\x12)\n" +
 	"\x05kinds\x18\x02 \x03(\x0e2\x13.lorekeeper.v1.KindR\x05kinds\x12;\n" +
@@ -2068,32 +2377,41 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\bsemantic\x18\x04 \x01(\bH\x00R\bsemantic\x88\x01\x01\x12\x14\n" +
 	"\x05limit\x18\x05 \x01(\rR\x05limit\x12!\n" +
 	"\fgame_systems\x18\x06 \x03(\tR\vgameSystems\x12/\n" +
-	"\asources\x18\a \x03(\x0e2\x15.lorekeeper.v1.SourceR\asourcesB\v\n" +
-	"\t_semantic\"g\n" +
+	"\asources\x18\a \x03(\x0e2\x15.lorekeeper.v1.SourceR\asources\x12\x16\n" +
+	"\x06cursor\x182 \x01(\tR\x06cursorB\v\n" +
+	"\t_semantic\"}\n" +
 	"\vResultGroup\x12'\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x13.lorekeeper.v1.KindR\x04kind\x12/\n" +
-	"\aresults\x18\x02 \x03(\v2\x15.lorekeeper.v1.ResultR\aresults\"\xbb\x01\n" +
+	"\aresults\x18\x02 \x03(\v2\x15.lorekeeper.v1.ResultR\aresults\x12\x14\n" +
+	"\x05total\x182 \x01(\x04R\x05total\"\xdc\x01\n" +
 	"\x0eSearchResponse\x122\n" +
 	"\x06groups\x18\x01 \x03(\v2\x1a.lorekeeper.v1.ResultGroupR\x06groups\x120\n" +
 	"\aranking\x18\x02 \x01(\x0e2\x16.lorekeeper.v1.RankingR\aranking\x12'\n" +
 	"\x0ffallback_reason\x18\x03 \x01(\tR\x0efallbackReason\x12\x1a\n" +
-	"\bwarnings\x18\x04 \x03(\tR\bwarnings\"$\n" +
+	"\bwarnings\x18\x04 \x03(\tR\bwarnings\x12\x1f\n" +
+	"\vnext_cursor\x182 \x01(\tR\n" +
+	"nextCursor\"$\n" +
 	"\x10GetEntityRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\"T\n" +
 	"\x11GetEntityResponse\x12-\n" +
 	"\x06entity\x18\x01 \x01(\v2\x15.lorekeeper.v1.EntityR\x06entity\x12\x10\n" +
-	"\x03uri\x18\x02 \x01(\tR\x03uri\"G\n" +
+	"\x03uri\x18\x02 \x01(\tR\x03uri\"u\n" +
 	"\x14ListDocumentsRequest\x12/\n" +
-	"\asources\x18\x01 \x03(\x0e2\x15.lorekeeper.v1.SourceR\asources\"\xe8\x01\n" +
+	"\asources\x18\x01 \x03(\x0e2\x15.lorekeeper.v1.SourceR\asources\x12\x14\n" +
+	"\x05limit\x182 \x01(\rR\x05limit\x12\x16\n" +
+	"\x06cursor\x183 \x01(\tR\x06cursor\"\xe8\x01\n" +
 	"\x0fDocumentSummary\x123\n" +
 	"\bdocument\x18\x01 \x01(\v2\x17.lorekeeper.v1.DocumentR\bdocument\x12!\n" +
 	"\fentity_count\x18\x02 \x01(\x04R\ventityCount\x12B\n" +
 	"\x06counts\x18\x03 \x03(\v2*.lorekeeper.v1.DocumentSummary.CountsEntryR\x06counts\x1a9\n" +
 	"\vCountsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"U\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\x8c\x01\n" +
 	"\x15ListDocumentsResponse\x12<\n" +
-	"\tdocuments\x18\x01 \x03(\v2\x1e.lorekeeper.v1.DocumentSummaryR\tdocuments\"\x0f\n" +
+	"\tdocuments\x18\x01 \x03(\v2\x1e.lorekeeper.v1.DocumentSummaryR\tdocuments\x12\x1f\n" +
+	"\vnext_cursor\x182 \x01(\tR\n" +
+	"nextCursor\x12\x14\n" +
+	"\x05total\x183 \x01(\x04R\x05total\"\x0f\n" +
 	"\rStatusRequest\"\xe5\x03\n" +
 	"\x0eStatusResponse\x12\x1a\n" +
 	"\bentities\x18\x01 \x01(\x04R\bentities\x12\x18\n" +
@@ -2110,12 +2428,28 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	" \x01(\tR\aversion\x1a9\n" +
 	"\vCountsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01*c\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xa6\x01\n" +
+	"\x15CompleteValuesRequest\x124\n" +
+	"\x05field\x18\x01 \x01(\x0e2\x1e.lorekeeper.v1.CompletionFieldR\x05field\x12\x16\n" +
+	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12)\n" +
+	"\x05kinds\x18\x03 \x03(\x0e2\x13.lorekeeper.v1.KindR\x05kinds\x12\x14\n" +
+	"\x05limit\x18\x04 \x01(\rR\x05limit\"a\n" +
+	"\x16CompleteValuesResponse\x12\x16\n" +
+	"\x06values\x18\x01 \x03(\tR\x06values\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\rR\x05total\x12\x19\n" +
+	"\bhas_more\x18\x03 \x01(\bR\ahasMore*c\n" +
 	"\aRanking\x12\x17\n" +
 	"\x13RANKING_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12RANKING_STRUCTURED\x10\x01\x12\x12\n" +
 	"\x0eRANKING_HYBRID\x10\x02\x12\x13\n" +
-	"\x0fRANKING_KEYWORD\x10\x032\x85\x06\n" +
+	"\x0fRANKING_KEYWORD\x10\x03*\xdb\x01\n" +
+	"\x0fCompletionField\x12 \n" +
+	"\x1cCOMPLETION_FIELD_UNSPECIFIED\x10\x00\x12 \n" +
+	"\x1cCOMPLETION_FIELD_ENTITY_NAME\x10\x01\x12\x1f\n" +
+	"\x1bCOMPLETION_FIELD_ENTITY_KEY\x10\x02\x12\x1d\n" +
+	"\x19COMPLETION_FIELD_DOCUMENT\x10\x03\x12\"\n" +
+	"\x1eCOMPLETION_FIELD_CREATURE_TYPE\x10\x04\x12 \n" +
+	"\x1cCOMPLETION_FIELD_ENVIRONMENT\x10\x052\xe4\x06\n" +
 	"\fQueryService\x12Q\n" +
 	"\fLookupSpells\x12\".lorekeeper.v1.LookupSpellsRequest\x1a\x1d.lorekeeper.v1.LookupResponse\x12W\n" +
 	"\x0fLookupCreatures\x12%.lorekeeper.v1.LookupCreaturesRequest\x1a\x1d.lorekeeper.v1.LookupResponse\x12W\n" +
@@ -2125,7 +2459,8 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\x06Search\x12\x1c.lorekeeper.v1.SearchRequest\x1a\x1d.lorekeeper.v1.SearchResponse\x12N\n" +
 	"\tGetEntity\x12\x1f.lorekeeper.v1.GetEntityRequest\x1a .lorekeeper.v1.GetEntityResponse\x12Z\n" +
 	"\rListDocuments\x12#.lorekeeper.v1.ListDocumentsRequest\x1a$.lorekeeper.v1.ListDocumentsResponse\x12E\n" +
-	"\x06Status\x12\x1c.lorekeeper.v1.StatusRequest\x1a\x1d.lorekeeper.v1.StatusResponseB1Z/lorekeeper.dev/proto/lorekeeper/v1;lorekeeperv1b\x06proto3"
+	"\x06Status\x12\x1c.lorekeeper.v1.StatusRequest\x1a\x1d.lorekeeper.v1.StatusResponse\x12]\n" +
+	"\x0eCompleteValues\x12$.lorekeeper.v1.CompleteValuesRequest\x1a%.lorekeeper.v1.CompleteValuesResponseB1Z/lorekeeper.dev/proto/lorekeeper/v1;lorekeeperv1b\x06proto3"
 
 var (
 	file_lorekeeper_v1_query_proto_rawDescOnce sync.Once
@@ -2139,104 +2474,111 @@ func file_lorekeeper_v1_query_proto_rawDescGZIP() []byte {
 	return file_lorekeeper_v1_query_proto_rawDescData
 }
 
-var file_lorekeeper_v1_query_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_lorekeeper_v1_query_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_lorekeeper_v1_query_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
+var file_lorekeeper_v1_query_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_lorekeeper_v1_query_proto_goTypes = []any{
 	(Ranking)(0),                          // 0: lorekeeper.v1.Ranking
-	(*DocumentFilter)(nil),                // 1: lorekeeper.v1.DocumentFilter
-	(*Common)(nil),                        // 2: lorekeeper.v1.Common
-	(*IntRange)(nil),                      // 3: lorekeeper.v1.IntRange
-	(*DoubleRange)(nil),                   // 4: lorekeeper.v1.DoubleRange
-	(*LookupSpellsRequest)(nil),           // 5: lorekeeper.v1.LookupSpellsRequest
-	(*AbilityFilter)(nil),                 // 6: lorekeeper.v1.AbilityFilter
-	(*LookupCreaturesRequest)(nil),        // 7: lorekeeper.v1.LookupCreaturesRequest
-	(*LookupEquipmentRequest)(nil),        // 8: lorekeeper.v1.LookupEquipmentRequest
-	(*LookupCharacterOptionsRequest)(nil), // 9: lorekeeper.v1.LookupCharacterOptionsRequest
-	(*LookupRulesRequest)(nil),            // 10: lorekeeper.v1.LookupRulesRequest
-	(*Result)(nil),                        // 11: lorekeeper.v1.Result
-	(*Alternate)(nil),                     // 12: lorekeeper.v1.Alternate
-	(*LookupResponse)(nil),                // 13: lorekeeper.v1.LookupResponse
-	(*NameSuggestion)(nil),                // 14: lorekeeper.v1.NameSuggestion
-	(*SearchRequest)(nil),                 // 15: lorekeeper.v1.SearchRequest
-	(*ResultGroup)(nil),                   // 16: lorekeeper.v1.ResultGroup
-	(*SearchResponse)(nil),                // 17: lorekeeper.v1.SearchResponse
-	(*GetEntityRequest)(nil),              // 18: lorekeeper.v1.GetEntityRequest
-	(*GetEntityResponse)(nil),             // 19: lorekeeper.v1.GetEntityResponse
-	(*ListDocumentsRequest)(nil),          // 20: lorekeeper.v1.ListDocumentsRequest
-	(*DocumentSummary)(nil),               // 21: lorekeeper.v1.DocumentSummary
-	(*ListDocumentsResponse)(nil),         // 22: lorekeeper.v1.ListDocumentsResponse
-	(*StatusRequest)(nil),                 // 23: lorekeeper.v1.StatusRequest
-	(*StatusResponse)(nil),                // 24: lorekeeper.v1.StatusResponse
-	nil,                                   // 25: lorekeeper.v1.DocumentSummary.CountsEntry
-	nil,                                   // 26: lorekeeper.v1.StatusResponse.CountsEntry
-	(Source)(0),                           // 27: lorekeeper.v1.Source
-	(Kind)(0),                             // 28: lorekeeper.v1.Kind
-	(*Entity)(nil),                        // 29: lorekeeper.v1.Entity
-	(*Document)(nil),                      // 30: lorekeeper.v1.Document
-	(*timestamppb.Timestamp)(nil),         // 31: google.protobuf.Timestamp
+	(CompletionField)(0),                  // 1: lorekeeper.v1.CompletionField
+	(*DocumentFilter)(nil),                // 2: lorekeeper.v1.DocumentFilter
+	(*Common)(nil),                        // 3: lorekeeper.v1.Common
+	(*IntRange)(nil),                      // 4: lorekeeper.v1.IntRange
+	(*DoubleRange)(nil),                   // 5: lorekeeper.v1.DoubleRange
+	(*LookupSpellsRequest)(nil),           // 6: lorekeeper.v1.LookupSpellsRequest
+	(*AbilityFilter)(nil),                 // 7: lorekeeper.v1.AbilityFilter
+	(*LookupCreaturesRequest)(nil),        // 8: lorekeeper.v1.LookupCreaturesRequest
+	(*LookupEquipmentRequest)(nil),        // 9: lorekeeper.v1.LookupEquipmentRequest
+	(*LookupCharacterOptionsRequest)(nil), // 10: lorekeeper.v1.LookupCharacterOptionsRequest
+	(*LookupRulesRequest)(nil),            // 11: lorekeeper.v1.LookupRulesRequest
+	(*Result)(nil),                        // 12: lorekeeper.v1.Result
+	(*Alternate)(nil),                     // 13: lorekeeper.v1.Alternate
+	(*LookupResponse)(nil),                // 14: lorekeeper.v1.LookupResponse
+	(*NameSuggestion)(nil),                // 15: lorekeeper.v1.NameSuggestion
+	(*SearchRequest)(nil),                 // 16: lorekeeper.v1.SearchRequest
+	(*ResultGroup)(nil),                   // 17: lorekeeper.v1.ResultGroup
+	(*SearchResponse)(nil),                // 18: lorekeeper.v1.SearchResponse
+	(*GetEntityRequest)(nil),              // 19: lorekeeper.v1.GetEntityRequest
+	(*GetEntityResponse)(nil),             // 20: lorekeeper.v1.GetEntityResponse
+	(*ListDocumentsRequest)(nil),          // 21: lorekeeper.v1.ListDocumentsRequest
+	(*DocumentSummary)(nil),               // 22: lorekeeper.v1.DocumentSummary
+	(*ListDocumentsResponse)(nil),         // 23: lorekeeper.v1.ListDocumentsResponse
+	(*StatusRequest)(nil),                 // 24: lorekeeper.v1.StatusRequest
+	(*StatusResponse)(nil),                // 25: lorekeeper.v1.StatusResponse
+	(*CompleteValuesRequest)(nil),         // 26: lorekeeper.v1.CompleteValuesRequest
+	(*CompleteValuesResponse)(nil),        // 27: lorekeeper.v1.CompleteValuesResponse
+	nil,                                   // 28: lorekeeper.v1.DocumentSummary.CountsEntry
+	nil,                                   // 29: lorekeeper.v1.StatusResponse.CountsEntry
+	(Source)(0),                           // 30: lorekeeper.v1.Source
+	(Kind)(0),                             // 31: lorekeeper.v1.Kind
+	(*Entity)(nil),                        // 32: lorekeeper.v1.Entity
+	(*Document)(nil),                      // 33: lorekeeper.v1.Document
+	(*timestamppb.Timestamp)(nil),         // 34: google.protobuf.Timestamp
 }
 var file_lorekeeper_v1_query_proto_depIdxs = []int32{
-	1,  // 0: lorekeeper.v1.Common.documents:type_name -> lorekeeper.v1.DocumentFilter
-	27, // 1: lorekeeper.v1.Common.sources:type_name -> lorekeeper.v1.Source
-	2,  // 2: lorekeeper.v1.LookupSpellsRequest.common:type_name -> lorekeeper.v1.Common
-	3,  // 3: lorekeeper.v1.LookupSpellsRequest.level_range:type_name -> lorekeeper.v1.IntRange
-	3,  // 4: lorekeeper.v1.AbilityFilter.range:type_name -> lorekeeper.v1.IntRange
-	2,  // 5: lorekeeper.v1.LookupCreaturesRequest.common:type_name -> lorekeeper.v1.Common
-	4,  // 6: lorekeeper.v1.LookupCreaturesRequest.cr_range:type_name -> lorekeeper.v1.DoubleRange
-	3,  // 7: lorekeeper.v1.LookupCreaturesRequest.armor_class:type_name -> lorekeeper.v1.IntRange
-	3,  // 8: lorekeeper.v1.LookupCreaturesRequest.hit_points:type_name -> lorekeeper.v1.IntRange
-	6,  // 9: lorekeeper.v1.LookupCreaturesRequest.abilities:type_name -> lorekeeper.v1.AbilityFilter
-	2,  // 10: lorekeeper.v1.LookupEquipmentRequest.common:type_name -> lorekeeper.v1.Common
-	28, // 11: lorekeeper.v1.LookupEquipmentRequest.kinds:type_name -> lorekeeper.v1.Kind
-	4,  // 12: lorekeeper.v1.LookupEquipmentRequest.cost_gp:type_name -> lorekeeper.v1.DoubleRange
-	4,  // 13: lorekeeper.v1.LookupEquipmentRequest.weight_lb:type_name -> lorekeeper.v1.DoubleRange
-	3,  // 14: lorekeeper.v1.LookupEquipmentRequest.armor_class:type_name -> lorekeeper.v1.IntRange
-	2,  // 15: lorekeeper.v1.LookupCharacterOptionsRequest.common:type_name -> lorekeeper.v1.Common
-	28, // 16: lorekeeper.v1.LookupCharacterOptionsRequest.kinds:type_name -> lorekeeper.v1.Kind
-	2,  // 17: lorekeeper.v1.LookupRulesRequest.common:type_name -> lorekeeper.v1.Common
-	28, // 18: lorekeeper.v1.LookupRulesRequest.kinds:type_name -> lorekeeper.v1.Kind
-	29, // 19: lorekeeper.v1.Result.entity:type_name -> lorekeeper.v1.Entity
-	12, // 20: lorekeeper.v1.Result.alternates:type_name -> lorekeeper.v1.Alternate
-	11, // 21: lorekeeper.v1.LookupResponse.results:type_name -> lorekeeper.v1.Result
+	2,  // 0: lorekeeper.v1.Common.documents:type_name -> lorekeeper.v1.DocumentFilter
+	30, // 1: lorekeeper.v1.Common.sources:type_name -> lorekeeper.v1.Source
+	3,  // 2: lorekeeper.v1.LookupSpellsRequest.common:type_name -> lorekeeper.v1.Common
+	4,  // 3: lorekeeper.v1.LookupSpellsRequest.level_range:type_name -> lorekeeper.v1.IntRange
+	4,  // 4: lorekeeper.v1.AbilityFilter.range:type_name -> lorekeeper.v1.IntRange
+	3,  // 5: lorekeeper.v1.LookupCreaturesRequest.common:type_name -> lorekeeper.v1.Common
+	5,  // 6: lorekeeper.v1.LookupCreaturesRequest.cr_range:type_name -> lorekeeper.v1.DoubleRange
+	4,  // 7: lorekeeper.v1.LookupCreaturesRequest.armor_class:type_name -> lorekeeper.v1.IntRange
+	4,  // 8: lorekeeper.v1.LookupCreaturesRequest.hit_points:type_name -> lorekeeper.v1.IntRange
+	7,  // 9: lorekeeper.v1.LookupCreaturesRequest.abilities:type_name -> lorekeeper.v1.AbilityFilter
+	3,  // 10: lorekeeper.v1.LookupEquipmentRequest.common:type_name -> lorekeeper.v1.Common
+	31, // 11: lorekeeper.v1.LookupEquipmentRequest.kinds:type_name -> lorekeeper.v1.Kind
+	5,  // 12: lorekeeper.v1.LookupEquipmentRequest.cost_gp:type_name -> lorekeeper.v1.DoubleRange
+	5,  // 13: lorekeeper.v1.LookupEquipmentRequest.weight_lb:type_name -> lorekeeper.v1.DoubleRange
+	4,  // 14: lorekeeper.v1.LookupEquipmentRequest.armor_class:type_name -> lorekeeper.v1.IntRange
+	3,  // 15: lorekeeper.v1.LookupCharacterOptionsRequest.common:type_name -> lorekeeper.v1.Common
+	31, // 16: lorekeeper.v1.LookupCharacterOptionsRequest.kinds:type_name -> lorekeeper.v1.Kind
+	3,  // 17: lorekeeper.v1.LookupRulesRequest.common:type_name -> lorekeeper.v1.Common
+	31, // 18: lorekeeper.v1.LookupRulesRequest.kinds:type_name -> lorekeeper.v1.Kind
+	32, // 19: lorekeeper.v1.Result.entity:type_name -> lorekeeper.v1.Entity
+	13, // 20: lorekeeper.v1.Result.alternates:type_name -> lorekeeper.v1.Alternate
+	12, // 21: lorekeeper.v1.LookupResponse.results:type_name -> lorekeeper.v1.Result
 	0,  // 22: lorekeeper.v1.LookupResponse.ranking:type_name -> lorekeeper.v1.Ranking
-	14, // 23: lorekeeper.v1.LookupResponse.suggestions:type_name -> lorekeeper.v1.NameSuggestion
-	28, // 24: lorekeeper.v1.SearchRequest.kinds:type_name -> lorekeeper.v1.Kind
-	1,  // 25: lorekeeper.v1.SearchRequest.documents:type_name -> lorekeeper.v1.DocumentFilter
-	27, // 26: lorekeeper.v1.SearchRequest.sources:type_name -> lorekeeper.v1.Source
-	28, // 27: lorekeeper.v1.ResultGroup.kind:type_name -> lorekeeper.v1.Kind
-	11, // 28: lorekeeper.v1.ResultGroup.results:type_name -> lorekeeper.v1.Result
-	16, // 29: lorekeeper.v1.SearchResponse.groups:type_name -> lorekeeper.v1.ResultGroup
+	15, // 23: lorekeeper.v1.LookupResponse.suggestions:type_name -> lorekeeper.v1.NameSuggestion
+	31, // 24: lorekeeper.v1.SearchRequest.kinds:type_name -> lorekeeper.v1.Kind
+	2,  // 25: lorekeeper.v1.SearchRequest.documents:type_name -> lorekeeper.v1.DocumentFilter
+	30, // 26: lorekeeper.v1.SearchRequest.sources:type_name -> lorekeeper.v1.Source
+	31, // 27: lorekeeper.v1.ResultGroup.kind:type_name -> lorekeeper.v1.Kind
+	12, // 28: lorekeeper.v1.ResultGroup.results:type_name -> lorekeeper.v1.Result
+	17, // 29: lorekeeper.v1.SearchResponse.groups:type_name -> lorekeeper.v1.ResultGroup
 	0,  // 30: lorekeeper.v1.SearchResponse.ranking:type_name -> lorekeeper.v1.Ranking
-	29, // 31: lorekeeper.v1.GetEntityResponse.entity:type_name -> lorekeeper.v1.Entity
-	27, // 32: lorekeeper.v1.ListDocumentsRequest.sources:type_name -> lorekeeper.v1.Source
-	30, // 33: lorekeeper.v1.DocumentSummary.document:type_name -> lorekeeper.v1.Document
-	25, // 34: lorekeeper.v1.DocumentSummary.counts:type_name -> lorekeeper.v1.DocumentSummary.CountsEntry
-	21, // 35: lorekeeper.v1.ListDocumentsResponse.documents:type_name -> lorekeeper.v1.DocumentSummary
-	26, // 36: lorekeeper.v1.StatusResponse.counts:type_name -> lorekeeper.v1.StatusResponse.CountsEntry
-	31, // 37: lorekeeper.v1.StatusResponse.last_write:type_name -> google.protobuf.Timestamp
-	5,  // 38: lorekeeper.v1.QueryService.LookupSpells:input_type -> lorekeeper.v1.LookupSpellsRequest
-	7,  // 39: lorekeeper.v1.QueryService.LookupCreatures:input_type -> lorekeeper.v1.LookupCreaturesRequest
-	8,  // 40: lorekeeper.v1.QueryService.LookupEquipment:input_type -> lorekeeper.v1.LookupEquipmentRequest
-	9,  // 41: lorekeeper.v1.QueryService.LookupCharacterOptions:input_type -> lorekeeper.v1.LookupCharacterOptionsRequest
-	10, // 42: lorekeeper.v1.QueryService.LookupRules:input_type -> lorekeeper.v1.LookupRulesRequest
-	15, // 43: lorekeeper.v1.QueryService.Search:input_type -> lorekeeper.v1.SearchRequest
-	18, // 44: lorekeeper.v1.QueryService.GetEntity:input_type -> lorekeeper.v1.GetEntityRequest
-	20, // 45: lorekeeper.v1.QueryService.ListDocuments:input_type -> lorekeeper.v1.ListDocumentsRequest
-	23, // 46: lorekeeper.v1.QueryService.Status:input_type -> lorekeeper.v1.StatusRequest
-	13, // 47: lorekeeper.v1.QueryService.LookupSpells:output_type -> lorekeeper.v1.LookupResponse
-	13, // 48: lorekeeper.v1.QueryService.LookupCreatures:output_type -> lorekeeper.v1.LookupResponse
-	13, // 49: lorekeeper.v1.QueryService.LookupEquipment:output_type -> lorekeeper.v1.LookupResponse
-	13, // 50: lorekeeper.v1.QueryService.LookupCharacterOptions:output_type -> lorekeeper.v1.LookupResponse
-	13, // 51: lorekeeper.v1.QueryService.LookupRules:output_type -> lorekeeper.v1.LookupResponse
-	17, // 52: lorekeeper.v1.QueryService.Search:output_type -> lorekeeper.v1.SearchResponse
-	19, // 53: lorekeeper.v1.QueryService.GetEntity:output_type -> lorekeeper.v1.GetEntityResponse
-	22, // 54: lorekeeper.v1.QueryService.ListDocuments:output_type -> lorekeeper.v1.ListDocumentsResponse
-	24, // 55: lorekeeper.v1.QueryService.Status:output_type -> lorekeeper.v1.StatusResponse
-	47, // [47:56] is the sub-list for method output_type
-	38, // [38:47] is the sub-list for method input_type
-	38, // [38:38] is the sub-list for extension type_name
-	38, // [38:38] is the sub-list for extension extendee
-	0,  // [0:38] is the sub-list for field type_name
+	32, // 31: lorekeeper.v1.GetEntityResponse.entity:type_name -> lorekeeper.v1.Entity
+	30, // 32: lorekeeper.v1.ListDocumentsRequest.sources:type_name -> lorekeeper.v1.Source
+	33, // 33: lorekeeper.v1.DocumentSummary.document:type_name -> lorekeeper.v1.Document
+	28, // 34: lorekeeper.v1.DocumentSummary.counts:type_name -> lorekeeper.v1.DocumentSummary.CountsEntry
+	22, // 35: lorekeeper.v1.ListDocumentsResponse.documents:type_name -> lorekeeper.v1.DocumentSummary
+	29, // 36: lorekeeper.v1.StatusResponse.counts:type_name -> lorekeeper.v1.StatusResponse.CountsEntry
+	34, // 37: lorekeeper.v1.StatusResponse.last_write:type_name -> google.protobuf.Timestamp
+	1,  // 38: lorekeeper.v1.CompleteValuesRequest.field:type_name -> lorekeeper.v1.CompletionField
+	31, // 39: lorekeeper.v1.CompleteValuesRequest.kinds:type_name -> lorekeeper.v1.Kind
+	6,  // 40: lorekeeper.v1.QueryService.LookupSpells:input_type -> lorekeeper.v1.LookupSpellsRequest
+	8,  // 41: lorekeeper.v1.QueryService.LookupCreatures:input_type -> lorekeeper.v1.LookupCreaturesRequest
+	9,  // 42: lorekeeper.v1.QueryService.LookupEquipment:input_type -> lorekeeper.v1.LookupEquipmentRequest
+	10, // 43: lorekeeper.v1.QueryService.LookupCharacterOptions:input_type -> lorekeeper.v1.LookupCharacterOptionsRequest
+	11, // 44: lorekeeper.v1.QueryService.LookupRules:input_type -> lorekeeper.v1.LookupRulesRequest
+	16, // 45: lorekeeper.v1.QueryService.Search:input_type -> lorekeeper.v1.SearchRequest
+	19, // 46: lorekeeper.v1.QueryService.GetEntity:input_type -> lorekeeper.v1.GetEntityRequest
+	21, // 47: lorekeeper.v1.QueryService.ListDocuments:input_type -> lorekeeper.v1.ListDocumentsRequest
+	24, // 48: lorekeeper.v1.QueryService.Status:input_type -> lorekeeper.v1.StatusRequest
+	26, // 49: lorekeeper.v1.QueryService.CompleteValues:input_type -> lorekeeper.v1.CompleteValuesRequest
+	14, // 50: lorekeeper.v1.QueryService.LookupSpells:output_type -> lorekeeper.v1.LookupResponse
+	14, // 51: lorekeeper.v1.QueryService.LookupCreatures:output_type -> lorekeeper.v1.LookupResponse
+	14, // 52: lorekeeper.v1.QueryService.LookupEquipment:output_type -> lorekeeper.v1.LookupResponse
+	14, // 53: lorekeeper.v1.QueryService.LookupCharacterOptions:output_type -> lorekeeper.v1.LookupResponse
+	14, // 54: lorekeeper.v1.QueryService.LookupRules:output_type -> lorekeeper.v1.LookupResponse
+	18, // 55: lorekeeper.v1.QueryService.Search:output_type -> lorekeeper.v1.SearchResponse
+	20, // 56: lorekeeper.v1.QueryService.GetEntity:output_type -> lorekeeper.v1.GetEntityResponse
+	23, // 57: lorekeeper.v1.QueryService.ListDocuments:output_type -> lorekeeper.v1.ListDocumentsResponse
+	25, // 58: lorekeeper.v1.QueryService.Status:output_type -> lorekeeper.v1.StatusResponse
+	27, // 59: lorekeeper.v1.QueryService.CompleteValues:output_type -> lorekeeper.v1.CompleteValuesResponse
+	50, // [50:60] is the sub-list for method output_type
+	40, // [40:50] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_lorekeeper_v1_query_proto_init() }
@@ -2257,8 +2599,8 @@ func file_lorekeeper_v1_query_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lorekeeper_v1_query_proto_rawDesc), len(file_lorekeeper_v1_query_proto_rawDesc)),
-			NumEnums:      1,
-			NumMessages:   26,
+			NumEnums:      2,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -31,6 +31,7 @@ const (
 	QueryService_GetEntity_FullMethodName              = "/lorekeeper.v1.QueryService/GetEntity"
 	QueryService_ListDocuments_FullMethodName          = "/lorekeeper.v1.QueryService/ListDocuments"
 	QueryService_Status_FullMethodName                 = "/lorekeeper.v1.QueryService/Status"
+	QueryService_CompleteValues_FullMethodName         = "/lorekeeper.v1.QueryService/CompleteValues"
 )
 
 // QueryServiceClient is the client API for QueryService service.
@@ -49,6 +50,9 @@ type QueryServiceClient interface {
 	GetEntity(ctx context.Context, in *GetEntityRequest, opts ...grpc.CallOption) (*GetEntityResponse, error)
 	ListDocuments(ctx context.Context, in *ListDocumentsRequest, opts ...grpc.CallOption) (*ListDocumentsResponse, error)
 	Status(ctx context.Context, in *StatusRequest, opts ...grpc.CallOption) (*StatusResponse, error)
+	// Completion candidates for what a user is typing: entity names and keys,
+	// document keys, creature types, environments. Answered from memory.
+	CompleteValues(ctx context.Context, in *CompleteValuesRequest, opts ...grpc.CallOption) (*CompleteValuesResponse, error)
 }
 
 type queryServiceClient struct {
@@ -149,6 +153,16 @@ func (c *queryServiceClient) Status(ctx context.Context, in *StatusRequest, opts
 	return out, nil
 }
 
+func (c *queryServiceClient) CompleteValues(ctx context.Context, in *CompleteValuesRequest, opts ...grpc.CallOption) (*CompleteValuesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CompleteValuesResponse)
+	err := c.cc.Invoke(ctx, QueryService_CompleteValues_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // QueryServiceServer is the server API for QueryService service.
 // All implementations must embed UnimplementedQueryServiceServer
 // for forward compatibility.
@@ -165,6 +179,9 @@ type QueryServiceServer interface {
 	GetEntity(context.Context, *GetEntityRequest) (*GetEntityResponse, error)
 	ListDocuments(context.Context, *ListDocumentsRequest) (*ListDocumentsResponse, error)
 	Status(context.Context, *StatusRequest) (*StatusResponse, error)
+	// Completion candidates for what a user is typing: entity names and keys,
+	// document keys, creature types, environments. Answered from memory.
+	CompleteValues(context.Context, *CompleteValuesRequest) (*CompleteValuesResponse, error)
 	mustEmbedUnimplementedQueryServiceServer()
 }
 
@@ -201,6 +218,9 @@ func (UnimplementedQueryServiceServer) ListDocuments(context.Context, *ListDocum
 }
 func (UnimplementedQueryServiceServer) Status(context.Context, *StatusRequest) (*StatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Status not implemented")
+}
+func (UnimplementedQueryServiceServer) CompleteValues(context.Context, *CompleteValuesRequest) (*CompleteValuesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CompleteValues not implemented")
 }
 func (UnimplementedQueryServiceServer) mustEmbedUnimplementedQueryServiceServer() {}
 func (UnimplementedQueryServiceServer) testEmbeddedByValue()                      {}
@@ -385,6 +405,24 @@ func _QueryService_Status_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _QueryService_CompleteValues_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CompleteValuesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(QueryServiceServer).CompleteValues(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: QueryService_CompleteValues_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(QueryServiceServer).CompleteValues(ctx, req.(*CompleteValuesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // QueryService_ServiceDesc is the grpc.ServiceDesc for QueryService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -427,6 +465,10 @@ var QueryService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Status",
 			Handler:    _QueryService_Status_Handler,
+		},
+		{
+			MethodName: "CompleteValues",
+			Handler:    _QueryService_CompleteValues_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,0 +1,180 @@
+package query
+
+import (
+	"container/list"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"lorekeeper.dev/embedder/badgerstore"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// Page cursors. A cursor is opaque to clients: base64url over a small JSON
+// object. It names the request it continues (a hash of the request without
+// its cursor and limit), so a cursor replayed with other filters is refused
+// instead of silently paging a different list.
+//
+// Two kinds, because two orders need different guarantees:
+//   - name order (no ranking): the position of the last entity returned,
+//     a pure function of that entity (badgerstore.OrderKey). The next page
+//     starts strictly after it, so entities written meanwhile land before or
+//     after the position and never shift the rest: no repeats, no skips, and
+//     the cursor works on any query node with the same content.
+//   - ranked order (semantic_query, search): scores depend on the whole
+//     collection (BM25 statistics, rescaling), so new entities reorder the
+//     list. The first page keeps the full ranked order as a snapshot of keys
+//     on this node; later pages read it by offset. Snapshots are kept for
+//     snapshotTTL (at most maxSnapshots); past that the cursor is refused
+//     as expired.
+type cursor struct {
+	V     int    `json:"v"`
+	Query string `json:"q"`
+	// Name order: the last entity returned.
+	Name    string `json:"n,omitempty"`
+	DocRank int    `json:"r,omitempty"`
+	Key     string `json:"k,omitempty"`
+	// Ranked order: the snapshot and the offset of the next page in it.
+	Snapshot string `json:"s,omitempty"`
+	Offset   int    `json:"o,omitempty"`
+	// Documents: the last document returned (source slug, key).
+	Source string `json:"src,omitempty"`
+}
+
+const cursorVersion = 1
+
+func (c *cursor) encode() string {
+	c.V = cursorVersion
+	b, _ := json.Marshal(c) // only strings and ints: cannot fail
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// decodeCursor parses s, checking it was made for the request whose hash
+// is query. An empty s is no cursor (nil).
+func decodeCursor(s, query string) (*cursor, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if len(s) > 4096 {
+		return nil, invalid("cursor", "too long to be a cursor this service made")
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, invalid("cursor", "not a cursor this service made; pass next_cursor unchanged")
+	}
+	var c cursor
+	if err := json.Unmarshal(b, &c); err != nil || c.V != cursorVersion {
+		return nil, invalid("cursor", "not a cursor this service made; pass next_cursor unchanged")
+	}
+	if c.Query != query {
+		return nil, invalid("cursor", "was made for a different request; repeat the same arguments (only limit may change) or start again without a cursor")
+	}
+	return &c, nil
+}
+
+// requestHash identifies a request for its cursors: the request with its
+// cursor and limit cleared (a later page may ask for a different limit).
+func requestHash(req proto.Message, clear func(proto.Message)) string {
+	c := proto.Clone(req)
+	clear(c)
+	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(c)
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(req.ProtoReflect().Descriptor().FullName()))
+	_, _ = h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// withCommon is a lookup request.
+type withCommon interface {
+	proto.Message
+	GetCommon() *lkv1.Common
+}
+
+func lookupHash(req withCommon) string {
+	return requestHash(req, func(m proto.Message) {
+		if c := m.(withCommon).GetCommon(); c != nil {
+			c.Cursor, c.Limit = "", 0
+		}
+	})
+}
+
+func (c *cursor) orderKey() badgerstore.OrderKey {
+	return badgerstore.OrderKey{Name: c.Name, DocRank: c.DocRank, Key: c.Key}
+}
+
+// snapshot is a ranked result list as of its first page: per group (one
+// for lookups, one per kind for search), the keys and scores in order.
+type snapshot struct {
+	groups   []snapGroup
+	ranking  lkv1.Ranking
+	fallback string
+	created  time.Time
+}
+
+type snapGroup struct {
+	kind   lkv1.Kind
+	keys   []string
+	scores []float64
+	exact  []bool
+}
+
+const (
+	maxSnapshots = 256
+	snapshotTTL  = 15 * time.Minute
+)
+
+// snapshots keeps ranked snapshots by id, least recently used out first.
+type snapshots struct {
+	mu    sync.Mutex
+	order *list.List // front: most recent; values are *snapEntry
+	byID  map[string]*list.Element
+	now   func() time.Time
+}
+
+type snapEntry struct {
+	id   string
+	snap *snapshot
+}
+
+func newSnapshots() *snapshots {
+	return &snapshots{order: list.New(), byID: map[string]*list.Element{}, now: time.Now}
+}
+
+func (c *snapshots) put(s *snapshot) string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	id := base64.RawURLEncoding.EncodeToString(b[:])
+	s.created = c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.byID[id] = c.order.PushFront(&snapEntry{id: id, snap: s})
+	for c.order.Len() > maxSnapshots {
+		old := c.order.Back()
+		c.order.Remove(old)
+		delete(c.byID, old.Value.(*snapEntry).id)
+	}
+	return id
+}
+
+func (c *snapshots) get(id string) (*snapshot, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.byID[id]
+	if !ok {
+		return nil, invalid("cursor", "has expired (ranked pages are kept %s); repeat the request without a cursor", snapshotTTL)
+	}
+	s := el.Value.(*snapEntry).snap
+	if c.now().Sub(s.created) > snapshotTTL {
+		c.order.Remove(el)
+		delete(c.byID, id)
+		return nil, invalid("cursor", "has expired (ranked pages are kept %s); repeat the request without a cursor", snapshotTTL)
+	}
+	c.order.MoveToFront(el)
+	return s, nil
+}
