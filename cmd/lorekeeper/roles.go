@@ -264,6 +264,10 @@ type ingestFlags struct {
 	endpoints  string
 	interval   time.Duration
 	orcbrewDir string
+	// node names this ingest across restarts in the resync lease (up:
+	// host and data directory), so that a restart after a crash takes its
+	// own lease back; empty for the stateless ingest role.
+	node string
 }
 
 func (i *ingestFlags) register(fs *flagSet) {
@@ -327,7 +331,7 @@ func startIngest(ctx context.Context, js jetstream.JetStream, cfg *ingestFlags, 
 		interval = -1 // the flag's 0 disables the schedule; the option's 0 means the default
 	}
 	fetcher := open5e.NewFetcher(js, base, &open5e.Options{
-		Interval: interval, Endpoints: endpoints, Logger: log, Metrics: open5e.NewMetrics(reg),
+		Interval: interval, Endpoints: endpoints, Node: cfg.node, Logger: log, Metrics: open5e.NewMetrics(reg),
 	})
 	watcher := orcbrew.NewWatcher(js, &orcbrew.Options{Logger: log, Metrics: orcbrew.NewMetrics(reg)})
 

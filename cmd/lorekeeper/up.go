@@ -171,6 +171,11 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 	st.onClose(node.close)
 	st.grpcAddr = node.grpcAddr
 
+	// One process at a time owns the data directory (NATS and Badger lock
+	// it), so host and directory name this node across restarts.
+	host, _ := os.Hostname()
+	absData, _ := filepath.Abs(cfg.dataDir)
+	cfg.ingest.node = host + ":" + absData
 	ing, err := startIngest(runCtx, js, &cfg.ingest, reg, log)
 	if err != nil {
 		return nil, err

@@ -56,6 +56,11 @@ type Options struct {
 	LeaseTTL time.Duration
 	// Holder names this process in the lease; default host-pid-random.
 	Holder string
+	// Node names this node across restarts (say, host and data directory):
+	// a lease that a process of the same Node left behind is from a run
+	// that crashed, and does not block. Empty: only the holder's absence
+	// (it no longer answers on NATS) or the lease's expiry frees it.
+	Node string
 	// Endpoints to sync; default Endpoints().
 	Endpoints []Endpoint
 	// Progress, if not nil, is called from the syncing goroutine after each
@@ -255,7 +260,7 @@ func (f *Fetcher) Run(ctx context.Context) error {
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case errors.Is(err, ErrLeaseHeld):
-			f.log.Info("open5e resync skipped: another run holds the lease")
+			f.log.Info("open5e resync skipped: another run holds the lease", "lease", err, "retry", f.leaseRetry(err).Sub(time.Now()).Round(time.Second))
 		case err != nil:
 			f.log.Warn("open5e resync finished with errors", "err", err, "duration", sum.Duration)
 		default:
@@ -276,13 +281,34 @@ func (f *Fetcher) Run(ctx context.Context) error {
 				nextFull = nextFull.Add(mrand.N(f.opts.Jitter))
 			}
 		case full:
-			// Someone else is running it; look again after the interval.
+			// Someone else is running it: look again when the schedule
+			// says, or, while a run is still due, when their lease ends
+			// (a live holder renews it; a dead one's ends for good).
 			nextFull = time.Now().Add(f.untilDue(ctx))
 			if !nextFull.After(time.Now()) {
-				nextFull = time.Now().Add(f.opts.EndpointBackoff)
+				nextFull = f.leaseRetry(err)
 			}
 		}
 	}
+}
+
+// leaseRetry is when to try again for a lease that err says is held: just
+// after it expires, and at the latest after one lease lifetime.
+func (f *Fetcher) leaseRetry(err error) time.Time {
+	now := time.Now()
+	latest := now.Add(f.opts.LeaseTTL)
+	var held *LeaseHeldError
+	if !errors.As(err, &held) {
+		return latest
+	}
+	at := held.Expires.Add(100 * time.Millisecond)
+	switch {
+	case at.Before(now):
+		return now
+	case at.After(latest):
+		return latest
+	}
+	return at
 }
 
 func minTime(a, b time.Time) time.Time {
@@ -346,7 +372,7 @@ func (f *Fetcher) sync(ctx context.Context, eps []Endpoint) (sum Summary, err er
 		return sum, fmt.Errorf("open state bucket %s: %w", ingest.StateBucket, err)
 	}
 	var l *lease
-	l, err = acquire(ctx, kv, f.opts.Holder, f.opts.LeaseTTL)
+	l, err = acquire(ctx, kv, leaseOwner{holder: f.opts.Holder, node: f.opts.Node, nc: f.js.Conn()}, f.opts.LeaseTTL)
 	if err != nil {
 		return sum, err
 	}
