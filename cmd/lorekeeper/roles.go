@@ -20,11 +20,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 
-	"lorekeeper.dev/embedder/badgerstore"
-	"lorekeeper.dev/embedder/natsconsume"
-	"lorekeeper.dev/embedder/onnx"
+	"lorekeeper.dev/embedder/replica"
 	"lorekeeper.dev/embedder/vectorindex"
-	"lorekeeper.dev/embedder/vectorindex/embeddedindex"
 	"lorekeeper.dev/embedder/vectorindex/qdrantindex"
 	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/open5e"
@@ -92,109 +89,61 @@ type runningNode struct {
 	close    func(context.Context) error
 }
 
+// startNode opens the node's replica of the catalogue (embedder/replica),
+// runs its consumer, and serves the query service over it.
 func startNode(ctx context.Context, js jetstream.JetStream, badgerDir string, cfg *nodeFlags, reg prometheus.Registerer, ready *readiness, log *slog.Logger) (_ *runningNode, err error) {
-	var closers []func(context.Context) error
-	closeAll := func(ctx context.Context) error {
-		var errs []error
-		for i := len(closers) - 1; i >= 0; i-- {
-			errs = append(errs, closers[i](ctx))
-		}
-		return errors.Join(errs...)
-	}
+	var cl closers
 	defer func() {
 		if err != nil {
-			if cerr := closeAll(context.Background()); cerr != nil {
+			if cerr := cl.close(context.Background()); cerr != nil {
 				log.Error("cleanup after a failed start", "err", cerr)
 			}
 		}
 	}()
 
-	model, err := onnx.Open(cfg.modelDir, &onnx.Options{Model: cfg.model, Logger: log, Metrics: onnx.NewMetrics(reg)})
-	if err != nil {
-		return nil, err
-	}
-	closers = append(closers, func(context.Context) error { return model.Close() })
-	info := model.Info()
-
-	idxOpts := &vectorindex.Options{
-		Dimensions: info.Dimensions,
-		Model:      info.Name,
-		Fields:     badgerstore.PayloadFields(),
-		Metrics:    vectorindex.NewMetrics(reg),
-		Logger:     log,
-	}
-	var idx *vectorindex.Index
+	var openIndex replica.IndexOpener
 	switch cfg.vectorBackend {
 	case "embedded":
-		idx, err = embeddedindex.Open(idxOpts)
 	case "qdrant":
-		qc, cerr := cfg.qdrantConfig()
-		if cerr != nil {
-			return nil, cerr
-		}
-		client, cerr := qdrant.NewClient(qc)
-		if cerr != nil {
-			return nil, fmt.Errorf("qdrant at %s: %w", cfg.qdrantAddr, cerr)
-		}
-		closers = append(closers, func(context.Context) error { return client.Close() })
-		idx, err = qdrantindex.Open(ctx, client, idxOpts)
-	default:
-		return nil, fmt.Errorf("--vector-index %q: want embedded or qdrant", cfg.vectorBackend)
-	}
-	if err != nil {
-		return nil, err
-	}
-	closers = append(closers, func(context.Context) error { return idx.Close() })
-
-	// A store whose vectors another model made is re-embedded before the
-	// node serves; its old vectors must not reach the new index meanwhile.
-	prev, err := badgerstore.RecordedModel(badgerDir)
-	if err != nil {
-		return nil, err
-	}
-	reembed := prev.Name != "" && (prev.Name != info.Name || prev.Dimensions != info.Dimensions)
-	store, err := badgerstore.Open(badgerDir, idx, &badgerstore.Options{
-		Logger: log, Model: info.Name,
-		// Qdrant keeps its points itself; the embedded index is reloaded.
-		NoIndexReload: reembed || idx.Backend() != "embedded",
-	})
-	if err != nil {
-		return nil, err
-	}
-	closers = append(closers, func(context.Context) error { return store.Close() })
-
-	cons := natsconsume.New(js, store, model, &natsconsume.Options{
-		Durable: cfg.durable, Logger: log, Metrics: natsconsume.NewMetrics(reg),
-	})
-	if reembed {
-		log.Info("the embedding model changed: re-embedding every stored entity", "from", prev.Name, "to", info.Name)
-		start := time.Now()
-		err := cons.Reembed(ctx, store, func(done, total int) {
-			log.Info("re-embedding", "done", done, "total", total)
-		})
+		qc, err := cfg.qdrantConfig()
 		if err != nil {
 			return nil, err
 		}
-		log.Info("re-embedded", "took", time.Since(start).Round(time.Millisecond))
+		client, err := qdrant.NewClient(qc)
+		if err != nil {
+			return nil, fmt.Errorf("qdrant at %s: %w", cfg.qdrantAddr, err)
+		}
+		cl.push(func(context.Context) error { return client.Close() })
+		openIndex = func(ctx context.Context, opts *vectorindex.Options) (*vectorindex.Index, error) {
+			return qdrantindex.Open(ctx, client, opts)
+		}
+	default:
+		return nil, fmt.Errorf("--vector-index %q: want embedded or qdrant", cfg.vectorBackend)
 	}
-	if err := store.SetModel(ctx, info); err != nil {
-		return nil, err
+	maxPending := uint64(0)
+	if cfg.maxLag > 0 {
+		maxPending = uint64(cfg.maxLag)
 	}
-	jc, err := cons.Ensure(ctx, ingest.StreamName, cfg.replicas)
+	rep, err := replica.Open(ctx, js, badgerDir, &replica.Options{
+		ModelDir: cfg.modelDir, Model: cfg.model, OpenIndex: openIndex,
+		Stream: ingest.StreamName, Durable: cfg.durable, Replicas: cfg.replicas,
+		MaxPending: maxPending, Registerer: reg, Logger: log,
+	})
 	if err != nil {
 		return nil, err
 	}
-	consCtx, stopConsumer := context.WithCancel(ctx)
-	consDone := make(chan error, 1)
-	go func() { consDone <- cons.Run(consCtx, jc) }()
+	cl.push(rep.Close)
+
+	runCtx, stopReplica := context.WithCancel(ctx)
+	runDone := make(chan error, 1)
+	go func() { runDone <- rep.Run(runCtx) }()
 	// Stop the consumer before the store closes: Run returns only after
 	// its batch in flight is stored and acknowledged.
-	closers = append(closers, func(context.Context) error { stopConsumer(); return <-consDone })
-	go reportProgress(consCtx, store, cons, log)
+	cl.push(func(context.Context) error { stopReplica(); return <-runDone })
 
 	qm := query.NewMetrics(reg)
-	svc := query.NewService(store, model, &query.Options{
-		SemanticTimeout: cfg.semanticWait, Pending: cons.Pending, Version: version, Metrics: qm, Logger: log,
+	svc := query.NewService(rep.Store(), rep.Model(), &query.Options{
+		SemanticTimeout: cfg.semanticWait, Pending: rep.Pending, Version: version, Metrics: qm, Logger: log,
 	})
 	hs := health.NewServer()
 	sopts := &query.ServerOptions{Logger: log, Metrics: qm, Health: hs}
@@ -215,46 +164,13 @@ func startNode(ctx context.Context, js jetstream.JetStream, badgerDir string, cf
 			log.Error("gRPC server stopped", "err", err)
 		}
 	}()
-	closers = append(closers, func(ctx context.Context) error {
+	cl.push(func(ctx context.Context) error {
 		hs.Shutdown() // NOT_SERVING first, so balancers move away
 		return query.Shutdown(ctx, srv)
 	})
-	ready.add("storage", func(ctx context.Context) error { return store.Ready(ctx) })
-	// A node far behind the stream answers from stale data: say so, so a
-	// balancer prefers a node that has caught up.
-	ready.add("stream", func(context.Context) error {
-		if n := cons.Pending(); cfg.maxLag > 0 && n > uint64(cfg.maxLag) {
-			return fmt.Errorf("%d messages behind the stream (more than --ready-max-pending %d)", n, cfg.maxLag)
-		}
-		return nil
-	})
+	ready.add("replica", rep.Ready)
 	log.Info("query service listening", "addr", ln.Addr().String())
-	return &runningNode{grpcAddr: ln.Addr().String(), close: closeAll}, nil
-}
-
-// reportProgress logs how far the node is behind the stream while it
-// catches up (the first load embeds every entity, about a minute here),
-// and once when it has caught up.
-func reportProgress(ctx context.Context, store *badgerstore.Store, cons *natsconsume.Consumer, log *slog.Logger) {
-	t := time.NewTicker(5 * time.Second)
-	defer t.Stop()
-	behind := false
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		stored, pending := store.Stats().Entities, cons.Pending()
-		switch {
-		case pending > 0:
-			behind = true
-			log.Info("storing and embedding entities", "stored", stored, "pending", pending)
-		case behind:
-			behind = false
-			log.Info("caught up with the stream", "entities", stored)
-		}
-	}
+	return &runningNode{grpcAddr: ln.Addr().String(), close: cl.close}, nil
 }
 
 // --- ingest: Open5e resync and OrcBrew watcher -------------------------------

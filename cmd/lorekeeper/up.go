@@ -86,24 +86,16 @@ type upStack struct {
 
 	natsURL, grpcAddr, mcpURL, metricsAddr string
 
-	closers []func(context.Context) error // run in reverse order
+	closers closers
 }
 
-func (s *upStack) onClose(f func(context.Context) error) { s.closers = append(s.closers, f) }
+func (s *upStack) onClose(f func(context.Context) error) { s.closers.push(f) }
 
-// close stops everything in reverse order of starting. It keeps going after
-// an error so that Badger is always closed, and returns the errors joined.
+// close stops everything in reverse order of starting.
 func (s *upStack) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var errs []error
-	for i := len(s.closers) - 1; i >= 0; i-- {
-		if err := s.closers[i](ctx); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	s.closers = nil
-	return errors.Join(errs...)
+	return s.closers.close(ctx)
 }
 
 // startUp starts every role. On error, whatever was started is closed.

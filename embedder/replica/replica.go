@@ -1,0 +1,241 @@
+// Package replica is a query node's copy of the catalogue: the embedding
+// model, the vector index, the Badger store and the durable consumer that
+// keeps them up to date with the ENTITIES stream. It owns their lifecycle:
+// Open (model, index, store, re-embedding after a model change, consumer),
+// Run (consume until stopped, draining the batch in flight), Ready and Close
+// (in reverse order of opening). The query service reads its Store and
+// Model; the command only composes.
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/natsconsume"
+	"lorekeeper.dev/embedder/onnx"
+	"lorekeeper.dev/embedder/vectorindex"
+	"lorekeeper.dev/embedder/vectorindex/embeddedindex"
+)
+
+// IndexOpener opens the vector index a replica writes to. The embedded
+// index is the default; the command passes one for Qdrant, whose client it
+// owns and closes after the replica.
+type IndexOpener func(ctx context.Context, opts *vectorindex.Options) (*vectorindex.Index, error)
+
+// Options configure a replica. Every zero field means its default.
+type Options struct {
+	// ModelDir holds the ONNX Runtime library and the models (default
+	// ".models").
+	ModelDir string
+	// Model is the embedding model's name (default "use-lite").
+	Model string
+	// OpenIndex opens the vector index (default: the embedded index).
+	OpenIndex IndexOpener
+	// Stream is the stream consumed (required by Open: ingest.StreamName).
+	Stream string
+	// Durable is the consumer's name: one per replica (default "embedder").
+	Durable string
+	// Replicas is the consumer's replica count on a clustered stream.
+	Replicas int
+	// MaxPending is how many stream messages may wait to be stored before
+	// Ready reports the replica behind; 0 means never.
+	MaxPending uint64
+	// ProgressEvery is how often Run logs progress while behind (default 5 s).
+	ProgressEvery time.Duration
+	// Registerer receives the model's, index's and consumer's metrics.
+	Registerer prometheus.Registerer
+	Logger     *slog.Logger
+}
+
+// Replica is an open replica. Open it, Run it, Close it.
+type Replica struct {
+	store    *badgerstore.Store
+	model    *onnx.Model
+	consumer *natsconsume.Consumer
+	jc       jetstream.Consumer
+	opts     Options
+	log      *slog.Logger
+	closers  []func() error // in opening order; Close runs them backwards
+}
+
+// Open opens the model, the vector index and the store in dir, re-embeds
+// every stored entity when the model changed since the store was written,
+// and creates (or binds to) the durable consumer. On error, whatever was
+// opened is closed again.
+func Open(ctx context.Context, js jetstream.JetStream, dir string, opts *Options) (_ *Replica, err error) {
+	o := Options{}
+	if opts != nil {
+		o = *opts
+	}
+	if o.ModelDir == "" {
+		o.ModelDir = ".models"
+	}
+	if o.Model == "" {
+		o.Model = "use-lite"
+	}
+	if o.Durable == "" {
+		o.Durable = "embedder"
+	}
+	if o.ProgressEvery <= 0 {
+		o.ProgressEvery = 5 * time.Second
+	}
+	if o.Stream == "" {
+		return nil, errors.New("replica: no stream to consume")
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	reg := o.Registerer
+	if reg == nil {
+		reg = prometheus.NewRegistry() // metrics nobody reads
+	}
+	r := &Replica{opts: o, log: log}
+	defer func() {
+		if err != nil {
+			if cerr := r.Close(context.WithoutCancel(ctx)); cerr != nil {
+				log.Error("cleanup after a failed start", "err", cerr)
+			}
+		}
+	}()
+
+	r.model, err = onnx.Open(o.ModelDir, &onnx.Options{Model: o.Model, Logger: log, Metrics: onnx.NewMetrics(reg)})
+	if err != nil {
+		return nil, err
+	}
+	r.closers = append(r.closers, r.model.Close)
+	info := r.model.Info()
+
+	open := o.OpenIndex
+	if open == nil {
+		open = func(_ context.Context, opts *vectorindex.Options) (*vectorindex.Index, error) {
+			return embeddedindex.Open(opts)
+		}
+	}
+	idx, err := open(ctx, &vectorindex.Options{
+		Dimensions: info.Dimensions,
+		Model:      info.Name,
+		Fields:     badgerstore.PayloadFields(),
+		Metrics:    vectorindex.NewMetrics(reg),
+		Logger:     log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.closers = append(r.closers, idx.Close)
+
+	// A store whose vectors another model made is re-embedded before the
+	// replica serves; its old vectors must not reach the new index meanwhile.
+	prev, err := badgerstore.RecordedModel(dir)
+	if err != nil {
+		return nil, err
+	}
+	reembed := prev.Name != "" && (prev.Name != info.Name || prev.Dimensions != info.Dimensions)
+	r.store, err = badgerstore.Open(dir, idx, &badgerstore.Options{
+		Logger: log, Model: info.Name,
+		// Qdrant keeps its points itself; the embedded index is reloaded.
+		NoIndexReload: reembed || idx.Backend() != "embedded",
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.closers = append(r.closers, r.store.Close)
+
+	r.consumer = natsconsume.New(js, r.store, r.model, &natsconsume.Options{
+		Durable: o.Durable, Logger: log, Metrics: natsconsume.NewMetrics(reg),
+	})
+	if reembed {
+		log.Info("the embedding model changed: re-embedding every stored entity", "from", prev.Name, "to", info.Name)
+		start := time.Now()
+		err := r.consumer.Reembed(ctx, r.store, func(done, total int) {
+			log.Info("re-embedding", "done", done, "total", total)
+		})
+		if err != nil {
+			return nil, err
+		}
+		log.Info("re-embedded", "took", time.Since(start).Round(time.Millisecond))
+	}
+	if err := r.store.SetModel(ctx, info); err != nil {
+		return nil, err
+	}
+	if r.jc, err = r.consumer.Ensure(ctx, o.Stream, o.Replicas); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Store is the replica's storage, for the query service to read.
+func (r *Replica) Store() *badgerstore.Store { return r.store }
+
+// Model is the embedding model, for the query service's query vectors.
+func (r *Replica) Model() *onnx.Model { return r.model }
+
+// Pending is how many stream messages wait to be stored.
+func (r *Replica) Pending() uint64 { return r.consumer.Pending() }
+
+// Run consumes the stream until ctx is done, logging progress while the
+// replica is behind. It returns only after the batch in flight is stored
+// and acknowledged, so Close may follow at once.
+func (r *Replica) Run(ctx context.Context) error {
+	progressCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go r.reportProgress(progressCtx)
+	return r.consumer.Run(ctx, r.jc)
+}
+
+// Ready reports whether the replica can answer from current data: the
+// store is open and it is no more than MaxPending messages behind the
+// stream, so a balancer prefers a node that has caught up.
+func (r *Replica) Ready(ctx context.Context) error {
+	if err := r.store.Ready(ctx); err != nil {
+		return err
+	}
+	if n, limit := r.consumer.Pending(), r.opts.MaxPending; limit > 0 && n > limit {
+		return fmt.Errorf("%d messages behind the stream (more than %d)", n, limit)
+	}
+	return nil
+}
+
+// Close closes the store, the index and the model, in that order. Call it
+// after Run has returned. It keeps going after an error and returns them
+// joined.
+func (r *Replica) Close(context.Context) error {
+	var errs []error
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		errs = append(errs, r.closers[i]())
+	}
+	r.closers = nil
+	return errors.Join(errs...)
+}
+
+// reportProgress logs how far the replica is behind the stream while it
+// catches up (the first load embeds every entity, about a minute on two
+// cores), and once when it has caught up.
+func (r *Replica) reportProgress(ctx context.Context) {
+	t := time.NewTicker(r.opts.ProgressEvery)
+	defer t.Stop()
+	behind := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		stored, pending := r.store.Stats().Entities, r.consumer.Pending()
+		switch {
+		case pending > 0:
+			behind = true
+			r.log.Info("storing and embedding entities", "stored", stored, "pending", pending)
+		case behind:
+			behind = false
+			r.log.Info("caught up with the stream", "entities", stored)
+		}
+	}
+}

@@ -1,0 +1,156 @@
+package replica_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"lorekeeper.dev/embedder/replica"
+	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/open5e"
+)
+
+func modelDir(t *testing.T) string {
+	t.Helper()
+	if d := os.Getenv("LOREKEEPER_MODEL_DIR"); d != "" {
+		return d
+	}
+	d, err := filepath.Abs("../../.models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// jetStream runs an in-process NATS server with JetStream and the stream.
+func jetStream(t *testing.T) jetstream.JetStream {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats-server not ready")
+	}
+	t.Cleanup(s.Shutdown)
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ingest.EnsureResources(t.Context(), js, 1); err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+// TestReplica_Lifecycle opens a replica on a real stream, store and model,
+// runs it until it has stored what was published, reports readiness by
+// its lag, and reopens the same directory with what it stored intact.
+func TestReplica_Lifecycle(t *testing.T) {
+	ctx := t.Context()
+	js := jetStream(t)
+	es, err := open5e.SnapshotEntities(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es = es[:40]
+	for _, e := range es {
+		m, err := ingest.UpsertMsg(e, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := js.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	opts := &replica.Options{ModelDir: modelDir(t), Stream: ingest.StreamName, MaxPending: 5}
+
+	rep, err := replica.Open(ctx, js, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- rep.Run(runCtx) }()
+
+	deadline := time.Now().Add(2 * time.Minute)
+	for rep.Store().Stats().Entities < len(es) || rep.Pending() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("stored %d of %d, pending %d", rep.Store().Stats().Entities, len(es), rep.Pending())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := rep.Ready(ctx); err != nil {
+		t.Errorf("Ready after catching up: %v", err)
+	}
+	if got, err := rep.Store().VectorIndex().Count(ctx); err != nil || got != len(es) {
+		t.Errorf("vectors = %d, %v; want %d", got, err, len(es))
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if err := rep.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+
+	// A second incarnation on the same directory finds everything stored
+	// (the embedded index reloaded from Badger) and applies what arrived
+	// while it was down.
+	for _, e := range es[:10] {
+		e.Name += " (revised)"
+		if e.ContentHash, err = ingest.ContentHash(e); err != nil {
+			t.Fatal(err)
+		}
+		m, err := ingest.UpsertMsg(e, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := js.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err = replica.Open(ctx, js, dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Store().Stats().Entities; got != len(es) {
+		t.Errorf("reopened store holds %d entities, want %d", got, len(es))
+	}
+	if got, err := rep.Store().VectorIndex().Count(ctx); err != nil || got != len(es) {
+		t.Errorf("reopened index holds %d vectors, %v; want %d", got, err, len(es))
+	}
+	runCtx, stop = context.WithCancel(ctx)
+	go func() { done <- rep.Run(runCtx) }()
+	deadline = time.Now().Add(2 * time.Minute)
+	for {
+		got, err := rep.Store().Get(ctx, es[9].Key)
+		if err == nil && got.Name == es[9].Name {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("revision of %s not applied after restart (got %v, %v)", es[9].Key, got.GetName(), err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if err := rep.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
