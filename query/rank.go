@@ -32,7 +32,7 @@ type cosine struct {
 func rank(v *badgerstore.View, cand badgerstore.Set, text string, cos *cosine, fuzzy bool, cosineWeight float64) []scored {
 	n := v.Capacity()
 	bm := make([]float64, n)
-	relevance.BM25(v, relevance.QueryTerms(text), cand, bm)
+	relevance.BM25(v, relevance.QueryTermsFor(v, text), cand, bm)
 	bmLo, bmHi := minMax(cand, bm)
 	var cs []float64
 	var withVec badgerstore.Set

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -15,8 +16,13 @@ import (
 	"lorekeeper.dev/query"
 )
 
-// relevanceCase is a line of testdata/relevance.jsonl (copied from the
-// project's shared data pack, data/relevance.jsonl).
+// relevanceFiles are the development queries: relevance.jsonl, which
+// ranking was first designed on, and relevance-more.jsonl, written the way
+// players ask (some with typos) and not seen when it was. Both are copies
+// of the project's shared data pack.
+var relevanceFiles = []string{"testdata/relevance.jsonl", "testdata/relevance-more.jsonl"}
+
+// relevanceCase is a line of a relevance file.
 type relevanceCase struct {
 	Tool         string          `json:"tool"`
 	Semantic     string          `json:"semantic_query"`
@@ -36,9 +42,9 @@ type relevanceFilter struct {
 	RuleType  string   `json:"rule_type"`
 }
 
-func readRelevance(t *testing.T) []relevanceCase {
+func readRelevance(t *testing.T, path string) []relevanceCase {
 	t.Helper()
-	f, err := os.Open("testdata/relevance.jsonl")
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +135,7 @@ func TestRelevance(t *testing.T) {
 		t.Fatal("no embedding model")
 	}
 	if w := os.Getenv("LOREKEEPER_SWEEP"); w != "" {
-		for _, cw := range []float64{0.2, 0.3, 0.4, 0.5, 0.6, 0.7} {
+		for _, cw := range []float64{0.3, 0.4, 0.5, 0.6, 0.7} {
 			c := lkv1.NewQueryServiceClient(dial(t, query.NewService(snap.store, snap.emb, &query.Options{CosineWeight: cw}), nil))
 			t.Run(fmt.Sprint(cw), func(t *testing.T) { relevance(t, c) })
 		}
@@ -138,73 +144,103 @@ func TestRelevance(t *testing.T) {
 	relevance(t, cl)
 }
 
+// relevanceTally counts passes and reciprocal ranks.
+type relevanceTally struct {
+	n, pass int
+	rr      float64
+}
+
+func (tl *relevanceTally) add(ok bool, rr float64) {
+	tl.n++
+	tl.rr += rr
+	if ok {
+		tl.pass++
+	}
+}
+
+func (tl *relevanceTally) share() float64 { return float64(tl.pass) / float64(max(tl.n, 1)) }
+func (tl *relevanceTally) mrr() float64   { return tl.rr / float64(max(tl.n, 1)) }
+
 func relevance(t *testing.T, cl lkv1.QueryServiceClient) {
 	ctx := context.Background()
-	type tally struct {
-		n, pass int
-		rr      float64
+	per := map[string]*relevanceTally{}
+	tally := func(k string) *relevanceTally {
+		if per[k] == nil {
+			per[k] = &relevanceTally{}
+		}
+		return per[k]
 	}
-	per := map[string]*tally{}
-	total := &tally{}
-	for _, c := range readRelevance(t) {
-		got, err := c.ranked(ctx, cl)
-		if err != nil {
-			t.Fatalf("%s %q: %v", c.Tool, c.Semantic+c.Query, err)
-		}
-		lower := make([]string, len(got))
-		for i, n := range got {
-			lower[i] = strings.ToLower(n)
-		}
-		pos := func(name string) int { return slices.Index(lower, strings.ToLower(name)) }
-		ok := true
-		for _, want := range c.ExpectInTop5 {
-			if p := pos(want); p < 0 || p >= 5 {
-				ok = false
+	for _, file := range relevanceFiles {
+		for _, c := range readRelevance(t, file) {
+			got, err := c.ranked(ctx, cl)
+			if err != nil {
+				t.Fatalf("%s %q: %v", c.Tool, c.Semantic+c.Query, err)
 			}
-		}
-		for _, pair := range c.ExpectAbove {
-			a, b := pos(pair[0]), pos(pair[1])
-			if a < 0 || b >= 0 && b < a {
-				ok = false
+			ok, rr := c.score(got)
+			if ok && rr < 1 {
+				t.Logf("rank %d: %s %q -> %v", int(1/rr+0.5), c.Tool, c.Semantic+c.Query, got[:min(5, len(got))])
 			}
-		}
-		rr := 0.0
-		if p := pos(c.ExpectInTop5[0]); p >= 0 {
-			rr = 1 / float64(p+1)
-		}
-		if ok && rr < 1 {
-			t.Logf("rank %d: %s %q -> %v", int(1/rr+0.5), c.Tool, c.Semantic+c.Query, got[:min(5, len(got))])
-		}
-		if !ok {
-			t.Logf("miss: %s %q -> %v (want %v above %v)", c.Tool, c.Semantic+c.Query, got[:min(5, len(got))], c.ExpectInTop5, c.ExpectAbove)
-		}
-		for _, tl := range []*tally{total, per[c.Tool]} {
-			if tl == nil {
-				tl = &tally{}
-				per[c.Tool] = tl
+			if !ok {
+				t.Logf("miss: %s %q -> %v (want %v above %v)", c.Tool, c.Semantic+c.Query, got[:min(5, len(got))], c.ExpectInTop5, c.ExpectAbove)
 			}
-			tl.n++
-			tl.rr += rr
-			if ok {
-				tl.pass++
+			base := filepath.Base(file)
+			for _, k := range []string{"all", base, base + " " + c.Tool, "all " + c.Tool} {
+				tally(k).add(ok, rr)
 			}
 		}
 	}
-	tools := make([]string, 0, len(per))
+	keys := make([]string, 0, len(per))
 	for k := range per {
-		tools = append(tools, k)
+		keys = append(keys, k)
 	}
-	sort.Strings(tools)
-	for _, k := range tools {
+	sort.Strings(keys)
+	t.Logf("| set | queries | all expected in top 5 | MRR |")
+	t.Logf("|---|---|---|---|")
+	for _, k := range keys {
 		tl := per[k]
-		t.Logf("%-24s %2d queries  top5 %5.1f%%  MRR %.3f", k, tl.n, 100*float64(tl.pass)/float64(tl.n), tl.rr/float64(tl.n))
+		t.Logf("| %s | %d | %.1f%% | %.3f |", k, tl.n, 100*tl.share(), tl.mrr())
 	}
-	share, mrr := float64(total.pass)/float64(total.n), total.rr/float64(total.n)
-	t.Logf("%-24s %2d queries  top5 %5.1f%%  MRR %.3f", "all", total.n, 100*share, mrr)
-	// The goal is a top-5 share of 0.95 and an MRR of 0.85. The share is
-	// asserted at the goal; the MRR (0.831 when this was written) at a floor
-	// that catches regressions, until ranking reaches the goal.
-	if share < 0.95 || mrr < 0.82 {
-		t.Errorf("top-5 share %.3f, MRR %.3f; want at least 0.95 and 0.82 (goal 0.85)", share, mrr)
+	// The goals over the whole development set: every expected name in the
+	// top five for 95% of queries, and an MRR of 0.85. They are not reached
+	// yet (see the table); the test fails below the figures measured when
+	// it was written, so that no change makes ranking worse unnoticed, and
+	// below the goals on relevance.jsonl, which ranking was designed on.
+	total, first := per["all"], per["relevance.jsonl"]
+	if total.share() < 0.95 || total.mrr() < 0.85 {
+		t.Logf("goals not reached: top-5 share %.3f (goal 0.95), MRR %.3f (goal 0.85)", total.share(), total.mrr())
 	}
+	if total.share() < 0.87 || total.mrr() < 0.74 {
+		t.Errorf("all: top-5 share %.3f, MRR %.3f; want at least 0.87 and 0.74 (goals 0.95 and 0.85)", total.share(), total.mrr())
+	}
+	if first.share() < 0.95 || first.mrr() < 0.82 {
+		t.Errorf("relevance.jsonl: top-5 share %.3f, MRR %.3f; want at least 0.95 and 0.82", first.share(), first.mrr())
+	}
+}
+
+// score says whether got has every expected name in its top five and every
+// expect_above pair in order, and the reciprocal rank of the first
+// expected name.
+func (c relevanceCase) score(got []string) (bool, float64) {
+	lower := make([]string, len(got))
+	for i, n := range got {
+		lower[i] = strings.ToLower(n)
+	}
+	pos := func(name string) int { return slices.Index(lower, strings.ToLower(name)) }
+	ok := true
+	for _, want := range c.ExpectInTop5 {
+		if p := pos(want); p < 0 || p >= 5 {
+			ok = false
+		}
+	}
+	for _, pair := range c.ExpectAbove {
+		a, b := pos(pair[0]), pos(pair[1])
+		if a < 0 || b >= 0 && b < a {
+			ok = false
+		}
+	}
+	rr := 0.0
+	if p := pos(c.ExpectInTop5[0]); p >= 0 {
+		rr = 1 / float64(p+1)
+	}
+	return ok, rr
 }

@@ -99,3 +99,40 @@ func BM25(ix Postings, terms []string, cand Candidates, scores []float64) {
 		}
 	}
 }
+
+// CorrectTerms replaces each query term that no document contains by the
+// indexed term nearest to it in spelling (edit distance 1, or 2 for terms
+// of eight letters or more; same first letter; the most frequent on a
+// tie), so that "breth" finds "breath" and "tarasque" the Tarrasque.
+// Terms with no near spelling stay as they are.
+func CorrectTerms(ix Postings, terms []string) []string {
+	vocab := ix.Vocabulary()
+	out := make([]string, len(terms))
+	for i, t := range terms {
+		out[i] = t
+		rt := []rune(t)
+		if len(rt) < 4 || len(ix.TermPostings(t)) > 0 || !isASCIILetters(t) {
+			continue
+		}
+		maxD := 1
+		if len(rt) >= 8 {
+			maxD = 2
+		}
+		best, bestD, bestDF := "", maxD+1, 0
+		lo := sort.SearchStrings(vocab, t[:1])
+		for j := lo; j < len(vocab) && vocab[j][0] == t[0]; j++ {
+			w := vocab[j]
+			if d := len(w) - len(t); d > maxD || -d > maxD {
+				continue
+			}
+			d := EditDistance(rt, []rune(w))
+			if df := len(ix.TermPostings(w)); d < bestD || d == bestD && df > bestDF {
+				best, bestD, bestDF = w, d, df
+			}
+		}
+		if best != "" {
+			out[i] = best
+		}
+	}
+	return out
+}

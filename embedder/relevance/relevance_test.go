@@ -281,3 +281,19 @@ func TestParseAliases_Errors(t *testing.T) {
 		}
 	}
 }
+
+func TestCorrectTerms(t *testing.T) {
+	ix := newIndex("Tarrasque: the tarrasque is a huge monstrosity", "Suffocating: a creature can hold its breath", "Fireball: fire")
+	got := relevance.QueryTermsFor(ix, "tarasque breth monstr fire zzzz")
+	want := relevance.QueryTerms("tarrasque breath monstrosity fire zzzz")
+	// "monstr" is no spelling of "monstrosity" (too far): it stays.
+	want[2] = "monstr"
+	want = want[:5]
+	if !slices.Equal(got[:5], want) {
+		t.Errorf("QueryTermsFor = %q, want %q first", got, want)
+	}
+	// Known terms are never changed.
+	if got := relevance.CorrectTerms(ix, []string{"fire", "huge"}); !slices.Equal(got, []string{"fire", "huge"}) {
+		t.Errorf("CorrectTerms(known) = %q", got)
+	}
+}

@@ -34,8 +34,15 @@ func Tokenize(text string) []string {
 // QueryTerms are the BM25 terms of a query, with each adjacent pair also
 // joined, since compound names are one word ("an owl and a bear" finds
 // the Owlbear).
-func QueryTerms(text string) []string {
-	terms := Tokenize(text)
+func QueryTerms(text string) []string { return joinPairs(Tokenize(text)) }
+
+// QueryTermsFor are the BM25 terms of a query against ix: QueryTerms, with
+// misspelt words corrected first (CorrectTerms).
+func QueryTermsFor(ix Postings, text string) []string {
+	return joinPairs(CorrectTerms(ix, Tokenize(text)))
+}
+
+func joinPairs(terms []string) []string {
 	n := len(terms)
 	for i := 0; i+1 < n; i++ {
 		terms = append(terms, terms[i]+terms[i+1])
