@@ -132,6 +132,9 @@ two resyncs from running at once.`, stderr)
 }
 
 func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if isStandalone(args) {
+		return runStandalone(ctx, args, stdin, stdout, stderr)
+	}
 	fs := newFlagSet("mcp", `Usage: lorekeeper mcp [flags]
 
 Serves the MCP tools to an AI assistant. By default it speaks MCP on stdin and
@@ -148,6 +151,8 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 	mf.register(fs)
 	lf.register(fs)
 	fs.Bool(&httpMode, "http", false, "serve streamable HTTP on --mcp-addr instead of stdio")
+	var standalone bool
+	fs.Bool(&standalone, "standalone", false, "run all of LoreKeeper in this process, MCP on stdio: the desktop setup (lorekeeper mcp --standalone --help)")
 	fs.String(&metricsAddr, "metrics-addr", "", "address of /metrics and health (HTTP mode; empty: none)")
 	registerPprof(fs, &withPprof)
 	if err := fs.parse(args); err != nil {

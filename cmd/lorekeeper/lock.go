@@ -1,0 +1,95 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// lockName is the file in a data directory that the process owning the
+// directory holds locked: NATS's store and Badger allow one process each.
+const lockName = "lorekeeper.lock"
+
+// errLocked: another process owns the data directory.
+var errLocked = errors.New("another LoreKeeper process owns the data directory")
+
+// lockInfo is what the owner writes into the lock file, so that other
+// processes can find its query service instead of opening the data.
+type lockInfo struct {
+	PID      int       `json:"pid"`
+	Command  string    `json:"command"`
+	GRPCAddr string    `json:"grpc_addr,omitempty"`
+	Started  time.Time `json:"started"`
+}
+
+// dataLock is a held lock on a data directory; the OS releases it when the
+// process exits, however it exits.
+type dataLock struct {
+	f    *os.File
+	info lockInfo
+}
+
+// lockDataDir takes the data directory's lock, or returns errLocked (and
+// what the owner wrote) when another process holds it.
+func lockDataDir(dir, command string) (*dataLock, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("data directory lock: %w", err)
+	}
+	if err := tryLock(f); err != nil {
+		f.Close()
+		if errors.Is(err, errLocked) {
+			return nil, errLocked
+		}
+		return nil, fmt.Errorf("data directory lock: %w", err)
+	}
+	l := &dataLock{f: f, info: lockInfo{PID: os.Getpid(), Command: command, Started: time.Now().UTC()}}
+	return l, l.write()
+}
+
+// setGRPCAddr records the query service's address for other processes.
+func (l *dataLock) setGRPCAddr(addr string) error {
+	l.info.GRPCAddr = addr
+	return l.write()
+}
+
+func (l *dataLock) write() error {
+	b, _ := json.Marshal(l.info)
+	if err := l.f.Truncate(0); err != nil {
+		return fmt.Errorf("data directory lock: %w", err)
+	}
+	if _, err := l.f.WriteAt(append(b, '\n'), 0); err != nil {
+		return fmt.Errorf("data directory lock: %w", err)
+	}
+	return nil
+}
+
+// release empties and unlocks the file; it stays, so that a process
+// waiting to read it never finds it missing.
+func (l *dataLock) release() {
+	_ = l.f.Truncate(0)
+	_ = l.f.Close()
+}
+
+// readLock returns what the owner of dir wrote, and whether the lock is
+// held right now (a crashed owner leaves its last words behind, unlocked).
+func readLock(dir string) (lockInfo, bool) {
+	var info lockInfo
+	f, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR, 0)
+	if err != nil {
+		return info, false
+	}
+	defer f.Close()
+	held := errors.Is(tryLock(f), errLocked)
+	b, err := os.ReadFile(f.Name())
+	if err == nil && len(b) > 0 {
+		_ = json.Unmarshal(b, &info)
+	}
+	return info, held
+}

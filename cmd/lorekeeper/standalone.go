@@ -1,0 +1,424 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"lorekeeper.dev/embedder/modelfile"
+	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/open5e"
+	"lorekeeper.dev/mcpserver"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+const standaloneUsage = `Usage: lorekeeper mcp --standalone [flags]
+
+Runs all of LoreKeeper in this one process and speaks MCP on stdin and
+stdout: what a desktop AI client (Claude Desktop, Claude Code, Cursor,
+VS Code) starts. Nothing else is needed: on first start it fetches the
+embedding model when it is missing, loads the bundled Open5e snapshot, and
+imports OrcBrew files dropped into the orcbrew folder of the data directory.
+
+It answers at once with what is stored; while the first load embeds (about a
+minute) it tells the client through MCP log messages. stdout carries only
+MCP; logs go to stderr and to lorekeeper.log in the data directory. NATS runs
+embedded without a network listener; the query service listens on a free
+loopback port, which lorekeeper status finds through the data directory.
+
+A second start on the same data directory (a second client) shares the
+first one's service instead of opening the data again.`
+
+type standaloneConfig struct {
+	dataDir string
+	logFile string
+	log     logFlags
+	node    nodeFlags
+	ingest  ingestFlags
+}
+
+func (c *standaloneConfig) register(fs *flagSet) {
+	var standalone bool
+	fs.Bool(&standalone, "standalone", true, "run everything in this process (this mode)")
+	fs.String(&c.dataDir, "data-dir", defaultDataDir(), "where NATS and Badger keep their files, and the orcbrew folder")
+	fs.String(&c.logFile, "log-file", "", "also write logs to this file (default: lorekeeper.log in --data-dir; \"none\": stderr only)")
+	c.log.register(fs)
+	c.node.register(fs)
+	c.ingest.register(fs)
+}
+
+// isStandalone reports whether the mcp command line asks for standalone
+// mode (--standalone or LOREKEEPER_STANDALONE), before the flags are parsed:
+// the two modes take different flags.
+func isStandalone(args []string) bool {
+	v, ok := os.LookupEnv(envName("standalone"))
+	on, _ := strconv.ParseBool(v)
+	on = ok && on
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "standalone" {
+			continue
+		}
+		on = true
+		if hasVal {
+			on, _ = strconv.ParseBool(val)
+		}
+	}
+	return on
+}
+
+func runStandalone(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := newFlagSet("mcp", standaloneUsage, stderr)
+	var cfg standaloneConfig
+	cfg.register(fs)
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if !fs.isSet("orcbrew-dir") {
+		cfg.ingest.orcbrewDir = filepath.Join(cfg.dataDir, "orcbrew")
+	}
+	if !fs.isSet("grpc-addr") {
+		cfg.node.grpcAddr = "127.0.0.1:0"
+	}
+	if cfg.node.tls.cert != "" || cfg.node.tls.key != "" {
+		return errors.New("--grpc-tls-cert and --grpc-tls-key are not for standalone mode: its query service is for this machine's processes only")
+	}
+	if err := os.MkdirAll(cfg.dataDir, 0o755); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	logOut := stderr
+	if cfg.logFile == "" {
+		cfg.logFile = filepath.Join(cfg.dataDir, "lorekeeper.log")
+	}
+	if cfg.logFile != "none" {
+		f, err := openLogFile(cfg.logFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		logOut = io.MultiWriter(stderr, f)
+	}
+	log, err := cfg.log.logger(logOut)
+	if err != nil {
+		return err
+	}
+
+	lock, err := lockDataDir(cfg.dataDir, "mcp --standalone")
+	if errors.Is(err, errLocked) {
+		return runShared(ctx, cfg.dataDir, stdin, stdout, log)
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.release()
+	log.Info("LoreKeeper standalone", "version", version, "data", cfg.dataDir, "model", cfg.node.modelDir, "log", cfg.logFile)
+
+	// MCP answers at once; the query service comes up behind it. Until it
+	// has, calls wait for it (within the tool's timeout).
+	nodeUp := newLatch()
+	conn, err := grpc.NewClient("passthrough:///lorekeeper",
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			addr, err := nodeUp.wait(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		}))
+	if err != nil {
+		return fmt.Errorf("query client: %w", err)
+	}
+	defer conn.Close()
+	client := lkv1.NewQueryServiceClient(conn)
+	srv := mcpserver.New(client, &mcpserver.Options{Logger: log, Version: version})
+	tell := &sessionLog{srv: srv.MCP(), log: log}
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	mcpDone := make(chan error, 1)
+	go func() { mcpDone <- srv.RunIO(runCtx, stdin, stdout) }()
+
+	// stackDone reports a failed start at once, a good one when runCtx ends.
+	stackDone := make(chan error, 1)
+	var st *standaloneStack
+	go func() {
+		var err error
+		st, err = startStandalone(runCtx, &cfg, lock, log, tell)
+		if err == nil {
+			nodeUp.open(st.grpcAddr)
+			st.watchLoad(runCtx, client, tell)
+			<-runCtx.Done()
+		}
+		stackDone <- err
+	}()
+
+	var runErr error
+	stackErr, stackEnded := error(nil), false
+	select {
+	case runErr = <-mcpDone: // the client hung up: stdin closed
+		log.Info("the MCP client disconnected; shutting down")
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case stackErr = <-stackDone:
+		stackEnded = true
+		log.Error("LoreKeeper could not start", "err", stackErr)
+		tell.send(context.Background(), "error", "LoreKeeper could not start: "+stackErr.Error())
+		runErr = stackErr
+	}
+	stop()
+	if !stackEnded {
+		<-stackDone
+	}
+	if st != nil {
+		if err := st.close(); err != nil {
+			log.Error("shutdown", "err", err)
+		}
+	}
+	if errors.Is(runErr, context.Canceled) {
+		runErr = nil
+	}
+	return runErr
+}
+
+// runShared serves MCP against the query service of the process that owns
+// dir: a second desktop client on the same data shares the first's service
+// and opens no data itself.
+func runShared(ctx context.Context, dir string, stdin io.Reader, stdout io.Writer, log *slog.Logger) error {
+	info, _ := readLock(dir)
+	log.Info("another LoreKeeper process owns the data directory: sharing its query service", "data", dir, "pid", info.PID, "command", info.Command)
+	conn, err := grpc.NewClient("passthrough:///lorekeeper",
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			// Read the address at each dial: the owner writes it once its
+			// query service listens, which may be after we started.
+			for {
+				info, held := readLock(dir)
+				switch {
+				case !held:
+					return nil, fmt.Errorf("the LoreKeeper process that owned %s has exited; restart this MCP server to take over", dir)
+				case info.GRPCAddr != "":
+					return (&net.Dialer{}).DialContext(ctx, "tcp", info.GRPCAddr)
+				}
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-time.After(200 * time.Millisecond):
+				}
+			}
+		}))
+	if err != nil {
+		return fmt.Errorf("query client: %w", err)
+	}
+	defer conn.Close()
+	srv := mcpserver.New(lkv1.NewQueryServiceClient(conn), &mcpserver.Options{Logger: log, Version: version})
+	return srv.RunIO(ctx, stdin, stdout)
+}
+
+// standaloneStack is everything but MCP: in-process NATS, the node, ingest.
+type standaloneStack struct {
+	grpcAddr string
+	js       jetstream.JetStream
+	closers  []func(context.Context) error
+}
+
+func (s *standaloneStack) close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var errs []error
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		if err := s.closers[i](ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.closers = nil
+	return errors.Join(errs...)
+}
+
+func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock, log *slog.Logger, tell *sessionLog) (_ *standaloneStack, err error) {
+	st := &standaloneStack{}
+	defer func() {
+		if err != nil {
+			if cerr := st.close(); cerr != nil {
+				log.Error("cleanup after a failed start", "err", cerr)
+			}
+		}
+	}()
+	if !modelfile.Installed(cfg.node.modelDir) {
+		tell.send(ctx, "info", "LoreKeeper is fetching its embedding model (about 110 MB, once).")
+	}
+	if err := ensureModel(ctx, cfg.node.modelDir, io.Discard, log); err != nil {
+		return nil, err
+	}
+	ns, err := inProcessNATS(cfg.dataDir, log)
+	if err != nil {
+		return nil, err
+	}
+	st.closers = append(st.closers, func(context.Context) error { ns.Shutdown(); ns.WaitForShutdown(); return nil })
+	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("lorekeeper standalone"))
+	if err != nil {
+		return nil, fmt.Errorf("connect to embedded NATS: %w", err)
+	}
+	st.closers = append(st.closers, func(context.Context) error { drain(nc); return nil })
+	if st.js, err = newJetStream(nc); err != nil {
+		return nil, err
+	}
+	if err := ingest.EnsureResources(ctx, st.js, 1); err != nil {
+		return nil, err
+	}
+	reg := newRegistry()
+	node, err := startNode(ctx, st.js, filepath.Join(cfg.dataDir, "badger"), &cfg.node, reg, &readiness{}, log)
+	if err != nil {
+		return nil, err
+	}
+	st.closers = append(st.closers, node.close)
+	st.grpcAddr = node.grpcAddr
+	if err := lock.setGRPCAddr(node.grpcAddr); err != nil {
+		return nil, err
+	}
+	ing, err := startIngest(ctx, st.js, &cfg.ingest, reg, log)
+	if err != nil {
+		return nil, err
+	}
+	st.closers = append(st.closers, ing.close)
+	return st, nil
+}
+
+// inProcessNATS starts NATS with JetStream storing under dir/nats, with no
+// network listener: only this process connects.
+func inProcessNATS(dir string, log *slog.Logger) (*natsserver.Server, error) {
+	ns, err := natsserver.NewServer(&natsserver.Options{
+		ServerName: "lorekeeper",
+		DontListen: true,
+		JetStream:  true,
+		StoreDir:   filepath.Join(dir, "nats"),
+		NoSigs:     true,
+		NoLog:      true,
+		MaxPayload: 8 << 20,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("embedded NATS: %w", err)
+	}
+	ns.Start()
+	if !ns.ReadyForConnections(30 * time.Second) {
+		ns.Shutdown()
+		return nil, errors.New("embedded NATS did not start")
+	}
+	log.Info("embedded NATS ready (in process, no listener)", "store", filepath.Join(dir, "nats"))
+	return ns, nil
+}
+
+// watchLoad tells the client how the load goes until it is complete: the
+// first resync has finished publishing and the node has stored everything.
+// Later starts are complete at once.
+func (s *standaloneStack) watchLoad(ctx context.Context, client lkv1.QueryServiceClient, tell *sessionLog) {
+	start := time.Now()
+	var last string
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		status, err := client.Status(ctx, &lkv1.StatusRequest{})
+		if err == nil {
+			published := s.resynced(ctx)
+			if published && status.GetPending() == 0 {
+				tell.send(ctx, "info", fmt.Sprintf("LoreKeeper is ready: %d entities stored and searchable.", status.GetEntities()))
+				tell.log.Info("load complete", "entities", status.GetEntities(), "took", time.Since(start).Round(time.Millisecond))
+				return
+			}
+			msg := fmt.Sprintf("LoreKeeper is loading its content: %d entities stored, %d waiting to be embedded. Answers are incomplete until it finishes (about a minute, on first start only).",
+				status.GetEntities(), status.GetPending())
+			if msg != last {
+				last = msg
+				tell.send(ctx, "info", msg)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// resynced reports whether an Open5e resync has finished at least once.
+func (s *standaloneStack) resynced(ctx context.Context) bool {
+	kv, err := s.js.KeyValue(ctx, ingest.StateBucket)
+	if err != nil {
+		return false
+	}
+	_, err = kv.Get(ctx, open5e.LastRunKey)
+	return err == nil
+}
+
+// sessionLog sends log messages to every connected MCP client (those that
+// asked for them with logging/setLevel) and to the process log.
+type sessionLog struct {
+	srv *mcp.Server
+	log *slog.Logger
+	mu  sync.Mutex
+}
+
+func (t *sessionLog) send(ctx context.Context, level mcp.LoggingLevel, msg string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.log.Info(msg)
+	for ss := range t.srv.Sessions() {
+		_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: level, Logger: "lorekeeper", Data: msg})
+	}
+}
+
+// latch hands one value to every waiter once it is opened.
+type latch struct {
+	once sync.Once
+	ch   chan struct{}
+	val  string
+}
+
+func newLatch() *latch { return &latch{ch: make(chan struct{})} }
+
+func (l *latch) open(v string) {
+	l.once.Do(func() { l.val = v; close(l.ch) })
+}
+
+func (l *latch) wait(ctx context.Context) (string, error) {
+	select {
+	case <-l.ch:
+		return l.val, nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// openLogFile opens path for appending; a log over 10 MB is moved to
+// path.1 first, so it never grows without bound.
+func openLogFile(path string) (*os.File, error) {
+	if st, err := os.Stat(path); err == nil && st.Size() > 10<<20 {
+		_ = os.Rename(path, path+".1")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("--log-file: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("--log-file: %w", err)
+	}
+	return f, nil
+}

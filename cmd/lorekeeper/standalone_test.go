@@ -1,0 +1,309 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lorekeeper.dev/mcpserver"
+)
+
+// syncBuffer is a bytes.Buffer safe to write from one goroutine and read
+// from another.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// desktopProcess is `lorekeeper mcp --standalone` started as a desktop
+// client starts it, with the SDK's client on its stdin and stdout.
+type desktopProcess struct {
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	stdout  *syncBuffer // everything the process wrote to stdout
+	stderr  *syncBuffer
+	session *mcp.ClientSession
+	started time.Time
+
+	mu   sync.Mutex
+	logs []string // MCP log messages received
+}
+
+func (p *desktopProcess) logged(substr string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range p.logs {
+		if strings.Contains(l, substr) {
+			return true
+		}
+	}
+	return false
+}
+
+func startDesktop(t *testing.T, bin string, env []string) *desktopProcess {
+	t.Helper()
+	p := &desktopProcess{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	// The desktop command line, and one flag: only the v2 spells are synced
+	// (the whole catalogue takes minutes to embed on a shared machine and
+	// proves nothing more here; the note measures it).
+	p.cmd = exec.Command(bin, "mcp", "--standalone", "--open5e-endpoints", "v2/spells")
+	p.cmd.Env = env
+	p.cmd.Dir = "/" // desktop clients start servers anywhere
+	p.cmd.Stderr = p.stderr
+	var err error
+	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.started = time.Now()
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("stderr of pid %d:\n%s", p.cmd.Process.Pid, p.stderr.String())
+		}
+	})
+	client := mcp.NewClient(&mcp.Implementation{Name: "lorekeeper-desktop-test", Version: "1"}, &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.logs = append(p.logs, strings.TrimSpace(toString(req.Params.Data)))
+		},
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	p.session, err = client.Connect(ctx, &mcp.IOTransport{Reader: io.NopCloser(io.TeeReader(out, p.stdout)), Writer: p.stdin}, nil)
+	if err != nil {
+		t.Fatalf("initialize over stdio: %v\nstderr:\n%s", err, p.stderr.String())
+	}
+	if err := p.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatalf("logging/setLevel: %v", err)
+	}
+	return p
+}
+
+func toString(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// lookupFireball calls lookup_spell(name="fireball").
+func (p *desktopProcess) lookupFireball(ctx context.Context) (mcpserver.LookupOutput, error) {
+	var out mcpserver.LookupOutput
+	res, err := p.session.CallTool(ctx, &mcp.CallToolParams{Name: "lookup_spell", Arguments: map[string]any{"name": "fireball"}})
+	if err != nil {
+		return out, err
+	}
+	if res.IsError {
+		return out, &toolError{res}
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return out, err
+	}
+	return out, json.Unmarshal(b, &out)
+}
+
+type toolError struct{ res *mcp.CallToolResult }
+
+func (e *toolError) Error() string {
+	b, _ := json.Marshal(e.res.Content)
+	return "tool error: " + string(b)
+}
+
+func hasSRD(out mcpserver.LookupOutput) bool {
+	for _, e := range out.Results {
+		if e.DocumentKey == "srd-2014" {
+			return true
+		}
+	}
+	return false
+}
+
+// stop closes stdin, as a desktop client does when it quits, and waits for
+// a clean exit.
+func (p *desktopProcess) stop(t *testing.T) {
+	t.Helper()
+	_ = p.session.Close()
+	_ = p.stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("pid %d exited with %v after its client closed stdin; stderr:\n%s", p.cmd.Process.Pid, err, p.stderr.String())
+		}
+	case <-time.After(time.Minute):
+		t.Errorf("pid %d still running a minute after its client closed stdin", p.cmd.Process.Pid)
+		_ = p.cmd.Process.Kill()
+	}
+}
+
+// checkOnlyJSONRPC asserts that every line the process wrote to stdout is
+// a JSON-RPC 2.0 message.
+func checkOnlyJSONRPC(t *testing.T, stdout string) {
+	t.Helper()
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	sc.Buffer(make([]byte, 4<<20), 4<<20)
+	n := 0
+	for sc.Scan() {
+		var msg struct {
+			JSONRPC string `json:"jsonrpc"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &msg); err != nil || msg.JSONRPC != "2.0" {
+			t.Errorf("stdout line %d is not JSON-RPC: %.200q", n+1, sc.Text())
+		}
+		n++
+	}
+	if n == 0 {
+		t.Error("nothing on stdout")
+	}
+}
+
+// TestStandalone_desktopClient runs the binary as a desktop MCP client
+// does: `lorekeeper mcp --standalone`, started in /, with an empty HOME and
+// no LOREKEEPER_* (or XDG_*) variables. The model is found the way a
+// checkout's binary finds it: .models beside the bin/ directory holding the
+// binary (here a link to the model `make model` installed; the model fetch
+// itself is tested against a local registry in embedder/modelfile).
+func TestStandalone_desktopClient(t *testing.T) {
+	root := t.TempDir()
+	bin := filepath.Join(root, "bin", "lorekeeper")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	if st, err := os.Stat(bin); err == nil {
+		t.Logf("binary: %.1f MB", float64(st.Size())/(1<<20))
+	}
+	if err := os.Symlink(testModelDir(t), filepath.Join(root, ".models")); err != nil {
+		t.Fatal(err)
+	}
+	home := filepath.Join(root, "home")
+	if err := os.Mkdir(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	dataDir := filepath.Join(home, ".local", "share", "lorekeeper")
+
+	first := startDesktop(t, bin, env)
+	initialised := time.Since(first.started)
+	ctx := t.Context()
+	tools, err := first.session.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("tools/list: %v", err)
+	}
+	var names []string
+	for _, tool := range tools.Tools {
+		names = append(names, tool.Name)
+	}
+	for _, want := range []string{"lookup_spell", "lookup_creature", "lookup_equipment", "lookup_character_option", "lookup_rule", "search_dnd_content", "list_documents"} {
+		if !strings.Contains(strings.Join(names, ","), want) {
+			t.Errorf("tools/list = %v, missing %s", names, want)
+		}
+	}
+
+	// Ask until Fireball is there (the first load embeds everything); a
+	// bound, not a timing assertion.
+	var firstAnswer, fireball time.Duration
+	deadline := time.Now().Add(10 * time.Minute)
+	for {
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		out, err := first.lookupFireball(cctx)
+		cancel()
+		if err == nil && firstAnswer == 0 {
+			firstAnswer = time.Since(first.started)
+		}
+		if err == nil && hasSRD(out) {
+			fireball = time.Since(first.started)
+			checkSRDFireball(t, out)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no Fireball after 10 minutes: last answer %+v, err %v", out, err)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	for !first.logged("LoreKeeper is ready") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no ready message after 10 minutes; messages: %v", first.logs)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	loaded := time.Since(first.started)
+	if !first.logged("is loading its content") {
+		t.Errorf("the first start never told the client it was loading; messages: %v", first.logs)
+	}
+	t.Logf("first start: initialize %v, first answer %v, Fireball %v, load complete %v",
+		initialised.Round(time.Millisecond), firstAnswer.Round(time.Millisecond), fireball.Round(time.Millisecond), loaded.Round(time.Millisecond))
+
+	// Data and logs went to the user's data directory.
+	for _, p := range []string{"nats", "badger", "orcbrew", "lorekeeper.log", lockName} {
+		if _, err := os.Stat(filepath.Join(dataDir, p)); err != nil {
+			t.Errorf("%s in the user's data directory: %v", p, err)
+		}
+	}
+
+	// A second client on the same HOME shares the first's service.
+	second := startDesktop(t, bin, env)
+	out, err := second.lookupFireball(ctx)
+	if err != nil {
+		t.Fatalf("second client: lookup_spell: %v", err)
+	}
+	checkSRDFireball(t, out)
+	if !strings.Contains(second.stderr.String(), "sharing its query service") {
+		t.Errorf("second process's stderr does not say it shares:\n%s", second.stderr.String())
+	}
+	second.stop(t)
+	checkOnlyJSONRPC(t, second.stdout.String())
+
+	// The first is unharmed, and stops cleanly when its client goes.
+	if out, err := first.lookupFireball(ctx); err != nil || len(out.Results) == 0 {
+		t.Errorf("first client after the second left: %+v, %v", out, err)
+	}
+	first.stop(t)
+	checkOnlyJSONRPC(t, first.stdout.String())
+
+	// A restart answers from what is stored: complete at once.
+	again := startDesktop(t, bin, env)
+	if out, err := again.lookupFireball(ctx); err != nil || len(out.Results) == 0 {
+		t.Errorf("after a restart: %+v, %v", out, err)
+	}
+	t.Logf("restart: first Fireball %v", time.Since(again.started).Round(time.Millisecond))
+	again.stop(t)
+	checkOnlyJSONRPC(t, again.stdout.String())
+}
