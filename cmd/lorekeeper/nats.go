@@ -18,6 +18,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/open5e"
+	"lorekeeper.dev/ingest/orcbrew"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -136,10 +138,10 @@ func readState(ctx context.Context, nf *natsFlags) ([]*lkv1.EndpointState, []*lk
 	for _, k := range keys {
 		var msg proto.Message
 		switch {
-		case strings.HasPrefix(k, "sync."):
+		case strings.HasPrefix(k, open5e.StatePrefix):
 			s := &lkv1.EndpointState{}
 			syncs, msg = append(syncs, s), s
-		case strings.HasPrefix(k, "import."):
+		case strings.HasPrefix(k, orcbrew.StatePrefix):
 			s := &lkv1.ImportState{}
 			imports, msg = append(imports, s), s
 		default:

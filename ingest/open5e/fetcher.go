@@ -35,8 +35,11 @@ const LiveURL = CanonicalOrigin
 // Run's schedule starts from.
 const LastRunKey = "last-run"
 
+// StatePrefix starts the state bucket key of every endpoint's resync state.
+const StatePrefix = "sync."
+
 // StateKey is the state bucket key of an endpoint: "sync.v2.spells".
-func StateKey(ep Endpoint) string { return "sync." + ep.Version + "." + ep.Name }
+func StateKey(ep Endpoint) string { return StatePrefix + ep.Version + "." + ep.Name }
 
 // Options tunes a Fetcher. A nil *Options, and every zero field, means the
 // default.
