@@ -351,9 +351,30 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 	// embedded now (outside the view), to offer the nearest open content
 	// should nothing match.
 	closed, isClosed := notOpen(p.name)
-	var closedVec []float32
+	var closedHits *vectorHits
 	if isClosed && s.emb != nil {
-		closedVec, _ = s.embedQuery(ctx, closed.Name)
+		if closedVec, _ := s.embedQuery(ctx, closed.Name); closedVec != nil {
+			if closedHits, err = s.searchVectors(ctx, closedVec, p.candidates); err != nil {
+				return nil, err
+			}
+		}
+	}
+	var hits *vectorHits
+	if qvec != nil {
+		hits, err = s.searchVectors(ctx, qvec, func(v *badgerstore.View) badgerstore.Set {
+			cand := p.candidates(v)
+			if p.name != "" && !cand.Empty() {
+				filtered := cand
+				var how string
+				if cand, how = matchName(v, cand, p.name, 0); how == "" {
+					cand, _ = matchAliasName(v, filtered, p.name)
+				}
+			}
+			return cand
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	err = s.store.View(ctx, func(v *badgerstore.View) error {
 		cand := p.candidates(v)
@@ -373,7 +394,7 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 					resp.Suggestions = suggest(v, filtered, p.name)
 					if isClosed {
 						resp.NotOpenContent = closed.Known
-						resp.Suggestions = append(resp.Suggestions, s.suggestByMeaning(ctx, v, filtered, closedVec)...)
+						resp.Suggestions = append(resp.Suggestions, suggestByMeaning(v, filtered, closedHits)...)
 					}
 				}
 			}
@@ -392,10 +413,9 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 			return err
 		}
 		var cos *cosine
-		if qvec != nil {
-			var reason string
-			if cos, reason = s.cosineScores(ctx, v, cand, qvec); cos == nil {
-				resp.Ranking, resp.FallbackReason = lkv1.Ranking_RANKING_KEYWORD, reason
+		if hits != nil {
+			if cos = hits.cosine(v); cos == nil {
+				resp.Ranking, resp.FallbackReason = lkv1.Ranking_RANKING_KEYWORD, hits.reason
 			}
 		}
 		ranked := newRanking(rank(v, cand, p.semantic, cos, false, s.opts.CosineWeight))
@@ -502,24 +522,45 @@ func (s *Service) embedQuery(ctx context.Context, q string) ([]float32, string) 
 	return nil, "semantic ranking unavailable: " + r.err.Error()
 }
 
-// cosineScores scores the candidates by cosine similarity to qvec through
-// the vector index (embedded or Qdrant), restricted to the candidates the
-// structured filters chose. On failure or timeout it returns nil and the
-// reason, and the caller ranks by keywords.
-func (s *Service) cosineScores(ctx context.Context, v *badgerstore.View, cand badgerstore.Set, qvec []float32) (*cosine, string) {
+// vectorHits are a semantic query's similarities from the vector index,
+// by entity key, or the reason there are none.
+type vectorHits struct {
+	hits   []vectorindex.Hit
+	reason string // set: no similarities, rank by keywords
+}
+
+// searchVectors scores the entities candidates picks by cosine similarity
+// to qvec through the vector index (embedded or Qdrant). It reads their
+// keys in one view and searches after closing it: a Qdrant call can take up
+// to the semantic timeout, and a view held across it would keep writers
+// waiting (and, behind a waiting writer, every other reader). On failure
+// or timeout the reason is set and the caller ranks by keywords.
+func (s *Service) searchVectors(ctx context.Context, qvec []float32, candidates func(*badgerstore.View) badgerstore.Set) (*vectorHits, error) {
 	idx := s.store.VectorIndex()
-	if ok, dims := v.HasVectors(); !ok || dims != len(qvec) || idx == nil {
-		s.fallback("vectors")
-		return nil, "no stored vectors fit the query model"
-	}
-	ids := make([]string, 0, cand.Len())
-	cand.Each(func(slot uint32) bool {
-		ids = append(ids, v.Key(slot))
-		return true
+	var ids []string
+	fits := false
+	err := s.store.View(ctx, func(v *badgerstore.View) error {
+		ok, dims := v.HasVectors()
+		if fits = ok && dims == len(qvec) && idx != nil; !fits {
+			return nil
+		}
+		cand := candidates(v)
+		ids = make([]string, 0, cand.Len())
+		cand.Each(func(slot uint32) bool {
+			ids = append(ids, v.Key(slot))
+			return true
+		})
+		return nil
 	})
-	cos := &cosine{scores: make([]float64, v.Capacity())}
+	if err != nil {
+		return nil, err
+	}
+	if !fits {
+		s.fallback("vectors")
+		return &vectorHits{reason: "no stored vectors fit the query model"}, nil
+	}
 	if len(ids) == 0 {
-		return cos, ""
+		return &vectorHits{}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.SemanticTimeout)
 	defer cancel()
@@ -528,21 +569,31 @@ func (s *Service) cosineScores(ctx context.Context, v *badgerstore.View, cand ba
 	case errors.Is(err, context.DeadlineExceeded):
 		s.fallback("timeout")
 		s.log.Warn("vector search timed out; keyword ranking", "timeout", s.opts.SemanticTimeout)
-		return nil, fmt.Sprintf("semantic ranking unavailable: the vector search took over %s", s.opts.SemanticTimeout)
+		return &vectorHits{reason: fmt.Sprintf("semantic ranking unavailable: the vector search took over %s", s.opts.SemanticTimeout)}, nil
 	case err != nil:
 		s.fallback("vector_index")
 		s.log.Warn("vector search failed; keyword ranking", "backend", idx.Backend(), "err", err)
-		return nil, "semantic ranking unavailable: the vector index failed"
+		return &vectorHits{reason: "semantic ranking unavailable: the vector index failed"}, nil
 	}
-	slots := make([]uint32, 0, len(hits))
-	for _, h := range hits {
-		if slot, ok := v.Slot(h.ID); ok {
-			cos.scores[slot] = float64(h.Score)
+	return &vectorHits{hits: hits}, nil
+}
+
+// cosine returns the similarities by slot of v, or nil when the search
+// failed. Entities written since the search have none.
+func (h *vectorHits) cosine(v *badgerstore.View) *cosine {
+	if h.reason != "" {
+		return nil
+	}
+	cos := &cosine{scores: make([]float64, v.Capacity())}
+	slots := make([]uint32, 0, len(h.hits))
+	for _, x := range h.hits {
+		if slot, ok := v.Slot(x.ID); ok {
+			cos.scores[slot] = float64(x.Score)
 			slots = append(slots, slot)
 		}
 	}
 	cos.with = badgerstore.SetOf(slots...)
-	return cos, ""
+	return cos
 }
 
 func (s *Service) fallback(reason string) {

@@ -95,6 +95,12 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 	} else {
 		resp.Ranking = lkv1.Ranking_RANKING_KEYWORD
 	}
+	var vh *vectorHits
+	if qvec != nil {
+		if vh, err = s.searchVectors(ctx, qvec, p.candidates); err != nil {
+			return nil, err
+		}
+	}
 	err = s.store.View(ctx, func(v *badgerstore.View) error {
 		cand := p.candidates(v)
 		if p.docsSet && cand.Empty() {
@@ -102,10 +108,9 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 			return nil
 		}
 		var cos *cosine
-		if qvec != nil {
-			var reason string
-			if cos, reason = s.cosineScores(ctx, v, cand, qvec); cos == nil {
-				resp.Ranking, resp.FallbackReason = lkv1.Ranking_RANKING_KEYWORD, reason
+		if vh != nil {
+			if cos = vh.cosine(v); cos == nil {
+				resp.Ranking, resp.FallbackReason = lkv1.Ranking_RANKING_KEYWORD, vh.reason
 			}
 		}
 		scoredAll := rank(v, cand, q, cos, true, s.opts.CosineWeight)

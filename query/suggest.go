@@ -1,7 +1,6 @@
 package query
 
 import (
-	"context"
 	"slices"
 	"strings"
 
@@ -148,18 +147,21 @@ func suggest(v *badgerstore.View, cand badgerstore.Set, name string) []*lkv1.Nam
 }
 
 // suggestByMeaning offers the candidates closest in meaning to what a name
-// that is not open content describes (qvec: the description's vector).
-func (s *Service) suggestByMeaning(ctx context.Context, v *badgerstore.View, cand badgerstore.Set, qvec []float32) []*lkv1.NameSuggestion {
-	if qvec == nil || cand.Empty() {
+// that is not open content describes (hits: the vector search for the
+// description, nil when there is none).
+func suggestByMeaning(v *badgerstore.View, cand badgerstore.Set, hits *vectorHits) []*lkv1.NameSuggestion {
+	if hits == nil || cand.Empty() {
 		return nil
 	}
-	cos, _ := s.cosineScores(ctx, v, cand, qvec)
+	cos := hits.cosine(v)
 	if cos == nil {
 		return nil
 	}
 	var slots []uint32
 	cos.with.Each(func(slot uint32) bool {
-		slots = append(slots, slot)
+		if cand.Has(slot) {
+			slots = append(slots, slot)
+		}
 		return true
 	})
 	slices.SortFunc(slots, func(a, b uint32) int {
