@@ -26,6 +26,7 @@ func renderEntity(e *Entity) string {
 	default:
 		renderGeneric(&b, e)
 	}
+	renderCorrections(&b, e.Corrections)
 	renderCitation(&b, e)
 	return strings.TrimRight(b.String(), "\n") + "\n"
 }
@@ -209,7 +210,7 @@ func renderCreature(b *strings.Builder, e *Entity) {
 	for _, s := range sections {
 		first := true
 		for _, bl := range e.Blocks {
-			if bl.Type != s.typ {
+			if bl.Type != s.typ || emptyBlock(bl) {
 				continue
 			}
 			if first && s.heading != "" {
@@ -231,7 +232,15 @@ func renderCreature(b *strings.Builder, e *Entity) {
 	}
 }
 
+// emptyBlock reports whether a block has nothing to show.
+func emptyBlock(bl Block) bool {
+	return strings.TrimSpace(bl.Text) == "" && bl.Attack == ""
+}
+
 func writeBlock(b *strings.Builder, bl Block) {
+	if emptyBlock(bl) {
+		return
+	}
 	text := strings.TrimSpace(bl.Text)
 	if bl.Attack != "" && !strings.Contains(text, bl.Attack) {
 		text = "*" + bl.Attack + ".* " + text
@@ -405,9 +414,12 @@ func renderGeneric(b *strings.Builder, e *Entity) {
 	if e.Description != "" {
 		b.WriteString(strings.TrimSpace(e.Description) + "\n\n")
 	}
-	for _, bl := range e.Blocks {
-		if bl.Level > 0 && bl.Name != "" {
-			bl.Name = fmt.Sprintf("%s (level %d)", bl.Name, bl.Level)
+	if o := e.CharacterOption; o != nil {
+		renderClassTable(b, e.Name, o.ClassTable)
+	}
+	for _, bl := range byLevel(e.Blocks) {
+		if bl.Name != "" {
+			bl.Name = featureName(bl)
 		}
 		writeBlock(b, bl)
 	}
@@ -563,7 +575,7 @@ func summary(e *Entity) string {
 		}
 		return s
 	}
-	text := strings.Join(strings.Fields(e.Description), " ")
+	text := strings.Join(strings.Fields(firstText(e)), " ")
 	if len(text) > 100 {
 		cut := strings.LastIndex(text[:100], " ")
 		if cut < 50 {

@@ -43,15 +43,26 @@ type Entity struct {
 	Rule            *Rule            `json:"rule,omitempty"`
 
 	Alternates []Alternate `json:"alternates,omitempty" jsonschema:"The same entity in other documents, folded into this result."`
+
+	Corrections []Correction `json:"corrections,omitempty" jsonschema:"Where the source's structured data contradicted its own text: the text won, and the fields above carry its value."`
+}
+
+// Correction is one structured field corrected from the entity's own text.
+type Correction struct {
+	Subject        string `json:"subject,omitempty" jsonschema:"The block the field belongs to (e.g. Bite); empty for the entity's own fields."`
+	Field          string `json:"field" jsonschema:"to_hit, reach, range, damage, damage_type, extra_damage, attack, damage_types, damage_roll, saving_throw_ability or class_table."`
+	SourceValue    string `json:"source_value" jsonschema:"What the source's structured data said."`
+	CorrectedValue string `json:"corrected_value" jsonschema:"What the text says; empty when the value was dropped because the text could not be read."`
 }
 
 // Block is a named piece of text inside an entity.
 type Block struct {
-	Type   string `json:"type"`
-	Name   string `json:"name,omitempty"`
-	Text   string `json:"text"`
-	Level  int32  `json:"level,omitempty"`
-	Attack string `json:"attack,omitempty"`
+	Type   string  `json:"type"`
+	Name   string  `json:"name,omitempty"`
+	Text   string  `json:"text"`
+	Level  int32   `json:"level,omitempty"`
+	Levels []int32 `json:"levels,omitempty" jsonschema:"Every class level a feature is gained at."`
+	Attack string  `json:"attack,omitempty"`
 }
 
 // Alternate is a copy of a result from another document.
@@ -159,16 +170,32 @@ type Armor struct {
 
 // CharacterOption holds class, race, background and feat fields.
 type CharacterOption struct {
-	ParentKey        string   `json:"parent_key,omitempty"`
-	ParentName       string   `json:"parent_name,omitempty"`
-	HitDice          string   `json:"hit_dice,omitempty"`
-	CasterType       string   `json:"caster_type,omitempty"`
-	PrimaryAbilities []string `json:"primary_abilities,omitempty"`
-	SavingThrows     []string `json:"saving_throws,omitempty"`
-	Prerequisite     string   `json:"prerequisite,omitempty"`
-	FeatType         string   `json:"feat_type,omitempty"`
-	Size             string   `json:"size,omitempty"`
-	Speed            int32    `json:"speed,omitempty"`
+	ParentKey        string      `json:"parent_key,omitempty"`
+	ParentName       string      `json:"parent_name,omitempty"`
+	HitDice          string      `json:"hit_dice,omitempty"`
+	CasterType       string      `json:"caster_type,omitempty"`
+	PrimaryAbilities []string    `json:"primary_abilities,omitempty"`
+	SavingThrows     []string    `json:"saving_throws,omitempty"`
+	Prerequisite     string      `json:"prerequisite,omitempty"`
+	FeatType         string      `json:"feat_type,omitempty"`
+	Size             string      `json:"size,omitempty"`
+	Speed            int32       `json:"speed,omitempty"`
+	ClassTable       *ClassTable `json:"class_table,omitempty" jsonschema:"Classes: the class table, level by level."`
+}
+
+// ClassTable is a class's progression.
+type ClassTable struct {
+	Columns []string     `json:"columns" jsonschema:"The table's columns after level, proficiency bonus and features; 1st to 9th are spell slots per spell level."`
+	Levels  []ClassLevel `json:"levels" jsonschema:"Levels 1 to 20."`
+}
+
+// ClassLevel is one row of a class table.
+type ClassLevel struct {
+	Level            int32             `json:"level"`
+	ProficiencyBonus int32             `json:"proficiency_bonus,omitempty"`
+	Features         []string          `json:"features,omitempty" jsonschema:"Features gained at this level."`
+	Columns          map[string]string `json:"columns,omitempty" jsonschema:"The other columns' values at this level, by column name."`
+	SpellSlots       []int32           `json:"spell_slots,omitempty" jsonschema:"Spell slots per spell level: the first is 1st-level slots."`
 }
 
 // Rule holds rule and reference fields.
@@ -289,11 +316,14 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 		Permalink:      d.GetPermalink(),
 		Attribution:    d.GetAttribution(),
 		SourceURL:      p.GetSourceUrl(),
-		Description:    p.GetDescription(),
-		HigherLevel:    p.GetHigherLevel(),
+		Description:    shown(p.GetDescription()),
+		HigherLevel:    shown(p.GetHigherLevel()),
 	}
 	for _, b := range p.GetBlocks() {
-		e.Blocks = append(e.Blocks, Block{Type: b.GetType(), Name: b.GetName(), Text: b.GetText(), Level: b.GetLevel(), Attack: b.GetAttack()})
+		e.Blocks = append(e.Blocks, Block{Type: b.GetType(), Name: b.GetName(), Text: shown(b.GetText()), Level: b.GetLevel(), Levels: b.GetLevels(), Attack: b.GetAttack()})
+	}
+	for _, c := range p.GetCorrections() {
+		e.Corrections = append(e.Corrections, Correction{Subject: c.GetSubject(), Field: c.GetField(), SourceValue: c.GetSourceValue(), CorrectedValue: c.GetCorrectedValue()})
 	}
 	if s := p.GetSpell(); s != nil {
 		e.Spell = &Spell{
@@ -347,7 +377,8 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 	if o := p.GetCharacterOption(); o != nil {
 		e.CharacterOption = &CharacterOption{ParentKey: o.GetParentKey(), ParentName: o.GetParentName(), HitDice: o.GetHitDice(),
 			CasterType: o.GetCasterType(), PrimaryAbilities: o.GetPrimaryAbilities(), SavingThrows: o.GetSavingThrows(),
-			Prerequisite: o.GetPrerequisite(), FeatType: o.GetFeatType(), Size: o.GetSize(), Speed: o.GetSpeed()}
+			Prerequisite: o.GetPrerequisite(), FeatType: o.GetFeatType(), Size: o.GetSize(), Speed: o.GetSpeed(),
+			ClassTable: classTable(o.GetProgression())}
 	}
 	if r := p.GetRule(); r != nil {
 		e.Rule = &Rule{Section: r.GetSection(), SectionName: r.GetSectionName(), Index: r.GetIndex(), Ability: r.GetAbility()}

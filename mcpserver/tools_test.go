@@ -180,7 +180,7 @@ func TestLookupCreature_StatBlocks(t *testing.T) {
 			t.Fatalf("out = %+v", out)
 		}
 		wantContains(t, text(res),
-			"*Huge dragon, chaotic evil*", "**Speed** 40 ft., climb 40 ft., fly 80 ft.",
+			"*Huge dragon (Dragons, Chromatic), chaotic evil*", "**Speed** 40 ft., climb 40 ft., fly 80 ft.",
 			"| 27 (+8) | 10 (+0) | 25 (+7) | 16 (+3) | 13 (+1) | 21 (+5) |",
 			"**Saving Throws** Dex +6, Con +13, Wis +7, Cha +11", "**Damage Immunities** fire",
 			"**Senses** blindsight 60 ft., darkvision 120 ft., passive Perception 23", "**Challenge** 17 (18,000 XP)",
@@ -405,14 +405,14 @@ func TestListDocuments(t *testing.T) {
 	res := h.call(t, "list_documents", nil)
 	mustOK(t, res)
 	out := decode[mcpserver.DocumentsOutput](t, res)
-	if out.Count != 3 || out.Documents[0].DocumentKey != "srd-2014" || out.Documents[0].EntityCount != 5 ||
+	if out.Count != 4 || out.Documents[0].DocumentKey != "srd-2014" || out.Documents[0].EntityCount != 6 ||
 		out.Documents[0].EntityTypes["creature"] != 2 || out.Documents[0].SourceAPI != "open5e_v2" ||
 		out.Documents[0].Publisher != "Wizards of the Coast" || out.Documents[0].License == "" {
 		t.Fatalf("out = %+v", out)
 	}
 	// format=json: the text is the same list, as parseable JSON.
 	var fromText mcpserver.DocumentsOutput
-	if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil || fromText.Count != 3 {
+	if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil || fromText.Count != 4 {
 		t.Errorf("json text does not parse: %v", err)
 	}
 
