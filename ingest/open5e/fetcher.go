@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -618,53 +619,24 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 	f.opts.Metrics.succeeded(ep.Path(), float64(now.UnixNano())/1e9)
 }
 
-// publishWindow is how many upserts are in flight at once: enough to hide
-// the round trip, few enough that a failure costs little to retry.
-const publishWindow = 256
-
-// ackTimeout bounds the wait for the acks of one window.
-const ackTimeout = 30 * time.Second
-
-// publishAll publishes upserts of es asynchronously, a window at a time,
-// and returns each one's error (nil when the stream acked it).
+// publishAll publishes upserts of es through one publish window and
+// returns each one's error (nil when the stream acked it).
 func (r *run) publishAll(ctx context.Context, es []*lkv1.Entity) []error {
 	errs := make([]error, len(es))
-	for lo := 0; lo < len(es); lo += publishWindow {
-		hi := min(lo+publishWindow, len(es))
-		futs := make([]jetstream.PubAckFuture, hi-lo)
-		for i := lo; i < hi; i++ {
-			if err := ctx.Err(); err != nil {
-				errs[i] = err
-				continue
-			}
-			m, err := ingest.UpsertMsg(es[i], time.Now())
-			if err != nil {
-				errs[i] = err
-				continue
-			}
-			if futs[i-lo], err = r.f.js.PublishMsgAsync(m); err != nil {
-				errs[i] = fmt.Errorf("publish upsert %s: %w", es[i].Key, err)
-			}
+	msgs := make([]*nats.Msg, 0, len(es))
+	built := make([]int, 0, len(es)) // msgs[j] is the upsert of es[built[j]]
+	now := time.Now()
+	for i, e := range es {
+		m, err := ingest.UpsertMsg(e, now)
+		if err != nil {
+			errs[i] = err
+			continue
 		}
-		timeout := time.NewTimer(ackTimeout)
-		for i := lo; i < hi; i++ {
-			fut := futs[i-lo]
-			if fut == nil {
-				continue
-			}
-			select {
-			case <-fut.Ok():
-			case err := <-fut.Err():
-				errs[i] = fmt.Errorf("publish upsert %s: %w", es[i].Key, err)
-			case <-ctx.Done():
-				errs[i] = fmt.Errorf("publish upsert %s: %w", es[i].Key, ctx.Err())
-			case <-timeout.C:
-				errs[i] = fmt.Errorf("publish upsert %s: no ack within %s", es[i].Key, ackTimeout)
-				// Every later ack of the window is as late.
-				timeout.Reset(0)
-			}
-		}
-		timeout.Stop()
+		msgs = append(msgs, m)
+		built = append(built, i)
+	}
+	for j, err := range ingest.PublishAll(ctx, r.f.js, msgs, nil) {
+		errs[built[j]] = err
 	}
 	return errs
 }

@@ -235,8 +235,14 @@ func (w *Watcher) sync(ctx context.Context, obs jetstream.ObjectStore, kv jetstr
 			delete(st.Counts, k)
 		}
 	}
-	if err := w.publish(ctx, msgs); err != nil {
-		return err
+	// Every upsert is acked before the status says it is there.
+	for _, err := range ingest.PublishAll(ctx, w.js, msgs, nil) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			return err
+		}
 	}
 	var gone []string
 	for _, k := range prev.GetEntityKeys() {
@@ -258,41 +264,6 @@ func (w *Watcher) sync(ctx context.Context, obs jetstream.ObjectStore, kv jetstr
 	w.log.Info("orcbrew: imported", "object", name, "status", st.Status.String(), "entities", len(f.Entities),
 		"tombstoned", len(gone), "warnings", len(st.Warnings), "books", f.Books)
 	return nil
-}
-
-// publishWindow bounds the upserts in flight: enough to hide the round
-// trip, few enough to stay far below the client's async publish limit.
-const publishWindow = 128
-
-// publish sends msgs and returns once every one is acknowledged by the
-// stream, so that the status written next never claims more than is there.
-func (w *Watcher) publish(ctx context.Context, msgs []*nats.Msg) error {
-	pending := make([]jetstream.PubAckFuture, 0, publishWindow)
-	wait := func() error {
-		for _, f := range pending {
-			select {
-			case <-f.Ok():
-			case err := <-f.Err():
-				return fmt.Errorf("publish %s: %w", f.Msg().Header.Get(ingest.HeaderKey), err)
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-		pending = pending[:0]
-		return nil
-	}
-	for _, m := range msgs {
-		f, err := w.js.PublishMsgAsync(m)
-		if err != nil {
-			return fmt.Errorf("publish %s: %w", m.Header.Get(ingest.HeaderKey), err)
-		}
-		if pending = append(pending, f); len(pending) == publishWindow {
-			if err := wait(); err != nil {
-				return err
-			}
-		}
-	}
-	return wait()
 }
 
 // remove tombstones everything the deleted object brought and forgets it.
