@@ -247,7 +247,9 @@ Puts OrcBrew files (.orcbrew) into the watched bucket; the ingest role
 imports them and lorekeeper status shows how each went. A directory puts
 every .orcbrew file in it.`, stderr)
 	var nf natsFlags
+	var maxSize int64
 	nf.register(fs)
+	fs.ByteSize(&maxSize, "orcbrew-max-size", orcbrew.DefaultMaxSize, "largest OrcBrew file accepted (e.g. 16MiB); larger ones are refused before they are stored")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -255,6 +257,7 @@ every .orcbrew file in it.`, stderr)
 		fs.Usage()
 		return errUsage
 	}
+	put := &orcbrew.PutOptions{MaxSize: maxSize}
 	nc, js, err := nf.connect("import", slog.New(slog.NewTextHandler(stderr, nil)))
 	if err != nil {
 		return err
@@ -270,11 +273,14 @@ every .orcbrew file in it.`, stderr)
 		}
 		var names []string
 		if st.IsDir() {
-			names, err = orcbrew.PutDir(ctx, js, path)
+			names, err = orcbrew.PutDir(ctx, js, path, put)
 		} else {
 			var name string
-			name, err = orcbrew.PutFile(ctx, js, path)
+			name, err = orcbrew.PutFile(ctx, js, path, put)
 			names = []string{name}
+		}
+		if errors.Is(err, orcbrew.ErrTooLarge) {
+			return fmt.Errorf("%w; nothing stored (--orcbrew-max-size sets the limit)", err)
 		}
 		if err != nil {
 			return err

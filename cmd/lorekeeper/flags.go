@@ -112,6 +112,54 @@ func (fs *flagSet) Duration(p *time.Duration, name string, def time.Duration, us
 	fs.DurationVar(p, name, def, fs.help(name, usage))
 }
 
+// byteSize is a size flag: a number of bytes, or with a unit ("16MiB",
+// "512KiB", "1GiB"; KB, MB and GB are taken as the binary units too).
+type byteSize int64
+
+func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+func (b *byteSize) Set(v string) error {
+	n, err := parseByteSize(v)
+	if err != nil {
+		return err
+	}
+	*b = byteSize(n)
+	return nil
+}
+
+func parseByteSize(v string) (int64, error) {
+	s := strings.ToUpper(strings.TrimSpace(v))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("size %q: want a positive number of bytes, e.g. 16MiB", v)
+	}
+	return n * mult, nil
+}
+
+// ByteSize registers a size flag (see byteSize).
+func (fs *flagSet) ByteSize(p *int64, name string, def int64, usage string) {
+	*p = def
+	if v, ok := fs.env(name); ok {
+		n, err := parseByteSize(v)
+		if err != nil {
+			fs.setEnvErr(name, v, err)
+		} else {
+			*p = n
+		}
+	}
+	fs.Var((*byteSize)(p), name, fs.help(name, usage))
+}
+
 func (fs *flagSet) setEnvErr(name, v string, err error) {
 	if fs.envErr == nil {
 		fs.envErr = fmt.Errorf("%s=%q: %w", envName(name), v, err)

@@ -107,3 +107,43 @@ func TestMCPHTTPFlags_Bearer(t *testing.T) {
 		})
 	}
 }
+
+func TestFlagSet_ByteSize(t *testing.T) {
+	tests := []struct {
+		env, arg string
+		want     int64
+		wantErr  bool
+	}{
+		{want: 16 << 20},
+		{arg: "1048576", want: 1 << 20},
+		{arg: "20MiB", want: 20 << 20},
+		{arg: "512 KB", want: 512 << 10},
+		{env: "2GiB", want: 2 << 30},
+		{env: "1MiB", arg: "3MiB", want: 3 << 20},
+		{arg: "0", wantErr: true},
+		{arg: "-5MiB", wantErr: true},
+		{arg: "lots", wantErr: true},
+		{env: "16 megs", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.env+"|"+tt.arg, func(t *testing.T) {
+			if tt.env != "" {
+				t.Setenv("LOREKEEPER_ORCBREW_MAX_SIZE", tt.env)
+			}
+			var got int64
+			fs := newFlagSet("x", "", io.Discard)
+			fs.ByteSize(&got, "orcbrew-max-size", 16<<20, "")
+			var args []string
+			if tt.arg != "" {
+				args = []string{"--orcbrew-max-size", tt.arg}
+			}
+			err := fs.parse(args)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, want error %v", err, tt.wantErr)
+			}
+			if err == nil && got != tt.want {
+				t.Errorf("got %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

@@ -60,7 +60,7 @@ func exercise(t *testing.T, st *upStack) {
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
 	for name, body := range map[string]string{"good.orcbrew": goodOrcBrew, "bad.orcbrew": badOrcBrew} {
-		if _, err := orcbrew.Put(ctx, js, name, strings.NewReader(body)); err != nil {
+		if _, err := orcbrew.Put(ctx, js, name, strings.NewReader(body), nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -180,6 +180,7 @@ type ingestFlags struct {
 	endpoints  string
 	interval   time.Duration
 	orcbrewDir string
+	orcbrewMax int64
 	// node names this ingest across restarts in the resync lease (up:
 	// host and data directory), so that a restart after a crash takes its
 	// own lease back; empty for the stateless ingest role.
@@ -190,6 +191,7 @@ func (i *ingestFlags) register(fs *flagSet) {
 	fs.String(&i.open5eURL, "open5e-url", "snapshot", `Open5e API base URL; "snapshot" serves the bundled offline copy, "live" is the public API`)
 	fs.String(&i.endpoints, "open5e-endpoints", "", `comma-separated Open5e endpoints to sync, e.g. "v2/spells,v2/creatures" (default: all)`)
 	fs.Duration(&i.interval, "resync-interval", 24*time.Hour, "how often to resync Open5e (with jitter); 0 disables the schedule")
+	fs.ByteSize(&i.orcbrewMax, "orcbrew-max-size", orcbrew.DefaultMaxSize, "largest OrcBrew file imported (e.g. 16MiB); larger ones are refused before they are stored")
 	fs.String(&i.orcbrewDir, "orcbrew-dir", filepath.Join(defaultDataDir(), "orcbrew"), "folder mirrored into the OrcBrew bucket (default: orcbrew in --data-dir); empty disables it")
 }
 
@@ -249,7 +251,7 @@ func startIngest(ctx context.Context, js jetstream.JetStream, cfg *ingestFlags, 
 	fetcher := open5e.NewFetcher(js, base, &open5e.Options{
 		Interval: interval, Endpoints: endpoints, Node: cfg.node, Logger: log, Metrics: open5e.NewMetrics(reg),
 	})
-	watcher := orcbrew.NewWatcher(js, &orcbrew.Options{Logger: log, Metrics: orcbrew.NewMetrics(reg)})
+	watcher := orcbrew.NewWatcher(js, &orcbrew.Options{MaxSize: cfg.orcbrewMax, Logger: log, Metrics: orcbrew.NewMetrics(reg)})
 
 	runCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -270,7 +272,7 @@ func startIngest(ctx context.Context, js jetstream.JetStream, cfg *ingestFlags, 
 		}
 		dir, _ := filepath.Abs(cfg.orcbrewDir)
 		log.Info("mirroring OrcBrew folder into the bucket", "dir", dir)
-		goRun("orcbrew folder mirror", func(ctx context.Context) error { return orcbrew.MirrorDir(ctx, js, dir, nil) })
+		goRun("orcbrew folder mirror", func(ctx context.Context) error { return orcbrew.MirrorDir(ctx, js, dir, &orcbrew.MirrorOptions{MaxSize: cfg.orcbrewMax, Logger: log}) })
 	}
 	return &runningIngest{close: func(context.Context) error {
 		stop()

@@ -56,7 +56,7 @@ func BenchmarkImport(b *testing.B) {
 		// A new book name per round, so every entity is new content.
 		d := bytes.Replace(data, []byte(`"Book 0"`), []byte(fmt.Sprintf(`"Round %d"`, i)), 1)
 		digest := orcbrew.Digest(d)
-		if _, err := orcbrew.Put(b.Context(), js, "bench.orcbrew", bytes.NewReader(d)); err != nil {
+		if _, err := orcbrew.Put(b.Context(), js, "bench.orcbrew", bytes.NewReader(d), nil); err != nil {
 			b.Fatal(err)
 		}
 		for {

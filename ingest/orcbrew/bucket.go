@@ -17,7 +17,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"lorekeeper.dev/ingest"
-	"lorekeeper.dev/ingest/edn"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -53,12 +52,14 @@ func Digest(data []byte) string {
 	return "SHA-256=" + base64.URLEncoding.EncodeToString(sum[:])
 }
 
-// Put stores r in the OrcBrew bucket as object name; the watcher imports it.
-func Put(ctx context.Context, js jetstream.JetStream, name string, r io.Reader) (*jetstream.ObjectInfo, error) {
-	return put(ctx, js, jetstream.ObjectMeta{Name: name}, r)
+// Put stores r in the OrcBrew bucket as object name; the watcher imports
+// it. More than the size limit is refused (ErrTooLarge), and nothing of it
+// stays in the bucket.
+func Put(ctx context.Context, js jetstream.JetStream, name string, r io.Reader, opts *PutOptions) (*jetstream.ObjectInfo, error) {
+	return put(ctx, js, jetstream.ObjectMeta{Name: name}, r, opts.maxSize())
 }
 
-func put(ctx context.Context, js jetstream.JetStream, meta jetstream.ObjectMeta, r io.Reader) (*jetstream.ObjectInfo, error) {
+func put(ctx context.Context, js jetstream.JetStream, meta jetstream.ObjectMeta, r io.Reader, max int64) (*jetstream.ObjectInfo, error) {
 	if strings.TrimSpace(meta.Name) == "" {
 		return nil, errors.New("put orcbrew object: empty name")
 	}
@@ -66,7 +67,7 @@ func put(ctx context.Context, js jetstream.JetStream, meta jetstream.ObjectMeta,
 	if err != nil {
 		return nil, fmt.Errorf("open object store %s: %w", ingest.OrcBrewBucket, err)
 	}
-	info, err := obs.Put(ctx, meta, r)
+	info, err := obs.Put(ctx, meta, &limitReader{r: r, name: meta.Name, max: max})
 	if err != nil {
 		return nil, fmt.Errorf("put %s: %w", meta.Name, err)
 	}
@@ -74,9 +75,9 @@ func put(ctx context.Context, js jetstream.JetStream, meta jetstream.ObjectMeta,
 }
 
 // PutFile stores the file at path in the bucket under its base name and
-// returns that name. Files over the parser's size limit are refused here
-// rather than failed later.
-func PutFile(ctx context.Context, js jetstream.JetStream, path string) (string, error) {
+// returns that name. A file over the size limit is refused before anything
+// is stored.
+func PutFile(ctx context.Context, js jetstream.JetStream, path string, opts *PutOptions) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("put orcbrew file: %w", err)
@@ -86,19 +87,19 @@ func PutFile(ctx context.Context, js jetstream.JetStream, path string) (string, 
 	if err != nil {
 		return "", fmt.Errorf("put orcbrew file: %w", err)
 	}
-	if st.Size() > edn.DefaultMaxSize {
-		return "", fmt.Errorf("put orcbrew file %s: %d bytes, over the limit of %d", path, st.Size(), edn.DefaultMaxSize)
+	if max := opts.maxSize(); st.Size() > max {
+		return "", fmt.Errorf("put orcbrew file: %w", tooLarge(path, st.Size(), max, false))
 	}
 	name := filepath.Base(path)
-	if _, err := Put(ctx, js, name, f); err != nil {
+	if _, err := Put(ctx, js, name, f, opts); err != nil {
 		return "", err
 	}
 	return name, nil
 }
 
 // PutDir stores every .orcbrew file directly inside dir and returns their
-// object names, sorted.
-func PutDir(ctx context.Context, js jetstream.JetStream, dir string) ([]string, error) {
+// object names, sorted. It stops at the first file it cannot put.
+func PutDir(ctx context.Context, js jetstream.JetStream, dir string, opts *PutOptions) ([]string, error) {
 	files, err := orcbrewFiles(dir)
 	if err != nil {
 		return nil, err
@@ -108,7 +109,7 @@ func PutDir(ctx context.Context, js jetstream.JetStream, dir string) ([]string, 
 	}
 	var names []string
 	for _, p := range files {
-		n, err := PutFile(ctx, js, p)
+		n, err := PutFile(ctx, js, p, opts)
 		if err != nil {
 			return names, err
 		}

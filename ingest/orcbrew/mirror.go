@@ -1,18 +1,22 @@
 package orcbrew
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"lorekeeper.dev/ingest"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
 // MirrorMetadata is the object metadata key naming the folder a mirrored
@@ -28,7 +32,10 @@ type MirrorOptions struct {
 	// Settle is how long a file must go unmodified before it is put, so a
 	// file still being written is not imported half-done (default 1s).
 	Settle time.Duration
-	Logger *slog.Logger
+	// MaxSize is the largest file put, in bytes (default DefaultMaxSize).
+	// A larger one is not put; its import status says why.
+	MaxSize int64
+	Logger  *slog.Logger
 }
 
 func (o *MirrorOptions) withDefaults() MirrorOptions {
@@ -42,6 +49,9 @@ func (o *MirrorOptions) withDefaults() MirrorOptions {
 	if r.Settle <= 0 {
 		r.Settle = time.Second
 	}
+	if r.MaxSize <= 0 {
+		r.MaxSize = DefaultMaxSize
+	}
 	if r.Logger == nil {
 		r.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -51,6 +61,9 @@ func (o *MirrorOptions) withDefaults() MirrorOptions {
 // MirrorResult says what one SyncDir pass did.
 type MirrorResult struct {
 	Put, Deleted, Unchanged []string
+	// Refused are the files newly found over the size limit (their import
+	// status now says so); a file refused before is not listed again.
+	Refused []string
 }
 
 // MirrorDir keeps the bucket in step with the .orcbrew files directly
@@ -71,6 +84,9 @@ func MirrorDir(ctx context.Context, js jetstream.JetStream, dir string, opts *Mi
 			o.Logger.Warn("orcbrew: mirror pass failed", "dir", dir, "err", err)
 		case len(res.Put)+len(res.Deleted) > 0:
 			o.Logger.Info("orcbrew: mirrored folder", "dir", dir, "put", res.Put, "deleted", res.Deleted)
+		}
+		if res != nil && len(res.Refused) > 0 {
+			o.Logger.Warn("orcbrew: files over the size limit not put in the bucket", "dir", dir, "files", res.Refused, "limit_bytes", o.MaxSize)
 		}
 		select {
 		case <-ctx.Done():
@@ -117,18 +133,33 @@ func SyncDir(ctx context.Context, js jetstream.JetStream, dir string, opts *Mirr
 		if time.Since(st.ModTime()) < o.Settle {
 			continue // still being written, perhaps: next pass
 		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("read %s: %w", p, err))
+		if st.Size() > o.MaxSize {
+			refused, err := refuse(ctx, js, name, tooLarge(p, st.Size(), o.MaxSize, false))
+			if err != nil {
+				errs = append(errs, err)
+			} else if refused {
+				res.Refused = append(res.Refused, name)
+			}
 			continue
 		}
-		if info, ok := byName[name]; ok && info.Digest == Digest(data) {
+		// Hash, then put, streaming the file each time: a pass holds no
+		// file in memory.
+		digest, err := fileDigest(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if info, ok := byName[name]; ok && info.Digest == digest {
 			res.Unchanged = append(res.Unchanged, name)
 			continue
 		}
-		meta := jetstream.ObjectMeta{Name: name, Metadata: map[string]string{MirrorMetadata: abs}}
-		if _, err := put(ctx, js, meta, bytes.NewReader(data)); err != nil {
-			errs = append(errs, err)
+		if err := putFile(ctx, js, p, jetstream.ObjectMeta{Name: name, Metadata: map[string]string{MirrorMetadata: abs}}, o.MaxSize); err != nil {
+			if errors.Is(err, ErrTooLarge) { // it grew since the stat
+				_, err = refuse(ctx, js, name, err)
+			}
+			if err != nil {
+				errs = append(errs, err)
+			}
 			continue
 		}
 		res.Put = append(res.Put, name)
@@ -144,4 +175,51 @@ func SyncDir(ctx context.Context, js jetstream.JetStream, dir string, opts *Mirr
 		res.Deleted = append(res.Deleted, info.Name)
 	}
 	return res, errors.Join(errs...)
+}
+
+func fileDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	return "SHA-256=" + base64.URLEncoding.EncodeToString(h.Sum(nil)), nil
+}
+
+func putFile(ctx context.Context, js jetstream.JetStream, path string, meta jetstream.ObjectMeta, max int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	defer f.Close()
+	_, err = put(ctx, js, meta, f, max)
+	return err
+}
+
+// refuse records in name's import status that its file was not put, and
+// why; the version already in the bucket, if any, stays imported. It
+// reports whether the status is new (false: it already said so).
+func refuse(ctx context.Context, js jetstream.JetStream, name string, reason error) (bool, error) {
+	kv, err := js.KeyValue(ctx, ingest.StateBucket)
+	if err != nil {
+		return false, fmt.Errorf("open key-value bucket %s: %w", ingest.StateBucket, err)
+	}
+	prev, err := loadState(ctx, kv, StateKey(name))
+	if err != nil {
+		return false, err
+	}
+	msg := reason.Error() + "; not put in the bucket"
+	if prev.GetStatus() == lkv1.ImportState_STATUS_FAILED && prev.GetError() == msg {
+		return false, nil
+	}
+	st := &lkv1.ImportState{
+		Object: name, Status: lkv1.ImportState_STATUS_FAILED, Error: msg, ImportedAt: timestamppb.Now(),
+		// What the bucket holds of it stays, and so does the record of it.
+		Digest: prev.GetDigest(), EntityKeys: prev.GetEntityKeys(), Books: prev.GetBooks(), Counts: prev.GetCounts(),
+	}
+	return true, saveState(ctx, kv, st)
 }

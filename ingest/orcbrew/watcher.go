@@ -1,6 +1,7 @@
 package orcbrew
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,7 +23,11 @@ import (
 type Options struct {
 	Logger  *slog.Logger
 	Metrics *Metrics
-	// Parse sets the parser's limits (default: edn's defaults, 64 MiB).
+	// MaxSize is the largest object imported, in bytes (default
+	// Parse.MaxSize if set, else DefaultMaxSize); a larger one fails
+	// without being read.
+	MaxSize int64
+	// Parse sets the parser's limits (default: edn's defaults).
 	Parse *edn.Options
 	// RetryDelay is the first wait before retrying an import that failed
 	// for a reason other than the file, doubled on each of up to 5 tries
@@ -59,6 +64,12 @@ func NewWatcher(js jetstream.JetStream, opts *Options) *Watcher {
 	w := &Watcher{js: js, log: o.Logger, metrics: o.Metrics, retry: o.RetryDelay}
 	if o.Parse != nil {
 		w.parse = *o.Parse
+	}
+	switch {
+	case o.MaxSize > 0:
+		w.parse.MaxSize = o.MaxSize
+	case w.parse.MaxSize <= 0:
+		w.parse.MaxSize = DefaultMaxSize
 	}
 	return w
 }
@@ -165,20 +176,24 @@ func (w *Watcher) sync(ctx context.Context, obs jetstream.ObjectStore, kv jetstr
 	now := time.Now()
 	st := &lkv1.ImportState{Object: name, Digest: info.Digest, ImportedAt: timestamppb.New(now)}
 	var data []byte
-	if max := w.maxSize(); info.Size > uint64(max) {
+	if max := w.parse.MaxSize; info.Size > uint64(max) {
 		err = fmt.Errorf("%w: object is %d bytes, over the limit of %d", edn.ErrTooLarge, info.Size, max)
 	} else {
-		data, err = obs.GetBytes(ctx, name)
+		data, err = readObject(ctx, obs, name, info.Size, max)
 		switch {
+		case errors.Is(err, ErrTooLarge):
+			// It grew since info: the status says so, like any bad file.
 		case errors.Is(err, jetstream.ErrObjectNotFound):
 			return nil // deleted meanwhile: its deletion comes next
 		case err != nil:
 			return fmt.Errorf("read object %s: %w", name, err)
 		}
-		// What was read may be newer than info: record its own digest.
-		st.Digest = Digest(data)
-		if prev != nil && prev.GetDigest() == st.Digest {
-			return nil
+		if err == nil {
+			// What was read may be newer than info: record its own digest.
+			st.Digest = Digest(data)
+			if prev != nil && prev.GetDigest() == st.Digest {
+				return nil
+			}
 		}
 	}
 	var f *File
@@ -343,9 +358,18 @@ func capWarnings(ws []string, n int) []string {
 	return append(ws[:n:n], fmt.Sprintf("... and %d more warnings", len(ws)-n))
 }
 
-func (w *Watcher) maxSize() int64 {
-	if w.parse.MaxSize > 0 {
-		return w.parse.MaxSize
+// readObject reads an object into one buffer of its size: the parser
+// takes the bytes whole, so this is the only copy (a growing buffer would
+// hold up to two). More than max bytes is ErrTooLarge.
+func readObject(ctx context.Context, obs jetstream.ObjectStore, name string, size uint64, max int64) ([]byte, error) {
+	r, err := obs.Get(ctx, name)
+	if err != nil {
+		return nil, err
 	}
-	return edn.DefaultMaxSize
+	defer r.Close()
+	buf := bytes.NewBuffer(make([]byte, 0, min(int64(size), max)+1))
+	if _, err := buf.ReadFrom(&limitReader{r: r, name: name, max: max}); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

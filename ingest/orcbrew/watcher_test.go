@@ -130,7 +130,7 @@ func (s *stream) read() events {
 
 func put(t *testing.T, js jetstream.JetStream, name string, data []byte) string {
 	t.Helper()
-	info, err := orcbrew.Put(t.Context(), js, name, bytes.NewReader(data))
+	info, err := orcbrew.Put(t.Context(), js, name, bytes.NewReader(data), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,14 +453,14 @@ func TestPutDirAndMirror(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not orcbrew"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	names, err := orcbrew.PutDir(ctx, js, dir)
+	names, err := orcbrew.PutDir(ctx, js, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"lorekeeper-mcp_sample.orcbrew", "orcpub-dmv_demo-content.orcbrew"}; !slices.Equal(names, want) {
 		t.Errorf("PutDir: got %q, want %q", names, want)
 	}
-	if _, err := orcbrew.PutDir(ctx, js, t.TempDir()); err == nil {
+	if _, err := orcbrew.PutDir(ctx, js, t.TempDir(), nil); err == nil {
 		t.Error("PutDir of an empty dir: got no error")
 	}
 
