@@ -272,7 +272,9 @@ func startIngest(ctx context.Context, js jetstream.JetStream, cfg *ingestFlags, 
 		}
 		dir, _ := filepath.Abs(cfg.orcbrewDir)
 		log.Info("mirroring OrcBrew folder into the bucket", "dir", dir)
-		goRun("orcbrew folder mirror", func(ctx context.Context) error { return orcbrew.MirrorDir(ctx, js, dir, &orcbrew.MirrorOptions{MaxSize: cfg.orcbrewMax, Logger: log}) })
+		goRun("orcbrew folder mirror", func(ctx context.Context) error {
+			return orcbrew.MirrorDir(ctx, js, dir, &orcbrew.MirrorOptions{MaxSize: cfg.orcbrewMax, Logger: log})
+		})
 	}
 	return &runningIngest{close: func(context.Context) error {
 		stop()
