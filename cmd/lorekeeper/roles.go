@@ -374,6 +374,10 @@ func startMCPHTTP(ctx context.Context, grpcAddr string, tlsFlags *clientTLSFlags
 		Stateless: cfg.stateless, BearerToken: token, AllowedHosts: splitList(cfg.hosts),
 	}))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// A connected client keeps an SSE stream open for as long as its
+	// session lives: end the sessions when shutdown starts, or Shutdown
+	// waits for those streams until its deadline.
+	hs.RegisterOnShutdown(srv.CloseSessions)
 	go func() {
 		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("MCP HTTP server stopped", "err", err)
