@@ -229,9 +229,12 @@ another resync holds the lease.`, stderr)
 	}
 	defer stopSnapshot()
 	bar := newProgressBar(stderr)
-	f := open5e.NewFetcher(js, base, &open5e.Options{Endpoints: endpoints, Logger: log, Progress: func(p open5e.Progress) {
+	f, err := open5e.NewFetcher(js, base, &open5e.Options{Endpoints: endpoints, Logger: log, Progress: func(p open5e.Progress) {
 		bar.set(p.Endpoint, p.Done, p.Total)
 	}})
+	if err != nil {
+		return fmt.Errorf("--open5e-url: %w", err)
+	}
 	sum, err := f.Sync(ctx)
 	bar.finish()
 	for _, line := range sum.Lines() {

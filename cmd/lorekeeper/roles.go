@@ -248,9 +248,13 @@ func startIngest(ctx context.Context, js jetstream.JetStream, cfg *ingestFlags, 
 	if interval == 0 {
 		interval = -1 // the flag's 0 disables the schedule; the option's 0 means the default
 	}
-	fetcher := open5e.NewFetcher(js, base, &open5e.Options{
+	fetcher, err := open5e.NewFetcher(js, base, &open5e.Options{
 		Interval: interval, Endpoints: endpoints, Node: cfg.node, Logger: log, Metrics: open5e.NewMetrics(reg),
 	})
+	if err != nil {
+		stopSnapshot()
+		return nil, fmt.Errorf("--open5e-url: %w", err)
+	}
 	watcher := orcbrew.NewWatcher(js, &orcbrew.Options{MaxSize: cfg.orcbrewMax, Logger: log, Metrics: orcbrew.NewMetrics(reg)})
 
 	runCtx, stop := context.WithCancel(ctx)

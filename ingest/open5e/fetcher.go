@@ -155,7 +155,6 @@ type Fetcher struct {
 	baseURL string
 	opts    Options
 	client  *Client
-	initErr error
 	log     *slog.Logger
 
 	running sync.Mutex // one run at a time in this process
@@ -163,8 +162,9 @@ type Fetcher struct {
 }
 
 // NewFetcher returns a fetcher reading the API at baseURL (LiveURL
-// when empty) and publishing through js.
-func NewFetcher(js jetstream.JetStream, baseURL string, opts *Options) *Fetcher {
+// when empty) and publishing through js. A base URL the client cannot use
+// is an error here, not a fetcher that never syncs.
+func NewFetcher(js jetstream.JetStream, baseURL string, opts *Options) (*Fetcher, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -207,10 +207,18 @@ func NewFetcher(js jetstream.JetStream, baseURL string, opts *Options) *Fetcher 
 		co.Logger = o.Logger
 	}
 	client, err := NewClient(baseURL, &co)
-	return &Fetcher{
-		js: js, baseURL: baseURL, opts: o, client: client, initErr: err,
-		log: o.Logger, trigger: make(chan struct{}, 1),
+	if err != nil {
+		return nil, err
 	}
+	paths := make([]string, len(o.Endpoints))
+	for i, ep := range o.Endpoints {
+		paths[i] = ep.Path()
+	}
+	o.Metrics.initEndpoints(paths)
+	return &Fetcher{
+		js: js, baseURL: baseURL, opts: o, client: client,
+		log: o.Logger, trigger: make(chan struct{}, 1),
+	}, nil
 }
 
 // Trigger asks Run to start a run now (lorekeeper sync in the same
@@ -228,9 +236,6 @@ func (f *Fetcher) Trigger() {
 // tried again, alone, once their EndpointBackoff is over. Run returns only
 // ctx's error.
 func (f *Fetcher) Run(ctx context.Context) error {
-	if f.initErr != nil {
-		return f.initErr
-	}
 	scheduled := f.opts.Interval > 0
 	// Without a schedule, a full run waits for Trigger.
 	const never = 100 * 365 * 24 * time.Hour
@@ -359,9 +364,6 @@ func (f *Fetcher) Sync(ctx context.Context) (Summary, error) {
 // sync runs one resync of eps.
 func (f *Fetcher) sync(ctx context.Context, eps []Endpoint) (sum Summary, err error) {
 	sum.Started = time.Now()
-	if f.initErr != nil {
-		return sum, f.initErr
-	}
 	if !f.running.TryLock() {
 		return sum, ErrLeaseHeld
 	}

@@ -146,7 +146,8 @@ func endpoints(names ...string) []open5e.Endpoint {
 	return out
 }
 
-func fetcher(js jetstream.JetStream, url string, o *open5e.Options) *open5e.Fetcher {
+func fetcher(t testing.TB, js jetstream.JetStream, url string, o *open5e.Options) *open5e.Fetcher {
+	t.Helper()
 	if o == nil {
 		o = &open5e.Options{}
 	}
@@ -160,7 +161,11 @@ func fetcher(js jetstream.JetStream, url string, o *open5e.Options) *open5e.Fetc
 	if o.Client.PageSize == 0 {
 		o.Client.PageSize = 500
 	}
-	return open5e.NewFetcher(js, url, o)
+	f, err := open5e.NewFetcher(js, url, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 func streamMsgs(t testing.TB, js jetstream.JetStream) uint64 {
@@ -235,7 +240,7 @@ func TestFetcher_Sync_fullCatalogue(t *testing.T) {
 	}
 	js := startJetStream(t)
 	up := newUpstream(t)
-	f := fetcher(js, up.srv.URL, nil)
+	f := fetcher(t, js, up.srv.URL, nil)
 
 	sum := mustSync(t, f)
 	tot := sum.Totals()
@@ -304,7 +309,7 @@ func dropFireball(path string, rec json.RawMessage) json.RawMessage {
 func TestFetcher_Sync_changedAndRemoved(t *testing.T) {
 	js := startJetStream(t)
 	up := newUpstream(t)
-	f := fetcher(js, up.srv.URL, &open5e.Options{Endpoints: endpoints(small...)})
+	f := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints(small...)})
 	first := mustSync(t, f).Totals()
 	base := streamMsgs(t, js)
 	// v2 spells, v2 conditions and the v1 spell collections v2 lacks.
@@ -425,13 +430,13 @@ func TestFetcher_Sync_faults(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			js := startJetStream(t)
 			up := newUpstream(t)
-			mustSync(t, fetcher(js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/spells")}))
+			mustSync(t, fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/spells")}))
 			base := streamMsgs(t, js)
 			timeout := 10 * time.Second
 			if c.name == "timeout once" {
 				timeout = time.Second
 			}
-			f := fetcher(js, up.srv.URL, &open5e.Options{
+			f := fetcher(t, js, up.srv.URL, &open5e.Options{
 				Endpoints: endpoints("v2/spells"),
 				Client:    &open5e.ClientOptions{RequestTimeout: timeout, Retries: 3},
 			})
@@ -475,7 +480,7 @@ func TestFetcher_Sync_upstreamDown(t *testing.T) {
 	js := startJetStream(t)
 	up := newUpstream(t)
 	reg := prometheus.NewRegistry()
-	f := fetcher(js, up.srv.URL, &open5e.Options{
+	f := fetcher(t, js, up.srv.URL, &open5e.Options{
 		Endpoints: endpoints(small...),
 		Client:    &open5e.ClientOptions{Retries: 1},
 		Metrics:   open5e.NewMetrics(reg),
@@ -500,8 +505,51 @@ func TestFetcher_Sync_upstreamDown(t *testing.T) {
 	if len(sum.Endpoints) != len(small) || sum.Totals().Errors == 0 {
 		t.Errorf("summary: %+v", sum.Totals())
 	}
-	if n := testutil.CollectAndCount(reg, "lorekeeper_ingest_fetch_errors_total"); n == 0 {
+	if n := sumMetric(t, reg, "lorekeeper_ingest_fetch_errors_total"); n == 0 {
 		t.Error("no fetch errors counted")
+	}
+}
+
+// sumMetric adds up every sample of the named counter family.
+func sumMetric(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
+}
+
+func TestNewFetcher_badBaseURL(t *testing.T) {
+	js := startJetStream(t)
+	for _, u := range []string{"ftp://example.com", "not a url", "http://"} {
+		if f, err := open5e.NewFetcher(js, u, nil); err == nil || f != nil {
+			t.Errorf("NewFetcher(%q) = %v, %v; want an error and no fetcher", u, f, err)
+		}
+	}
+}
+
+// TestNewFetcher_fetchErrorsStartAtZero: the alert on the fetch error
+// ratio has data, and sees the first error, from the first scrape.
+func TestNewFetcher_fetchErrorsStartAtZero(t *testing.T) {
+	js := startJetStream(t)
+	reg := prometheus.NewRegistry()
+	eps := endpoints("v2/spells", "v2/conditions")
+	fetcher(t, js, "http://127.0.0.1:1", &open5e.Options{Endpoints: eps, Metrics: open5e.NewMetrics(reg)})
+	if got, want := testutil.CollectAndCount(reg, "lorekeeper_ingest_fetch_errors_total"), 2*len(eps); got != want {
+		t.Errorf("%d fetch error series before any fetch, want %d (timeout and connection per endpoint)", got, want)
+	}
+	if got := sumMetric(t, reg, "lorekeeper_ingest_fetch_errors_total"); got != 0 {
+		t.Errorf("fetch errors = %v before any fetch, want 0", got)
 	}
 }
 
@@ -512,7 +560,7 @@ func TestFetcher_Sync_lease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := fetcher(js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions")})
+	f := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions")})
 
 	held, _ := json.Marshal(map[string]any{"holder": "other", "expires": time.Now().Add(time.Hour)})
 	if _, err := kv.Put(context.Background(), open5e.LeaseKey, held); err != nil {
@@ -555,7 +603,7 @@ func TestFetcher_Sync_lease(t *testing.T) {
 	start := make(chan struct{})
 	results := make(chan error, 6)
 	for _, agent := range []string{"g", "h"} {
-		x := fetcher(js, up.srv.URL, &open5e.Options{
+		x := fetcher(t, js, up.srv.URL, &open5e.Options{
 			Endpoints: endpoints("v2/spells"),
 			Client:    &open5e.ClientOptions{UserAgent: agent},
 		})
@@ -600,7 +648,7 @@ func TestFetcher_progressAndMetrics(t *testing.T) {
 	up := newUpstream(t)
 	reg := prometheus.NewRegistry()
 	var reports []open5e.Progress
-	f := fetcher(js, up.srv.URL, &open5e.Options{
+	f := fetcher(t, js, up.srv.URL, &open5e.Options{
 		Endpoints: endpoints(small...),
 		Metrics:   open5e.NewMetrics(reg),
 		Progress:  func(p open5e.Progress) { reports = append(reports, p) },
@@ -675,7 +723,7 @@ func TestFetcher_Run(t *testing.T) {
 	up := newUpstream(t)
 	var mu sync.Mutex
 	runs := 0
-	f := fetcher(js, up.srv.URL, &open5e.Options{
+	f := fetcher(t, js, up.srv.URL, &open5e.Options{
 		Endpoints: endpoints("v2/conditions"),
 		Interval:  time.Hour,
 		Progress: func(p open5e.Progress) {
@@ -716,7 +764,7 @@ func TestFetcher_Run(t *testing.T) {
 		t.Errorf("Run returned %v", err)
 	}
 	// A new process finds the last run recent and waits for the interval.
-	g := fetcher(js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions"), Interval: time.Hour,
+	g := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions"), Interval: time.Hour,
 		Progress: func(p open5e.Progress) { t.Errorf("ran before the interval: %+v", p) }})
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel2()
@@ -734,7 +782,10 @@ func BenchmarkSync_fullCatalogue(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
 		js := startJetStream(b)
-		f := open5e.NewFetcher(js, up.srv.URL, &open5e.Options{Client: &open5e.ClientOptions{PageSize: 500}})
+		f, err := open5e.NewFetcher(js, up.srv.URL, &open5e.Options{Client: &open5e.ClientOptions{PageSize: 500}})
+		if err != nil {
+			b.Fatal(err)
+		}
 		b.StartTimer()
 		start := time.Now()
 		sum, err := f.Sync(context.Background())
@@ -753,7 +804,7 @@ func BenchmarkSync_fullCatalogue(b *testing.B) {
 func TestFetcher_Sync_invalidRecord(t *testing.T) {
 	js := startJetStream(t)
 	up := newUpstream(t)
-	f := fetcher(js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions")})
+	f := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions")})
 	mustSync(t, f)
 	base := streamMsgs(t, js)
 	up.set(nil, func(path string, rec json.RawMessage) json.RawMessage {
@@ -810,7 +861,7 @@ func TestFetcher_Run_retriesFailedEndpoints(t *testing.T) {
 	}, nil, nil)
 	var mu sync.Mutex
 	done := map[string]int{}
-	f := fetcher(js, up.srv.URL, &open5e.Options{
+	f := fetcher(t, js, up.srv.URL, &open5e.Options{
 		Endpoints:       endpoints("v2/spells", "v2/conditions"),
 		Interval:        time.Hour,
 		EndpointBackoff: 100 * time.Millisecond,

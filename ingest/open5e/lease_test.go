@@ -62,7 +62,7 @@ func TestFetcher_Sync_leaseAfterCrash(t *testing.T) {
 		return true
 	}, nil, nil)
 	nc1, js1 := secondProcess(t, js)
-	first := fetcher(js1, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions"), Holder: "first", Node: "node-a"})
+	first := fetcher(t, js1, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions"), Holder: "first", Node: "node-a"})
 	firstDone := make(chan error, 1)
 	go func() { _, err := first.Sync(context.Background()); firstDone <- err }()
 	kv, err := js.KeyValue(context.Background(), ingest.StateBucket)
@@ -81,7 +81,7 @@ func TestFetcher_Sync_leaseAfterCrash(t *testing.T) {
 	up.set(nil, nil, nil)
 
 	// While it lives, another node is refused.
-	other := fetcher(js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions"), Holder: "other", Node: "node-b"})
+	other := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions"), Holder: "other", Node: "node-b"})
 	_, err = other.Sync(context.Background())
 	var held *open5e.LeaseHeldError
 	if !errors.As(err, &held) || held.Holder != "first" || !errors.Is(err, open5e.ErrLeaseHeld) {
@@ -132,7 +132,7 @@ func TestFetcher_Sync_leaseLeftBehind(t *testing.T) {
 				}
 			}
 			putLease(t, js, tt.lease)
-			f := fetcher(js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions"), Node: tt.node})
+			f := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions"), Node: tt.node})
 			_, err := f.Sync(context.Background())
 			if tt.wantHeld {
 				if !errors.Is(err, open5e.ErrLeaseHeld) {
@@ -168,7 +168,7 @@ func TestFetcher_Run_leaseEnds(t *testing.T) {
 	// A live holder whose lease ends in a second without being renewed.
 	putLease(t, js, map[string]any{"holder": "alive", "ping": "_INBOX.alive", "expires": time.Now().Add(time.Second)})
 	done := make(chan struct{})
-	f := fetcher(js, up.srv.URL, &open5e.Options{
+	f := fetcher(t, js, up.srv.URL, &open5e.Options{
 		Endpoints: endpoints("v2/conditions"), Interval: 24 * time.Hour, EndpointBackoff: time.Hour,
 		Progress: func(p open5e.Progress) {
 			if p.Finished {

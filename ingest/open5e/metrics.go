@@ -52,6 +52,24 @@ func (m *Metrics) PageFetched(string) {
 	}
 }
 
+// transportStatuses are the fetch error statuses every endpoint can have
+// whatever the server answers; each starts at zero (see initEndpoints).
+var transportStatuses = []string{"timeout", "connection"}
+
+// initEndpoints exports the fetch errors of each endpoint at zero, so the
+// alert dividing by their rate has data before the first error, and sees
+// the first error's increase.
+func (m *Metrics) initEndpoints(paths []string) {
+	if m == nil {
+		return
+	}
+	for _, p := range paths {
+		for _, s := range transportStatuses {
+			m.fetchErrors.WithLabelValues(p, s)
+		}
+	}
+}
+
 // FetchFailed counts a failed request.
 func (m *Metrics) FetchFailed(endpoint, status string) {
 	if m != nil {

@@ -2,6 +2,8 @@ package orcbrew
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
 // Import outcomes, the values of the outcome label.
@@ -32,6 +34,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "lorekeeper", Subsystem: "ingest_orcbrew", Name: "entities_total",
 			Help: "Entities published from OrcBrew imports, by kind.",
 		}, []string{"kind"}),
+	}
+	// Both label sets are closed: export each value at zero, so the alert
+	// on failed imports sees the first failure's increase.
+	for _, o := range []string{OutcomeOK, OutcomePartial, OutcomeFailed, OutcomeDeleted, OutcomeError} {
+		m.imports.WithLabelValues(o)
+	}
+	for _, k := range lkv1.Kinds() {
+		m.entities.WithLabelValues(k.Slug())
 	}
 	if reg != nil {
 		reg.MustRegister(m.imports, m.entities)
