@@ -2,11 +2,14 @@ package mcpserver
 
 import (
 	"crypto/subtle"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,14 +37,30 @@ type HTTPOptions struct {
 	// origins ("https://app.example.com"). Requests without Origin (non-
 	// browser clients) are always accepted.
 	AllowedOrigins []string
-	// SessionTimeout closes idle stateful sessions. Default 30 minutes.
+	// SessionTimeout closes stateful sessions idle this long (no request
+	// in flight). Default DefaultSessionTimeout.
 	SessionTimeout time.Duration
+	// MaxSessions bounds the stateful sessions open at once: an initialize
+	// request beyond it is answered 503 Service Unavailable with a
+	// Retry-After, and no session is made. Default DefaultMaxSessions;
+	// negative: no bound.
+	MaxSessions int
 	// JSONResponse answers with application/json instead of an SSE stream.
 	JSONResponse bool
 }
 
-// DefaultMaxRequestBytes is HTTPOptions.MaxRequestBytes's default.
-const DefaultMaxRequestBytes = 1 << 20
+// Defaults of HTTPOptions.
+const (
+	DefaultMaxRequestBytes = 1 << 20
+	// DefaultSessionTimeout is short enough that sessions abandoned by
+	// clients that never say goodbye do not pile up, long enough that an
+	// assistant's conversation pausing for a while keeps its session.
+	DefaultSessionTimeout = 10 * time.Minute
+	// DefaultMaxSessions bounds what idle sessions can cost: about 5 KB of
+	// live heap each (BenchmarkHTTPHandler_idleSessions), some 5 MB at the
+	// bound.
+	DefaultMaxSessions = 1000
+)
 
 // HTTPHandler returns the MCP streamable HTTP endpoint. Serve it at any
 // path, e.g. /mcp.
@@ -54,7 +73,10 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 		o.MaxRequestBytes = DefaultMaxRequestBytes
 	}
 	if o.SessionTimeout <= 0 {
-		o.SessionTimeout = 30 * time.Minute
+		o.SessionTimeout = DefaultSessionTimeout
+	}
+	if o.MaxSessions == 0 {
+		o.MaxSessions = DefaultMaxSessions
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless:      o.Stateless,
@@ -66,14 +88,27 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        o.MaxRequestBytes,
 	})
-	return &guard{next: h, opts: o}
+	return &guard{next: h, opts: o, sessions: s.openSessions}
 }
 
-// guard enforces DNS-rebinding protection, the bearer token and the body
-// limit before the SDK sees a request.
+// openSessions counts the sessions the MCP server has open.
+func (s *Server) openSessions() int {
+	n := 0
+	for range s.mcp.Sessions() {
+		n++
+	}
+	return n
+}
+
+// guard enforces DNS-rebinding protection, the bearer token, the body
+// limit and the session bound before the SDK sees a request.
 type guard struct {
-	next http.Handler
-	opts HTTPOptions
+	next     http.Handler
+	opts     HTTPOptions
+	sessions func() int
+
+	mu           sync.Mutex
+	initializing int // new-session requests being served
 }
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -98,8 +133,33 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, g.opts.MaxRequestBytes)
+	if g.opts.Stateless || g.opts.MaxSessions < 0 || r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+		g.next.ServeHTTP(w, r)
+		return
+	}
+	// A POST without a session ID makes a session. Requests making one
+	// count as open sessions until they are answered, so that concurrent
+	// ones cannot overshoot the bound together.
+	g.mu.Lock()
+	if g.sessions()+g.initializing >= g.opts.MaxSessions {
+		g.mu.Unlock()
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
+		http.Error(w, fmt.Sprintf("Service Unavailable: %d MCP sessions are open, the most this server keeps (--mcp-max-sessions); retry later or close idle sessions", g.opts.MaxSessions), http.StatusServiceUnavailable)
+		return
+	}
+	g.initializing++
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		g.initializing--
+		g.mu.Unlock()
+	}()
 	g.next.ServeHTTP(w, r)
 }
+
+// retryAfterSeconds is what a client refused for lack of sessions is told
+// to wait.
+const retryAfterSeconds = 5
 
 // isLoopbackHost reports whether host (no port) is a loopback name or address.
 //

@@ -1,0 +1,128 @@
+package mcpserver_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lorekeeper.dev/mcpserver"
+)
+
+// TestHTTPHandler_MaxSessions: sessions beyond the bound are refused with
+// a clear 503 and no session is made; closing one makes room again;
+// concurrent initializations cannot overshoot the bound together.
+func TestHTTPHandler_MaxSessions(t *testing.T) {
+	const max = 3
+	h := newServer(t)
+	ts := httptest.NewServer(h.srv.HTTPHandler(&mcpserver.HTTPOptions{MaxSessions: max}))
+	t.Cleanup(ts.Close)
+	url := ts.URL + "/mcp"
+
+	var open []*mcp.ClientSession
+	for range max {
+		cs := connect(t, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1})
+		mustOK(t, callTool(t, cs, "list_documents", nil))
+		open = append(open, cs)
+	}
+	code, body := post(t, url, initBody, nil)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "MCP sessions are open") {
+		t.Errorf("initialize beyond %d sessions: %d %q, want 503 saying why", max, code, body)
+	}
+	if n := countSessions(h.srv); n != max {
+		t.Errorf("%d sessions open after a refusal, want %d", n, max)
+	}
+	// A session's own requests are never refused.
+	mustOK(t, callTool(t, open[0], "list_documents", nil))
+
+	if err := open[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return countSessions(h.srv) == max-1 })
+	if code, body := post(t, url, initBody, nil); code != http.StatusOK {
+		t.Errorf("initialize after a session closed: %d %q, want 200", code, body)
+	}
+
+	// Many at once against a fresh server: never more than the bound.
+	h2 := newServer(t)
+	ts2 := httptest.NewServer(h2.srv.HTTPHandler(&mcpserver.HTTPOptions{MaxSessions: max}))
+	t.Cleanup(ts2.Close)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	codes := map[int]int{}
+	for range 20 {
+		wg.Go(func() {
+			code, _ := post(t, ts2.URL+"/mcp", initBody, nil)
+			mu.Lock()
+			codes[code]++
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if codes[http.StatusOK] < 1 || codes[http.StatusOK] > max || codes[http.StatusOK]+codes[http.StatusServiceUnavailable] != 20 {
+		t.Errorf("20 concurrent initializations with a bound of %d: %v", max, codes)
+	}
+	if n := countSessions(h2.srv); n > max {
+		t.Errorf("%d sessions open, more than the bound %d", n, max)
+	}
+}
+
+// BenchmarkHTTPHandler_idleSessions measures what an idle stateful session
+// costs: the live heap after opening N sessions (raw initialize requests,
+// as a client that never comes back leaves them), per session.
+func BenchmarkHTTPHandler_idleSessions(b *testing.B) {
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			var perSession float64
+			for b.Loop() {
+				h := newServer(b)
+				ts := httptest.NewServer(h.srv.HTTPHandler(&mcpserver.HTTPOptions{MaxSessions: -1}))
+				before := liveHeap()
+				for range n {
+					initSession(b, ts.URL+"/mcp")
+				}
+				after := liveHeap()
+				if got := countSessions(h.srv); got != n {
+					b.Fatalf("%d sessions open, want %d", got, n)
+				}
+				perSession = float64(after-before) / float64(n)
+				h.srv.CloseSessions()
+				ts.Close()
+			}
+			b.ReportMetric(perSession, "bytes/session")
+			b.ReportMetric(perSession*float64(mcpserver.DefaultMaxSessions)/(1<<20), "MiB-at-default-bound")
+		})
+	}
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// initSession opens a session with a raw initialize request and leaves it.
+func initSession(b *testing.B, url string) {
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, url, strings.NewReader(initBody))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("initialize: %s", resp.Status)
+	}
+}
