@@ -31,6 +31,7 @@ type roleProcess struct {
 	js     jetstream.JetStream
 	reg    *prometheus.Registry
 	ready  *readiness
+	waits  *waits
 	close  func()
 }
 
@@ -41,38 +42,54 @@ func (p *roleProcess) register(fs *flagSet, metricsAddr string) {
 	registerPprof(fs, &p.pprof)
 }
 
-// start sets the process up; close undoes it.
+// start sets the process up; close undoes it. The metrics and health
+// listener comes first, so that /readyz says what the process waits for:
+// NATS, then the stream and buckets (a role may start before NATS, or
+// before the cluster can hold an R3 stream). Only configuration errors and
+// ctx's end stop the wait.
 func (p *roleProcess) start(ctx context.Context, name string, stderr io.Writer) error {
 	var err error
 	if p.logger, err = p.log.logger(stderr); err != nil {
 		return err
 	}
-	nc, js, err := p.nats.connect(name, p.logger)
+	p.reg, p.ready, p.waits = newRegistry(), &readiness{}, &waits{}
+	p.ready.add("waiting", p.waits.check)
+	ops, err := startOps(p.metrics, p.pprof, p.reg, p.ready, p.logger)
 	if err != nil {
 		return err
 	}
-	if err := ingest.EnsureResources(ctx, js, p.nats.replicas); err != nil {
-		drain(nc)
+	closeOps := func() {
+		if err := ops.close(context.Background()); err != nil {
+			p.logger.Warn("metrics listener shutdown", "err", err)
+		}
+	}
+	nc, js, err := p.nats.connectRetrying(name, p.logger)
+	if err != nil {
+		closeOps()
 		return err
 	}
-	p.js, p.reg, p.ready = js, newRegistry(), &readiness{}
 	p.ready.add("nats", func(context.Context) error {
 		if !nc.IsConnected() {
 			return errors.New("not connected")
 		}
 		return nil
 	})
-	ops, err := startOps(p.metrics, p.pprof, p.reg, p.ready, p.logger)
-	if err != nil {
+	p.close = func() {
+		closeOps()
 		drain(nc)
+	}
+	if err := waitConnected(ctx, p.logger, p.waits, nc, p.nats.url); err != nil {
+		p.close()
 		return err
 	}
-	p.close = func() {
-		if err := ops.close(context.Background()); err != nil {
-			p.logger.Warn("metrics listener shutdown", "err", err)
-		}
-		drain(nc)
+	what := fmt.Sprintf("the stream %s and the buckets %s and %s", ingest.StreamName, ingest.StateBucket, ingest.OrcBrewBucket)
+	if err := waitFor(ctx, p.logger, p.waits, what, func(ctx context.Context) error {
+		return ingest.EnsureResources(ctx, js, p.nats.replicas)
+	}); err != nil {
+		p.close()
+		return err
 	}
+	p.js = js
 	return nil
 }
 

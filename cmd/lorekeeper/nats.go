@@ -44,8 +44,20 @@ func (n *natsFlags) register(fs *flagSet) {
 	fs.Int(&n.replicas, "nats-replicas", 1, "JetStream replicas for the stream and buckets (3 on a cluster)")
 }
 
-// connect dials NATS; the caller drains the connection.
+// connect dials NATS, failing at once when no server answers (what client
+// commands want); the caller drains the connection.
 func (n *natsFlags) connect(name string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, error) {
+	return n.dial(name, log)
+}
+
+// connectRetrying returns a connection that keeps trying in the background
+// until a server answers (what roles want: they may start before NATS);
+// see waitConnected. The caller drains the connection.
+func (n *natsFlags) connectRetrying(name string, log *slog.Logger) (*nats.Conn, jetstream.JetStream, error) {
+	return n.dial(name, log, nats.RetryOnFailedConnect(true))
+}
+
+func (n *natsFlags) dial(name string, log *slog.Logger, extra ...nats.Option) (*nats.Conn, jetstream.JetStream, error) {
 	opts := []nats.Option{
 		nats.Name("lorekeeper " + name),
 		nats.MaxReconnects(-1),
@@ -65,6 +77,7 @@ func (n *natsFlags) connect(name string, log *slog.Logger) (*nats.Conn, jetstrea
 	if n.tlsCert != "" || n.tlsKey != "" {
 		opts = append(opts, nats.ClientCert(n.tlsCert, n.tlsKey))
 	}
+	opts = append(opts, extra...)
 	nc, err := nats.Connect(n.url, opts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to NATS at %s: %w (is `lorekeeper up` or a NATS server running? set --nats-url)", n.url, err)
