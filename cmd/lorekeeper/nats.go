@@ -118,13 +118,51 @@ func embeddedNATS(dir, listen string, log *slog.Logger) (*natsserver.Server, err
 	if err != nil {
 		return nil, fmt.Errorf("embedded NATS: %w", err)
 	}
+	// The server reports what stops it (a taken port, an unusable store)
+	// through its logger, then keeps silent: catch that, instead of
+	// waiting for a listener that will never come.
+	nl := &natsLogger{log: log.With("component", "nats"), fatal: make(chan string, 1)}
+	ns.SetLogger(nl, false, false)
 	ns.Start()
-	if !ns.ReadyForConnections(30 * time.Second) {
-		ns.Shutdown()
-		return nil, fmt.Errorf("embedded NATS did not start listening on %s (is the port taken? set --nats-listen)", listen)
+	for deadline := time.Now().Add(30 * time.Second); !ns.ReadyForConnections(100 * time.Millisecond); {
+		select {
+		case msg := <-nl.fatal:
+			ns.Shutdown()
+			return nil, fmt.Errorf("embedded NATS on %s: %s (set --nats-listen to a free port)", listen, msg)
+		default:
+		}
+		if time.Now().After(deadline) {
+			ns.Shutdown()
+			return nil, fmt.Errorf("embedded NATS did not start listening on %s within 30s (set --nats-listen)", listen)
+		}
 	}
 	log.Info("embedded NATS ready", "url", ns.ClientURL(), "store", filepath.Join(dir, "nats"))
 	return ns, nil
+}
+
+// natsLogger passes the embedded server's warnings and errors to slog and
+// hands its fatal error to whoever is starting it; its chatter (notices,
+// debug, trace) is dropped.
+type natsLogger struct {
+	log   *slog.Logger
+	fatal chan string
+}
+
+func (l *natsLogger) Noticef(string, ...any) {}
+func (l *natsLogger) Debugf(string, ...any)  {}
+func (l *natsLogger) Tracef(string, ...any)  {}
+
+func (l *natsLogger) Warnf(format string, v ...any) { l.log.Warn(fmt.Sprintf(format, v...)) }
+
+func (l *natsLogger) Errorf(format string, v ...any) { l.log.Error(fmt.Sprintf(format, v...)) }
+
+func (l *natsLogger) Fatalf(format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	l.log.Error(msg)
+	select {
+	case l.fatal <- msg:
+	default:
+	}
 }
 
 // readState reads ingest's sync and import state from the KV bucket.

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,5 +44,32 @@ func TestMCPHTTP_CloseWithClientsConnected(t *testing.T) {
 				t.Errorf("close with %d clients connected: %v", clients, err)
 			}
 		})
+	}
+}
+
+// TestEmbeddedNATS_PortTaken: a taken --nats-listen port is an error at
+// once, naming the address (it once meant 30 s of silence first).
+func TestEmbeddedNATS_PortTaken(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	done := make(chan error, 1)
+	go func() {
+		ns, err := embeddedNATS(t.TempDir(), addr, testLogger(t))
+		if ns != nil {
+			ns.Shutdown()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), addr) {
+			t.Errorf("err = %v, want one naming %s", err, addr)
+		}
+	case <-time.After(10 * time.Second): // a hang bound, not a timing assertion
+		t.Fatal("still starting 10 s later on a taken port")
 	}
 }
