@@ -2,6 +2,7 @@ package query_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"slices"
 	"strconv"
@@ -51,6 +52,28 @@ var benchCalls = []struct {
 }{
 	{"name", true, func(ctx context.Context, c lkv1.QueryServiceClient) error {
 		_, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: &lkv1.Common{Name: "fireball", Limit: 5}})
+		return err
+	}},
+	// Nothing matches the name: did-you-mean over the whole snapshot.
+	{"name-miss-suggest", true, func(ctx context.Context, c lkv1.QueryServiceClient) error {
+		resp, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: &lkv1.Common{Name: "firebal", Limit: 5}})
+		if err == nil && len(resp.GetSuggestions()) == 0 {
+			err = errors.New("no suggestions for firebal")
+		}
+		return err
+	}},
+	{"name-miss-suggest-multiword", true, func(ctx context.Context, c lkv1.QueryServiceClient) error {
+		resp, err := c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: &lkv1.Common{Name: "ancient red dragn", Limit: 5}})
+		if err == nil && len(resp.GetSuggestions()) == 0 {
+			err = errors.New("no suggestions for ancient red dragn")
+		}
+		return err
+	}},
+	{"name-alias", true, func(ctx context.Context, c lkv1.QueryServiceClient) error {
+		resp, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: &lkv1.Common{Name: "Tasha's Hideous Laughter", Limit: 5}})
+		if err == nil && len(resp.GetResults()) == 0 {
+			err = errors.New("no result for the alias")
+		}
 		return err
 	}},
 	{"filtered", true, func(ctx context.Context, c lkv1.QueryServiceClient) error {

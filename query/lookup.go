@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/relevance"
 	"lorekeeper.dev/embedder/vectorindex"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
@@ -347,18 +348,7 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 			resp.FallbackReason = reason
 		}
 	}
-	// A well-known name that no open document carries: its description is
-	// embedded now (outside the view), to offer the nearest open content
-	// should nothing match.
-	closed, isClosed := notOpen(p.name)
-	var closedHits *vectorHits
-	if isClosed && s.emb != nil {
-		if closedVec, _ := s.embedQuery(ctx, closed.Name); closedVec != nil {
-			if closedHits, err = s.searchVectors(ctx, closedVec, p.candidates); err != nil {
-				return nil, err
-			}
-		}
-	}
+	var closed relevance.Alias // a name not in open content, when nothing matched
 	var hits *vectorHits
 	if qvec != nil {
 		hits, err = s.searchVectors(ctx, qvec, func(v *badgerstore.View) badgerstore.Set {
@@ -392,9 +382,8 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 					resp.NameMatch, resp.MatchedAlias = matchAlias, known
 				} else {
 					resp.Suggestions = suggest(v, filtered, p.name)
-					if isClosed {
-						resp.NotOpenContent = closed.Known
-						resp.Suggestions = append(resp.Suggestions, suggestByMeaning(v, filtered, closedHits)...)
+					if a, ok := notOpen(p.name); ok {
+						closed, resp.NotOpenContent = a, a.Known
 					}
 				}
 			}
@@ -438,6 +427,13 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 	})
 	if err != nil {
 		return nil, err
+	}
+	if resp.NotOpenContent != "" {
+		// Offer the open content nearest to what the name describes, only
+		// now that nothing matched: no model call on an exact hit.
+		if err := s.suggestByMeaning(ctx, p, closed.Name, resp); err != nil {
+			return nil, err
+		}
 	}
 	return resp, nil
 }

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"context"
 	"slices"
 	"strings"
 
@@ -146,10 +147,31 @@ func suggest(v *badgerstore.View, cand badgerstore.Set, name string) []*lkv1.Nam
 	return out
 }
 
-// suggestByMeaning offers the candidates closest in meaning to what a name
-// that is not open content describes (hits: the vector search for the
-// description, nil when there is none).
-func suggestByMeaning(v *badgerstore.View, cand badgerstore.Set, hits *vectorHits) []*lkv1.NameSuggestion {
+// suggestByMeaning adds to resp the candidates of p closest in meaning to
+// description (what a name that is not open content is).
+func (s *Service) suggestByMeaning(ctx context.Context, p *plan, description string, resp *lkv1.LookupResponse) error {
+	if s.emb == nil {
+		return nil
+	}
+	qvec, reason := s.embedQuery(ctx, description)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if reason != "" {
+		return nil // the name suggestions stand alone
+	}
+	hits, err := s.searchVectors(ctx, qvec, p.candidates)
+	if err != nil {
+		return err
+	}
+	return s.store.View(ctx, func(v *badgerstore.View) error {
+		resp.Suggestions = append(resp.Suggestions, meaningSuggestions(v, p.candidates(v), hits)...)
+		return nil
+	})
+}
+
+// meaningSuggestions are the candidates closest in meaning by hits.
+func meaningSuggestions(v *badgerstore.View, cand badgerstore.Set, hits *vectorHits) []*lkv1.NameSuggestion {
 	if hits == nil || cand.Empty() {
 		return nil
 	}

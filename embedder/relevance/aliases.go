@@ -129,6 +129,9 @@ func (t *AliasTable) Near(name string, minSim float64) map[*Alias]float64 {
 		a := &t.rows[i]
 		best := 0.0
 		for _, k := range t.spellings[i] {
+			if d := len(k) - len(q); float64(max(d, -d)) > (1-minSim)*float64(max(len(k), len(q))) {
+				continue // too different in length to be near
+			}
 			best = max(best, NameSimilarity(q, k))
 		}
 		if best >= minSim {
