@@ -213,8 +213,8 @@ func runSync(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := newFlagSet("sync", `Usage: lorekeeper sync [flags]
 
 Resyncs Open5e now: fetches every endpoint, publishes what is new or changed
-and tombstones what is gone, then prints a line per endpoint. Waits if
-another resync holds the lease.`, stderr)
+and tombstones what is gone, then prints a line per endpoint. If another
+resync holds the lease it does nothing and fails at once, naming the holder.`, stderr)
 	var nf natsFlags
 	var ing ingestFlags
 	var lf logFlags

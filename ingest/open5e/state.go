@@ -1,0 +1,88 @@
+// The resync state in the state bucket: one record per endpoint (what it
+// listed, by key and content hash) and the time of the last full run.
+
+package open5e
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
+
+	"lorekeeper.dev/ingest"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// LastRunKey holds the finish time of the last resync (RFC 3339), which
+// Run's schedule starts from.
+const LastRunKey = "last-run"
+
+// StatePrefix starts the state bucket key of every endpoint's resync state.
+const StatePrefix = "sync."
+
+// StateKey is the state bucket key of an endpoint: "sync.v2.spells".
+func StateKey(ep Endpoint) string { return StatePrefix + ep.Version + "." + ep.Name }
+
+// digest is the SHA-256 over the sorted (key, content hash) pairs.
+func digest(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	h := sha256.New()
+	for _, k := range keys {
+		fmt.Fprintf(h, "%s\x00%s\n", k, m[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (r *run) loadState(ctx context.Context, ep Endpoint) (*lkv1.EndpointState, error) {
+	st := &lkv1.EndpointState{Endpoint: ep.Path()}
+	e, err := r.kv.Get(ctx, StateKey(ep))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return st, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read state of %s: %w", ep.Path(), err)
+	}
+	if err := proto.Unmarshal(e.Value(), st); err != nil {
+		return nil, fmt.Errorf("decode state of %s: %w", ep.Path(), err)
+	}
+	return st, nil
+}
+
+func (r *run) saveState(ctx context.Context, ep Endpoint, st *lkv1.EndpointState) error {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encode state of %s: %w", ep.Path(), err)
+	}
+	if _, err := r.kv.Put(ctx, StateKey(ep), b); err != nil {
+		return fmt.Errorf("save state of %s: %w", ep.Path(), err)
+	}
+	return nil
+}
+
+// State returns the stored resync state of every endpoint the fetcher
+// syncs, for status commands. Endpoints never synced have an empty state.
+func (f *Fetcher) State(ctx context.Context) ([]*lkv1.EndpointState, error) {
+	kv, err := f.js.KeyValue(ctx, ingest.StateBucket)
+	if err != nil {
+		return nil, fmt.Errorf("open state bucket %s: %w", ingest.StateBucket, err)
+	}
+	r := &run{f: f, kv: kv}
+	var out []*lkv1.EndpointState
+	for _, ep := range f.opts.Endpoints {
+		st, err := r.loadState(ctx, ep)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}

@@ -1,0 +1,333 @@
+// One resync: the lease held for its length, each endpoint fetched,
+// compared with its state, published and tombstoned.
+
+package open5e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"lorekeeper.dev/ingest"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// Sync runs one resync now. It returns ErrLeaseHeld, and does nothing,
+// when another run holds the lease. Otherwise it returns what it did, and
+// an error joining every endpoint's failure: endpoints that failed keep
+// what they had and publish no tombstones.
+func (f *Fetcher) Sync(ctx context.Context) (Summary, error) {
+	return f.sync(ctx, f.opts.Endpoints)
+}
+
+// sync runs one resync of eps.
+func (f *Fetcher) sync(ctx context.Context, eps []Endpoint) (sum Summary, err error) {
+	sum.Started = time.Now()
+	if !f.running.TryLock() {
+		return sum, ErrLeaseHeld
+	}
+	defer f.running.Unlock()
+	defer func() {
+		sum.Duration = time.Since(sum.Started)
+		f.opts.Metrics.observeDuration(sum.Duration.Seconds())
+	}()
+
+	kv, err := f.js.KeyValue(ctx, ingest.StateBucket)
+	if err != nil {
+		return sum, fmt.Errorf("open state bucket %s: %w", ingest.StateBucket, err)
+	}
+	var l *lease
+	l, err = acquire(ctx, kv, leaseOwner{holder: f.opts.Holder, node: f.opts.Node, nc: f.js.Conn()}, f.opts.LeaseTTL)
+	if err != nil {
+		return sum, err
+	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := l.release(rctx); err != nil {
+			f.log.Warn("open5e resync", "err", err)
+		}
+	}()
+
+	// Keep the lease while the run lasts; losing it (a takeover after we
+	// stalled past its TTL) stops the run.
+	runCtx, cancel := context.WithCancelCause(ctx)
+	renewed := make(chan struct{})
+	go func() {
+		defer close(renewed)
+		t := time.NewTicker(f.opts.LeaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-t.C:
+				if err := l.renew(runCtx); err != nil && runCtx.Err() == nil {
+					cancel(err)
+					return
+				}
+			}
+		}
+	}()
+	r := &run{f: f, kv: kv, sum: &sum, eps: eps}
+	err = r.do(runCtx)
+	cancel(nil)
+	<-renewed
+	if cause := context.Cause(runCtx); cause != nil && ctx.Err() == nil && !errors.Is(cause, context.Canceled) {
+		err = errors.Join(err, cause)
+	}
+	if ctx.Err() == nil && len(eps) == len(f.opts.Endpoints) {
+		// Only a full run resets the schedule.
+		_, perr := kv.Put(context.WithoutCancel(ctx), LastRunKey, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
+		err = errors.Join(err, perr)
+	}
+	return sum, err
+}
+
+type run struct {
+	f   *Fetcher
+	kv  jetstream.KeyValue
+	sum *Summary
+	eps []Endpoint
+}
+
+func (r *run) do(ctx context.Context) error {
+	f := r.f
+	eps := r.eps
+	now := time.Now()
+
+	cat, catErr := FetchCatalog(ctx, f.client)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+
+	var errs []error
+	// v2 coverage for the v1 fill-ins: what v2 lists now, plus what the
+	// state says it listed before, for v2 endpoints that failed this time.
+	var v2Keys []string
+	inRun := map[Endpoint]bool{}
+	for _, ep := range eps {
+		inRun[ep] = true
+	}
+	for _, ep := range V2Endpoints {
+		if inRun[ep] {
+			continue
+		}
+		// Not synced in this run: what it listed last time still counts.
+		if st, err := r.loadState(ctx, ep); err == nil {
+			for k := range st.GetEntities() {
+				v2Keys = append(v2Keys, k)
+			}
+		}
+	}
+	for i, ep := range eps {
+		st, err := r.loadState(ctx, ep)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		es := EndpointSummary{Endpoint: ep.Path()}
+		switch {
+		case catErr != nil:
+			es.Err = catErr
+			es.Errors = 1
+			r.failed(st, now, catErr, true)
+		case st.GetBackoffUntil() != nil && now.Before(st.GetBackoffUntil().AsTime()):
+			es.Skipped = true
+			es.Err = fmt.Errorf("backing off until %s after: %s", st.GetBackoffUntil().AsTime().Format(time.RFC3339), st.GetLastError())
+		default:
+			r.syncEndpoint(ctx, ep, i, len(eps), cat, st, v2Keys, &es)
+		}
+		if ep.Version == "v2" {
+			for k := range st.GetEntities() {
+				v2Keys = append(v2Keys, k)
+			}
+		}
+		if !es.Skipped {
+			st.LastAttempt = timestamppb.New(now)
+			st.LastCounts = &lkv1.SyncCounts{
+				Fetched: uint64(es.Fetched), Created: uint64(es.New), Changed: uint64(es.Changed),
+				Removed: uint64(es.Removed), Unchanged: uint64(es.Unchanged), Errors: uint64(es.Errors),
+				Pages: uint64(es.Pages),
+			}
+			if err := r.saveState(context.WithoutCancel(ctx), ep, st); err != nil {
+				es.Err = errors.Join(es.Err, err)
+				es.Errors++
+			}
+		}
+		if es.Err != nil && !es.Skipped {
+			errs = append(errs, fmt.Errorf("%s: %w", ep.Path(), es.Err))
+		}
+		f.log.Info("open5e resync " + es.String())
+		r.sum.Endpoints = append(r.sum.Endpoints, es)
+		if f.opts.Progress != nil {
+			f.opts.Progress(Progress{Endpoint: ep.Path(), Index: i + 1, Endpoints: len(eps), Page: es.Pages, Done: es.Fetched, Total: es.Fetched, Finished: true, Summary: &es})
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// failed records an endpoint failure in its state; backoff leaves the
+// endpoint alone for EndpointBackoff.
+func (r *run) failed(st *lkv1.EndpointState, now time.Time, err error, backoff bool) {
+	st.LastError = err.Error()
+	if backoff {
+		st.BackoffUntil = timestamppb.New(now.Add(r.f.opts.EndpointBackoff))
+	}
+}
+
+func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Catalog, st *lkv1.EndpointState, v2Keys []string, es *EndpointSummary) {
+	f := r.f
+	now := time.Now()
+	res := FetchEndpoint(ctx, f.client, ep, cat, func(p Page) {
+		if f.opts.Progress != nil {
+			f.opts.Progress(Progress{Endpoint: ep.Path(), Index: i + 1, Endpoints: n, Page: p.Number, Done: p.Records, Total: p.Count})
+		}
+	})
+	entities := res.Entities
+	if ep.Version == "v1" {
+		cov := CoverageFromKeys(v2Keys)
+		entities = FilterV1(entities, cov)
+	}
+	es.Fetched = res.Records
+	es.Pages = res.Pages
+	es.Errors = len(res.Invalid)
+	if res.Err != nil {
+		es.Errors++
+	}
+	for _, err := range res.Invalid {
+		f.log.Warn("open5e record skipped", "err", err)
+	}
+
+	if st.Entities == nil {
+		st.Entities = map[string]string{}
+	}
+	listed := make(map[string]bool, len(entities))
+	var toPublish []*lkv1.Entity
+	for _, e := range entities {
+		listed[e.Key] = true
+		if old, had := st.Entities[e.Key]; had && old == e.ContentHash {
+			es.Unchanged++
+			continue
+		}
+		toPublish = append(toPublish, e)
+	}
+	var pubErr error
+	errs := r.publishAll(ctx, toPublish)
+	for i, e := range toPublish {
+		if errs[i] != nil {
+			es.Errors++
+			f.opts.Metrics.publishedAdd(e.Kind.Slug(), e.Document.GetKey(), "failed")
+			pubErr = errors.Join(pubErr, errs[i])
+			continue
+		}
+		outcome := "created"
+		if _, had := st.Entities[e.Key]; had {
+			es.Changed++
+			outcome = "changed"
+		} else {
+			es.New++
+		}
+		st.Entities[e.Key] = e.ContentHash
+		f.opts.Metrics.publishedAdd(e.Kind.Slug(), e.Document.GetKey(), outcome)
+	}
+
+	switch {
+	case res.Err != nil:
+		es.Err = errors.Join(res.Err, pubErr)
+		r.failed(st, now, es.Err, true)
+		return
+	case pubErr != nil:
+		es.Err = pubErr
+		r.failed(st, now, pubErr, false)
+		return
+	case len(res.Invalid) > 0:
+		// A record we could not read may be one we have: keep everything.
+		es.Err = fmt.Errorf("%d invalid records: %w", len(res.Invalid), errors.Join(res.Invalid...))
+		r.failed(st, now, es.Err, false)
+		return
+	}
+
+	// Complete: whatever the state has that the API no longer lists is gone.
+	var gone []string
+	for k := range st.Entities {
+		if !listed[k] {
+			gone = append(gone, k)
+		}
+	}
+	sort.Strings(gone)
+	for _, k := range gone {
+		if err := r.tombstone(ctx, ep, k); err != nil {
+			es.Errors++
+			pubErr = errors.Join(pubErr, err)
+			continue
+		}
+		delete(st.Entities, k)
+		es.Removed++
+	}
+	if pubErr != nil {
+		es.Err = pubErr
+		r.failed(st, now, pubErr, false)
+		return
+	}
+	st.Digest = digest(st.Entities)
+	st.LastSuccess = timestamppb.New(now)
+	st.LastError = ""
+	st.BackoffUntil = nil
+	f.opts.Metrics.succeeded(ep.Path(), float64(now.UnixNano())/1e9)
+}
+
+// publishAll publishes upserts of es through one publish window and
+// returns each one's error (nil when the stream acked it).
+func (r *run) publishAll(ctx context.Context, es []*lkv1.Entity) []error {
+	errs := make([]error, len(es))
+	msgs := make([]*nats.Msg, 0, len(es))
+	built := make([]int, 0, len(es)) // msgs[j] is the upsert of es[built[j]]
+	now := time.Now()
+	for i, e := range es {
+		m, err := ingest.UpsertMsg(e, now)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		msgs = append(msgs, m)
+		built = append(built, i)
+	}
+	for j, err := range ingest.PublishAll(ctx, r.f.js, msgs, nil) {
+		errs[built[j]] = err
+	}
+	return errs
+}
+
+func (r *run) tombstone(ctx context.Context, ep Endpoint, key string) error {
+	kind := ep.Kind
+	if p, ok := lkv1.ParseEntityKey(key); ok {
+		kind = p.Kind
+	}
+	m, err := ingest.TombstoneMsg(&lkv1.Tombstone{
+		Key: key, Kind: kind, Source: ep.Source(), Reason: "removed from " + ep.Path(),
+	}, time.Now())
+	if err != nil {
+		return err
+	}
+	if _, err := r.f.js.PublishMsg(ctx, m); err != nil {
+		r.f.opts.Metrics.publishedAdd(kind.Slug(), docOf(key), "failed")
+		return fmt.Errorf("publish tombstone %s: %w", key, err)
+	}
+	r.f.opts.Metrics.publishedAdd(kind.Slug(), docOf(key), "removed")
+	return nil
+}
+
+func docOf(key string) string {
+	p, _ := lkv1.ParseEntityKey(key)
+	return p.Document
+}
