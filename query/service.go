@@ -84,6 +84,9 @@ type Options struct {
 	Pending func() uint64
 	// Version is reported by Status.
 	Version string
+	// DataDir and ModelDir are reported by Status: where the node keeps
+	// its files, as it was started.
+	DataDir, ModelDir string
 	Metrics *Metrics
 	Logger  *slog.Logger
 }
@@ -299,6 +302,8 @@ func (s *Service) Status(ctx context.Context, _ *lkv1.StatusRequest) (*lkv1.Stat
 		VectorBackend:       "embedded",
 		SemanticAvailable:   s.emb != nil && st.Vectors > 0,
 		Version:             s.opts.Version,
+		DataDir:             s.opts.DataDir,
+		ModelDir:            s.opts.ModelDir,
 	}
 	if idx := s.store.VectorIndex(); idx != nil {
 		resp.VectorBackend = idx.Backend()

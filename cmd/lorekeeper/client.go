@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -242,6 +243,7 @@ NATS, the state of each Open5e endpoint's sync and each OrcBrew import.`, stderr
 	if err := fs.parse(args); err != nil {
 		return err
 	}
+	owner, standalone := findLocalService(fs, &cf)
 	client, closeConn, err := cf.dial()
 	if err != nil {
 		return err
@@ -251,7 +253,14 @@ NATS, the state of each Open5e endpoint's sync and each OrcBrew import.`, stderr
 	defer cancel()
 	var report statusReport
 	node, nodeErr := client.Status(ctx, &lkv1.StatusRequest{})
-	syncs, imports, stateErr := readState(ctx, &nf)
+	var syncs []*lkv1.EndpointState
+	var imports []*lkv1.ImportState
+	var stateErr error
+	if standalone && !fs.isSet("nats-url") {
+		stateErr = fmt.Errorf("NATS runs inside the standalone process %d, without a listener; its log is %s", owner.PID, filepath.Join(defaultDataDir(), "lorekeeper.log"))
+	} else {
+		syncs, imports, stateErr = readState(ctx, &nf)
+	}
 	if cf.json {
 		if nodeErr == nil {
 			report.Node, _ = protojson.Marshal(node)
@@ -270,6 +279,9 @@ NATS, the state of each Open5e endpoint's sync and each OrcBrew import.`, stderr
 		fmt.Fprintln(stdout, string(b))
 	} else {
 		printStatus(stdout, node, nodeErr, syncs, imports, stateErr)
+		if nodeErr != nil {
+			fmt.Fprintf(stdout, "\nThe default data directory is %s (used by lorekeeper mcp --standalone and lorekeeper up without --data-dir).\n", defaultDataDir())
+		}
 	}
 	if nodeErr != nil {
 		return cf.unreachable(nodeErr)
@@ -285,6 +297,9 @@ func printStatus(w io.Writer, node *lkv1.StatusResponse, nodeErr error, syncs []
 			node.GetVersion(), node.GetEntities(), node.GetVectors(), node.GetPending(),
 			node.GetEmbeddingModel(), node.GetEmbeddingDimensions(), node.GetVectorBackend(),
 			map[bool]string{true: "available", false: "unavailable"}[node.GetSemanticAvailable()])
+		if node.GetDataDir() != "" {
+			fmt.Fprintf(w, "  data in %s (homebrew: drop .orcbrew files into its orcbrew folder)\n  model files in %s\n", node.GetDataDir(), node.GetModelDir())
+		}
 		kinds := make([]string, 0, len(node.GetCounts()))
 		for k := range node.GetCounts() {
 			kinds = append(kinds, k)

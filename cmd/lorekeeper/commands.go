@@ -108,13 +108,24 @@ over it. Run one per replica, each with its own --data-dir and --consumer.`, std
 	if err := fs.parse(args); err != nil {
 		return err
 	}
+	lock, err := ownDataDir(dataDir, "node")
+	if err != nil {
+		return err
+	}
+	defer lock.release()
 	if err := p.start(ctx, "node", stderr); err != nil {
 		return err
 	}
 	defer p.close()
+	if err := ensureModel(ctx, node.modelDir, stderr, p.logger); err != nil {
+		return err
+	}
 	node.replicas = p.nats.replicas
 	n, err := startNode(ctx, p.js, filepath.Join(dataDir, "badger"), &node, p.reg, p.ready, p.logger)
 	if err != nil {
+		return err
+	}
+	if err := lock.setGRPCAddr(n.grpcAddr); err != nil {
 		return err
 	}
 	<-ctx.Done()

@@ -93,3 +93,31 @@ func readLock(dir string) (lockInfo, bool) {
 	}
 	return info, held
 }
+
+// ownDataDir takes dir's lock for command, or says who holds it.
+func ownDataDir(dir, command string) (*dataLock, error) {
+	l, err := lockDataDir(dir, command)
+	if errors.Is(err, errLocked) {
+		info, _ := readLock(dir)
+		return nil, fmt.Errorf("the data directory %s is in use by LoreKeeper process %d (lorekeeper %s, since %s): stop it, or give this one another --data-dir: %w",
+			dir, info.PID, info.Command, info.Started.Local().Format(time.DateTime), err)
+	}
+	return l, err
+}
+
+// findLocalService points cf at the query service of the process that owns
+// the default data directory (a standalone MCP server or lorekeeper up),
+// unless --grpc-addr was given: a standalone process listens on a port of
+// its choosing, which it writes in its lock file. It returns the owner,
+// and whether it is a standalone process (whose NATS has no listener).
+func findLocalService(fs *flagSet, cf *clientFlags) (lockInfo, bool) {
+	if fs.isSet("grpc-addr") {
+		return lockInfo{}, false
+	}
+	info, held := readLock(defaultDataDir())
+	if !held || info.GRPCAddr == "" {
+		return lockInfo{}, false
+	}
+	cf.addr = info.GRPCAddr
+	return info, info.Command == standaloneCommand
+}

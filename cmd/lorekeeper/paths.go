@@ -98,3 +98,11 @@ func (c *upConfig) resolve(fs *flagSet) {
 		c.ingest.orcbrewDir = filepath.Join(c.dataDir, "orcbrew")
 	}
 }
+
+// absPath is p made absolute, or p when it cannot be.
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}

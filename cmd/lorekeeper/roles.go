@@ -144,6 +144,7 @@ func startNode(ctx context.Context, js jetstream.JetStream, badgerDir string, cf
 	qm := query.NewMetrics(reg)
 	svc := query.NewService(rep.Store(), rep.Model(), &query.Options{
 		SemanticTimeout: cfg.semanticWait, Pending: rep.Pending, Version: version, Metrics: qm, Logger: log,
+		DataDir: absPath(filepath.Dir(badgerDir)), ModelDir: absPath(cfg.modelDir),
 	})
 	hs := health.NewServer()
 	sopts := &query.ServerOptions{Logger: log, Metrics: qm, Health: hs}

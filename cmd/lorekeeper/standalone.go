@@ -45,6 +45,9 @@ loopback port, which lorekeeper status finds through the data directory.
 A second start on the same data directory (a second client) shares the
 first one's service instead of opening the data again.`
 
+// standaloneCommand names this mode in the data directory's lock file.
+const standaloneCommand = "mcp --standalone"
+
 type standaloneConfig struct {
 	dataDir string
 	logFile string
@@ -122,7 +125,7 @@ func runStandalone(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		return err
 	}
 
-	lock, err := lockDataDir(cfg.dataDir, "mcp --standalone")
+	lock, err := lockDataDir(cfg.dataDir, standaloneCommand)
 	if errors.Is(err, errLocked) {
 		return runShared(ctx, cfg.dataDir, stdin, stdout, log)
 	}
@@ -162,7 +165,7 @@ func runStandalone(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	var st *standaloneStack
 	go func() {
 		var err error
-		st, err = startStandalone(runCtx, &cfg, lock, log, tell)
+		st, err = startStandalone(runCtx, &cfg, lock, stderr, log, tell)
 		if err == nil {
 			nodeUp.open(st.grpcAddr)
 			st.watchLoad(runCtx, client, tell)
@@ -237,23 +240,16 @@ func runShared(ctx context.Context, dir string, stdin io.Reader, stdout io.Write
 type standaloneStack struct {
 	grpcAddr string
 	js       jetstream.JetStream
-	closers  []func(context.Context) error
+	closers  closers
 }
 
 func (s *standaloneStack) close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	var errs []error
-	for i := len(s.closers) - 1; i >= 0; i-- {
-		if err := s.closers[i](ctx); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	s.closers = nil
-	return errors.Join(errs...)
+	return s.closers.close(ctx)
 }
 
-func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock, log *slog.Logger, tell *sessionLog) (_ *standaloneStack, err error) {
+func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock, stderr io.Writer, log *slog.Logger, tell *sessionLog) (_ *standaloneStack, err error) {
 	st := &standaloneStack{}
 	defer func() {
 		if err != nil {
@@ -265,19 +261,19 @@ func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock,
 	if !modelfile.Installed(cfg.node.modelDir) {
 		tell.send(ctx, "info", "LoreKeeper is fetching its embedding model (about 110 MB, once).")
 	}
-	if err := ensureModel(ctx, cfg.node.modelDir, io.Discard, log); err != nil {
+	if err := ensureModel(ctx, cfg.node.modelDir, stderr, log); err != nil {
 		return nil, err
 	}
 	ns, err := inProcessNATS(cfg.dataDir, log)
 	if err != nil {
 		return nil, err
 	}
-	st.closers = append(st.closers, func(context.Context) error { ns.Shutdown(); ns.WaitForShutdown(); return nil })
+	st.closers.push(func(context.Context) error { ns.Shutdown(); ns.WaitForShutdown(); return nil })
 	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("lorekeeper standalone"))
 	if err != nil {
 		return nil, fmt.Errorf("connect to embedded NATS: %w", err)
 	}
-	st.closers = append(st.closers, func(context.Context) error { drain(nc); return nil })
+	st.closers.push(func(context.Context) error { drain(nc); return nil })
 	if st.js, err = newJetStream(nc); err != nil {
 		return nil, err
 	}
@@ -289,16 +285,21 @@ func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock,
 	if err != nil {
 		return nil, err
 	}
-	st.closers = append(st.closers, node.close)
+	st.closers.push(node.close)
 	st.grpcAddr = node.grpcAddr
 	if err := lock.setGRPCAddr(node.grpcAddr); err != nil {
 		return nil, err
 	}
+	// As in up: this process owns the data directory, so host and
+	// directory name it in the resync lease across restarts.
+	host, _ := os.Hostname()
+	absData, _ := filepath.Abs(cfg.dataDir)
+	cfg.ingest.node = host + ":" + absData
 	ing, err := startIngest(ctx, st.js, &cfg.ingest, reg, log)
 	if err != nil {
 		return nil, err
 	}
-	st.closers = append(st.closers, ing.close)
+	st.closers.push(ing.close)
 	return st, nil
 }
 

@@ -69,6 +69,9 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := ensureModel(ctx, cfg.node.modelDir, stderr, log); err != nil {
+		return err
+	}
 	st, err := startUp(ctx, &cfg, log)
 	if err != nil {
 		return err
@@ -118,9 +121,11 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 	}()
 	st.onClose(func(context.Context) error { stopRoles(); return nil })
 
-	if err := os.MkdirAll(cfg.dataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("data directory: %w", err)
+	lock, err := ownDataDir(cfg.dataDir, "up")
+	if err != nil {
+		return nil, err
 	}
+	st.onClose(func(context.Context) error { lock.release(); return nil })
 	reg := newRegistry()
 	ready := &readiness{}
 
@@ -162,6 +167,9 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 	}
 	st.onClose(node.close)
 	st.grpcAddr = node.grpcAddr
+	if err := lock.setGRPCAddr(st.grpcAddr); err != nil {
+		return nil, err
+	}
 
 	// One process at a time owns the data directory (NATS and Badger lock
 	// it), so host and directory name this node across restarts.

@@ -1989,8 +1989,12 @@ type StatusResponse struct {
 	// Whether semantic ranking is available now.
 	SemanticAvailable bool   `protobuf:"varint,9,opt,name=semantic_available,json=semanticAvailable,proto3" json:"semantic_available,omitempty"`
 	Version           string `protobuf:"bytes,10,opt,name=version,proto3" json:"version,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Where the node keeps its data (NATS and Badger) and its model, as
+	// it was started: so that people know what to back up or delete.
+	DataDir       string `protobuf:"bytes,100,opt,name=data_dir,json=dataDir,proto3" json:"data_dir,omitempty"`
+	ModelDir      string `protobuf:"bytes,101,opt,name=model_dir,json=modelDir,proto3" json:"model_dir,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StatusResponse) Reset() {
@@ -2089,6 +2093,20 @@ func (x *StatusResponse) GetSemanticAvailable() bool {
 func (x *StatusResponse) GetVersion() string {
 	if x != nil {
 		return x.Version
+	}
+	return ""
+}
+
+func (x *StatusResponse) GetDataDir() string {
+	if x != nil {
+		return x.DataDir
+	}
+	return ""
+}
+
+func (x *StatusResponse) GetModelDir() string {
+	if x != nil {
+		return x.ModelDir
 	}
 	return ""
 }
@@ -2412,7 +2430,7 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\vnext_cursor\x182 \x01(\tR\n" +
 	"nextCursor\x12\x14\n" +
 	"\x05total\x183 \x01(\x04R\x05total\"\x0f\n" +
-	"\rStatusRequest\"\xe5\x03\n" +
+	"\rStatusRequest\"\x9d\x04\n" +
 	"\x0eStatusResponse\x12\x1a\n" +
 	"\bentities\x18\x01 \x01(\x04R\bentities\x12\x18\n" +
 	"\avectors\x18\x02 \x01(\x04R\avectors\x12A\n" +
@@ -2425,7 +2443,9 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"last_write\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tlastWrite\x12-\n" +
 	"\x12semantic_available\x18\t \x01(\bR\x11semanticAvailable\x12\x18\n" +
 	"\aversion\x18\n" +
-	" \x01(\tR\aversion\x1a9\n" +
+	" \x01(\tR\aversion\x12\x19\n" +
+	"\bdata_dir\x18d \x01(\tR\adataDir\x12\x1b\n" +
+	"\tmodel_dir\x18e \x01(\tR\bmodelDir\x1a9\n" +
 	"\vCountsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xa6\x01\n" +
