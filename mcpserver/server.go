@@ -185,7 +185,11 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out])
 	t.OutputSchema = outputSchema[Out]()
 	s.params[t.Name] = sch.PropertyOrder
 	s.numbers[t.Name] = numericParams(sch)
-	mcp.AddTool(s.mcp, t, h)
+	resolved, err := sch.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: true})
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: input schema of %s: %v", t.Name, err))
+	}
+	s.mcp.AddTool(t, typedHandler(resolved, h))
 }
 
 // outputSchema infers Out's schema (Out is a pointer to a struct) and
