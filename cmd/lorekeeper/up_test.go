@@ -27,7 +27,7 @@ import (
 
 // testModelDir is where `make model` put the model: LOREKEEPER_MODEL_DIR
 // (the Makefile exports it) or the repository's .models.
-func testModelDir(t *testing.T) string {
+func testModelDir(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("LOREKEEPER_MODEL_DIR")
 	if dir == "" {

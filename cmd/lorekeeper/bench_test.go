@@ -1,0 +1,299 @@
+package main
+
+import (
+	"context"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"net"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
+
+	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/onnx"
+	"lorekeeper.dev/embedder/vectorindex"
+	"lorekeeper.dev/embedder/vectorindex/embeddedindex"
+	"lorekeeper.dev/ingest/open5e"
+	"lorekeeper.dev/mcpserver"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+	"lorekeeper.dev/query"
+)
+
+// benchNode is the query service over the whole snapshot, in process:
+// real Badger in a temp dir, the embedded vector index, the real model for
+// query texts, gRPC on loopback. Each entity's vector is a pseudo-random
+// unit vector seeded by its key: ranking quality is not measured here, and
+// embedding the catalogue would take minutes; the index does the same work.
+var benchNode struct {
+	once   sync.Once
+	err    error
+	client lkv1.QueryServiceClient
+	conn   *grpc.ClientConn
+	// queryTime is the duration of the last query service call, last
+	// that call, to replay it.
+	queryTime atomic.Int64
+	last      atomic.Pointer[grpcCall]
+}
+
+type grpcCall struct {
+	method     string
+	req, reply proto.Message
+}
+
+func startBenchNode(b *testing.B) lkv1.QueryServiceClient {
+	b.Helper()
+	benchNode.once.Do(func() { benchNode.err = openBenchNode(b.TempDir(), testModelDir(b)) })
+	if benchNode.err != nil {
+		b.Fatal(benchNode.err)
+	}
+	return benchNode.client
+}
+
+func openBenchNode(dir, modelDir string) error {
+	ctx := context.Background()
+	es, err := open5e.SnapshotEntities(ctx)
+	if err != nil {
+		return err
+	}
+	model, err := onnx.Open(modelDir, nil)
+	if err != nil {
+		return err
+	}
+	info := model.Info()
+	idx, err := embeddedindex.Open(&vectorindex.Options{Dimensions: info.Dimensions, Model: info.Name, Fields: badgerstore.PayloadFields()})
+	if err != nil {
+		return err
+	}
+	st, err := badgerstore.Open(dir, idx, &badgerstore.Options{Model: info.Name})
+	if err != nil {
+		return err
+	}
+	for i := 0; i < len(es); i += 256 {
+		var ws []badgerstore.Write
+		for _, e := range es[i:min(i+256, len(es))] {
+			ws = append(ws, badgerstore.Write{Entity: e, Vector: pseudoVector(e.GetKey(), info.Dimensions)})
+		}
+		if err := st.Apply(ctx, ws); err != nil {
+			return err
+		}
+	}
+	if err := st.SetModel(ctx, info); err != nil {
+		return err
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := query.NewServer(query.NewService(st, model, nil), nil)
+	go func() { _ = srv.Serve(lis) }()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+			start := time.Now()
+			err := invoker(ctx, method, req, reply, cc, opts...)
+			benchNode.queryTime.Store(int64(time.Since(start)))
+			benchNode.last.Store(&grpcCall{method, req.(proto.Message), reply.(proto.Message)})
+			return err
+		}))
+	if err != nil {
+		return err
+	}
+	// The node lives as long as the test binary: benchmarks share it.
+	benchNode.client, benchNode.conn = lkv1.NewQueryServiceClient(conn), conn
+	return nil
+}
+
+func pseudoVector(key string, dims int) []float32 {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	r := rand.New(rand.NewPCG(h.Sum64(), 1))
+	v := make([]float32, dims)
+	var norm float64
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+		norm += float64(v[i]) * float64(v[i])
+	}
+	for i := range v {
+		v[i] /= float32(math.Sqrt(norm))
+	}
+	return v
+}
+
+// mcpCalls are the calls measured: one entity, ten full creature cards,
+// a name pattern, semantic ranking (query vector cached after the first
+// call) and the cross-kind search.
+var mcpCalls = []struct {
+	name string
+	tool string
+	args map[string]any
+}{
+	{"spell-name", "lookup_spell", map[string]any{"name": "fireball"}},
+	{"creature-10-cards", "lookup_creature", map[string]any{"type": "undead", "cr_max": 5, "documents": []string{"srd-2014"}, "limit": 10}},
+	{"equipment-pattern", "lookup_equipment", map[string]any{"name": "*sword*", "limit": 10}},
+	{"spell-semantic", "lookup_spell", map[string]any{"semantic_query": "stop enemies from moving", "limit": 10}},
+	{"search", "search_dnd_content", map[string]any{"query": "dragon breath", "limit": 5}},
+}
+
+// BenchmarkMCP measures the MCP layer over the in-process query service,
+// for each call type: the tool call as the real SDK client sees it over
+// in-memory transports (mcp), the tool handler on the server (handler:
+// argument decoding and validation, the gRPC call, rendering, structured
+// output), the query service call inside it (query), and the layer's
+// overhead, handler minus query, per call. It reports p50 and p99 in
+// microseconds, and allocations per call of the whole path and of a
+// direct gRPC call of the same query.
+func BenchmarkMCP(b *testing.B) {
+	client := startBenchNode(b)
+	srv := mcpserver.New(client, nil)
+	var handlerTime atomic.Int64
+	srv.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			start := time.Now()
+			res, err := next(ctx, method, req)
+			if method == "tools/call" {
+				handlerTime.Store(int64(time.Since(start)))
+			}
+			return res, err
+		}
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	for _, c := range mcpCalls {
+		b.Run(c.name, func(b *testing.B) {
+			params := &mcp.CallToolParams{Name: c.tool, Arguments: c.args}
+			call := func() {
+				res, err := cs.CallTool(ctx, params)
+				if err != nil || res.IsError {
+					b.Fatalf("%s: %v %v", c.tool, err, res)
+				}
+			}
+			for range 10 { // warm up: caches, connections, the query vector
+				call()
+			}
+			var e2e, handler, queryT, overhead []time.Duration
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				start := time.Now()
+				call()
+				e2e = append(e2e, time.Since(start))
+				h, q := time.Duration(handlerTime.Load()), time.Duration(benchNode.queryTime.Load())
+				handler = append(handler, h)
+				queryT = append(queryT, q)
+				overhead = append(overhead, h-q)
+			}
+			b.StopTimer()
+			for _, m := range []struct {
+				name string
+				d    []time.Duration
+			}{{"mcp", e2e}, {"handler", handler}, {"query", queryT}, {"overhead", overhead}} {
+				p50, p99 := percentiles(m.d)
+				b.ReportMetric(us(p50), m.name+"-p50-µs")
+				b.ReportMetric(us(p99), m.name+"-p99-µs")
+			}
+			// The same query as a direct gRPC call, for its allocations:
+			// the tool call's less these are the MCP layer's (both
+			// sides of the in-memory transport).
+			last := benchNode.last.Load()
+			direct := func() {
+				reply := last.reply.ProtoReflect().New().Interface()
+				if err := benchNode.conn.Invoke(ctx, last.method, last.req, reply); err != nil {
+					b.Fatal(err)
+				}
+			}
+			mcpAllocs, queryAllocs := allocsPer(50, call), allocsPer(50, direct)
+			b.ReportMetric(mcpAllocs, "mcp-allocs/call")
+			b.ReportMetric(queryAllocs, "query-allocs/call")
+			b.ReportMetric(mcpAllocs-queryAllocs, "layer-allocs/call")
+		})
+	}
+}
+
+// BenchmarkMCPFloor is the protocol's floor on this machine: a trivial MCP
+// Go SDK server answering a name lookup from a four-item list, called as
+// BenchmarkMCP calls LoreKeeper's tools.
+func BenchmarkMCPFloor(b *testing.B) {
+	type in struct {
+		Name string `json:"name"`
+	}
+	type out struct {
+		Name string `json:"name"`
+		Text string `json:"text"`
+	}
+	items := map[string]string{"fireball": "A bright streak...", "shield": "An invisible barrier...", "light": "You touch one object...", "sleep": "This spell sends creatures..."}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "floor", Version: "1"}, nil)
+	mcp.AddTool(srv, &mcp.Tool{Name: "lookup", Description: "Look a name up."}, func(_ context.Context, _ *mcp.CallToolRequest, x in) (*mcp.CallToolResult, out, error) {
+		o := out{Name: x.Name, Text: items[x.Name]}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: o.Name + ": " + o.Text}}}, o, nil
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cs.Close() })
+	params := &mcp.CallToolParams{Name: "lookup", Arguments: map[string]any{"name": "fireball"}}
+	call := func() {
+		if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
+			b.Fatalf("%v %v", err, res)
+		}
+	}
+	var lat []time.Duration
+	b.ReportAllocs()
+	for b.Loop() {
+		start := time.Now()
+		call()
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	p50, p99 := percentiles(lat)
+	b.ReportMetric(us(p50), "mcp-p50-µs")
+	b.ReportMetric(us(p99), "mcp-p99-µs")
+	b.ReportMetric(allocsPer(50, call), "mcp-allocs/call")
+}
+
+// allocsPer is the mean number of heap allocations of n calls of f.
+func allocsPer(n int, f func()) float64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	return float64(after.Mallocs-before.Mallocs) / float64(n)
+}
+
+func percentiles(d []time.Duration) (p50, p99 time.Duration) {
+	if len(d) == 0 {
+		return 0, 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[(len(s)-1)*50/100], s[(len(s)-1)*99/100]
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
