@@ -101,6 +101,9 @@ type Consumer struct {
 	model   Model
 	opts    Options
 	pending atomic.Uint64
+	// lagKnown is set once pending has been read from the server: until
+	// then a zero means "not asked yet", not "caught up".
+	lagKnown atomic.Bool
 }
 
 // New returns a Consumer reading stream through js. It borrows js, store and
@@ -375,6 +378,7 @@ func (c *Consumer) watchLag(ctx context.Context, cons jetstream.Consumer) {
 		if info, err := cons.Info(ctx); err == nil {
 			n := info.NumPending + uint64(info.NumAckPending)
 			c.pending.Store(n)
+			c.lagKnown.Store(true)
 			c.opts.Metrics.pending.Set(float64(n))
 		}
 		select {
@@ -388,6 +392,12 @@ func (c *Consumer) watchLag(ctx context.Context, cons jetstream.Consumer) {
 // Pending is the consumer's lag as last observed: messages on the stream
 // this node has not yet stored and acknowledged.
 func (c *Consumer) Pending() uint64 { return c.pending.Load() }
+
+// Lag is Pending and whether it has been observed at all: before Run has
+// asked the server once, a zero Pending says nothing.
+func (c *Consumer) Lag() (pending uint64, known bool) {
+	return c.pending.Load(), c.lagKnown.Load()
+}
 
 // entitySource lists stored entities, for re-embedding.
 type entitySource interface {

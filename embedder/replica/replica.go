@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -45,7 +46,8 @@ type Options struct {
 	// Replicas is the consumer's replica count on a clustered stream.
 	Replicas int
 	// MaxPending is how many stream messages may wait to be stored before
-	// Ready reports the replica behind; 0 means never.
+	// Ready reports the replica behind, once it has caught up with the
+	// stream after opening (until then, one is too many); 0 means never.
 	MaxPending uint64
 	// ProgressEvery is how often Run logs progress while behind (default 5 s).
 	ProgressEvery time.Duration
@@ -63,6 +65,8 @@ type Replica struct {
 	opts     Options
 	log      *slog.Logger
 	closers  []func() error // in opening order; Close runs them backwards
+	// caughtUp is set the first time nothing is left to store.
+	caughtUp atomic.Bool
 }
 
 // Open opens the model, the vector index and the store in dir, re-embeds
@@ -191,16 +195,38 @@ func (r *Replica) Run(ctx context.Context) error {
 }
 
 // Ready reports whether the replica can answer from current data: the
-// store is open and it is no more than MaxPending messages behind the
-// stream, so a balancer prefers a node that has caught up.
+// store is open, it has caught up with the stream since it opened (every
+// message stored and acknowledged, including those a previous process
+// received and never acknowledged, which come back when their ack wait
+// ends), and it is no more than MaxPending messages behind since, so a
+// balancer prefers a node that has caught up.
 func (r *Replica) Ready(ctx context.Context) error {
 	if err := r.store.Ready(ctx); err != nil {
 		return err
 	}
-	if n, limit := r.consumer.Pending(), r.opts.MaxPending; limit > 0 && n > limit {
+	limit := r.opts.MaxPending
+	if limit == 0 {
+		return nil
+	}
+	n, known := r.lag()
+	switch {
+	case !known:
+		return errors.New("not yet in touch with the stream")
+	case !r.caughtUp.Load():
+		return fmt.Errorf("catching up with the stream: %d messages to store", n)
+	case n > limit:
 		return fmt.Errorf("%d messages behind the stream (more than %d)", n, limit)
 	}
 	return nil
+}
+
+// lag is the consumer's lag, noting the first time it is zero.
+func (r *Replica) lag() (uint64, bool) {
+	n, known := r.consumer.Lag()
+	if known && n == 0 {
+		r.caughtUp.Store(true)
+	}
+	return n, known
 }
 
 // Close closes the store, the index and the model, in that order. Call it
@@ -228,7 +254,8 @@ func (r *Replica) reportProgress(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		stored, pending := r.store.Stats().Entities, r.consumer.Pending()
+		pending, _ := r.lag()
+		stored := r.store.Stats().Entities
 		switch {
 		case pending > 0:
 			behind = true

@@ -154,3 +154,72 @@ func TestReplica_Lifecycle(t *testing.T) {
 		t.Fatalf("Close: %v", err)
 	}
 }
+
+// TestReplica_ReadyAfterCrash: a process that died holding a fetched,
+// unacknowledged batch leaves those messages to come back only when their
+// ack wait ends. The next process on the same consumer is not ready until
+// it has stored them and everything else, however few they are next to
+// MaxPending, and it is not ready before it has even asked the stream.
+func TestReplica_ReadyAfterCrash(t *testing.T) {
+	ctx := t.Context()
+	js := jetStream(t)
+	es, err := open5e.SnapshotEntities(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es = es[:100]
+	for _, e := range es {
+		m, err := ingest.UpsertMsg(e, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := js.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep, err := replica.Open(ctx, js, t.TempDir(), &replica.Options{ModelDir: modelDir(t), Stream: ingest.StreamName, MaxPending: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rep.Close(context.WithoutCancel(ctx))
+	if err := rep.Ready(ctx); err == nil {
+		t.Error("ready before asking the stream anything")
+	}
+
+	// The process before: fetched 60 messages on the same durable, then died.
+	cons, err := js.Consumer(ctx, ingest.StreamName, "embedder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := cons.Fetch(60, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetched := 0
+	for range batch.Messages() {
+		fetched++
+	}
+	if fetched != 60 {
+		t.Fatalf("fetched %d, want 60", fetched)
+	}
+
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- rep.Run(runCtx) }()
+	defer func() { stop(); <-done }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		stored := rep.Store().Stats().Entities
+		err := rep.Ready(ctx)
+		if err == nil {
+			if stored != len(es) {
+				t.Fatalf("ready with %d of %d entities stored (pending %d)", stored, len(es), rep.Pending())
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready after 2 minutes: %v; stored %d of %d", err, stored, len(es))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
