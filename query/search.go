@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -24,35 +23,14 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 	if q == "" {
 		return nil, invalid("query", "required")
 	}
-	limit, err := s.limit("limit", req.GetLimit())
+	// The scope is a lookup's: the same checks, through commonPlan.
+	p, err := s.commonPlan(&lkv1.Common{Limit: req.GetLimit(), Documents: req.GetDocuments(),
+		GameSystems: req.GetGameSystems(), Sources: req.GetSources()})
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{limit: limit}
 	if warn != "" {
 		p.warnings = append(p.warnings, warn)
-	}
-	if req.GetDocuments() != nil {
-		p.docsSet = true
-		p.docs = req.GetDocuments().GetDocuments()
-		if len(p.docs) > MaxDocuments {
-			return nil, invalid("documents", "%d documents, at most %d allowed", len(p.docs), MaxDocuments)
-		}
-		if err := checkValues("documents", p.docs); err != nil {
-			return nil, err
-		}
-	}
-	if err := checkValues("game_systems", req.GetGameSystems()); err != nil {
-		return nil, err
-	}
-	for _, g := range req.GetGameSystems() {
-		p.gameSystems = append(p.gameSystems, strings.ToLower(strings.TrimSpace(g)))
-	}
-	for _, src := range req.GetSources() {
-		if src.Slug() == "" {
-			return nil, invalid("sources", "unknown source %d", src)
-		}
-		p.sources = append(p.sources, src.Slug())
 	}
 	for _, k := range req.GetKinds() {
 		if k.Slug() == "" {
@@ -160,8 +138,8 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		more := false
 		for i, g := range groups {
 			taken[i] = map[string]bool{}
-			pages[i] = take(v, g.r, dedupe, taken[i], limit+1)
-			more = more || len(pages[i]) > limit
+			pages[i] = take(v, g.r, dedupe, taken[i], p.limit+1)
+			more = more || len(pages[i]) > p.limit
 		}
 		var snap *snapshot
 		if more {
@@ -176,7 +154,7 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 				all := append(items, take(v, g.r, dedupe, taken[i], 0)...)
 				total = len(all)
 				snap.groups = append(snap.groups, groupOf(v, g.kind, all))
-				items = all[:min(limit, len(all))]
+				items = all[:min(p.limit, len(all))]
 			}
 			results, err := materialize(v, items, cand, dedupe, qvec != nil)
 			if err != nil {
@@ -186,7 +164,7 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		}
 		if snap != nil {
 			id := s.snaps.put(snap)
-			resp.NextCursor = (&cursor{Query: hash, Snapshot: id, Offset: limit}).encode()
+			resp.NextCursor = (&cursor{Query: hash, Snapshot: id, Offset: p.limit}).encode()
 		}
 		return nil
 	})
