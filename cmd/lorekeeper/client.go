@@ -31,7 +31,7 @@ type clientFlags struct {
 }
 
 func (c *clientFlags) register(fs *flagSet) {
-	fs.String(&c.addr, "grpc-addr", defaultGRPCAddr, "query service address (host:port)")
+	fs.String(&c.addr, "grpc-addr", defaultGRPCAddr, "query service address (host:port); several, comma-separated, or dns:///name:port for every address of a name, spread calls over query nodes")
 	fs.Duration(&c.timeout, "timeout", 10*time.Second, "how long to wait for an answer")
 	fs.Bool(&c.json, "json", false, "print JSON instead of text")
 	c.tls.register(fs)

@@ -297,6 +297,9 @@ type mcpHTTPFlags struct {
 	token     optionalString
 	tokenFile string
 	hosts     string
+	// maxSessions and sessionTimeout bound what idle sessions cost.
+	maxSessions    int
+	sessionTimeout time.Duration
 }
 
 func (m *mcpHTTPFlags) register(fs *flagSet) {
@@ -305,6 +308,8 @@ func (m *mcpHTTPFlags) register(fs *flagSet) {
 	fs.OptionalString(&m.token, "mcp-token", "require this bearer token on MCP over HTTP (prefer --mcp-token-file)")
 	fs.String(&m.tokenFile, "mcp-token-file", "", "file holding the bearer token for MCP over HTTP")
 	fs.String(&m.hosts, "mcp-allowed-hosts", "", "comma-separated Host names accepted besides loopback (DNS-rebinding protection)")
+	fs.Int(&m.maxSessions, "mcp-max-sessions", mcpserver.DefaultMaxSessions, "most MCP sessions open at once; a new one beyond it is refused with 503 (-1: no bound)")
+	fs.Duration(&m.sessionTimeout, "mcp-session-timeout", mcpserver.DefaultSessionTimeout, "close an MCP session idle this long")
 }
 
 // bearer is the token MCP over HTTP requires, "" for none. A token that
@@ -352,7 +357,11 @@ func dialQuery(addr string, tlsFlags *clientTLSFlags) (*grpc.ClientConn, lkv1.Qu
 	if err != nil {
 		return nil, nil, err
 	}
-	conn, err := grpc.NewClient(addr, creds)
+	target, opts, err := queryTarget(addr)
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, err := grpc.NewClient(target, append(opts, creds)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("query service at %s: %w", addr, err)
 	}
@@ -377,6 +386,7 @@ func startMCPHTTP(ctx context.Context, grpcAddr string, tlsFlags *clientTLSFlags
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", srv.HTTPHandler(&mcpserver.HTTPOptions{
 		Stateless: cfg.stateless, BearerToken: token, AllowedHosts: splitList(cfg.hosts),
+		MaxSessions: cfg.maxSessions, SessionTimeout: cfg.sessionTimeout,
 	}))
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	// A connected client keeps an SSE stream open for as long as its
