@@ -28,9 +28,14 @@ type clientFlags struct {
 	timeout time.Duration
 	json    bool
 	tls     clientTLSFlags
+	// fs tells whether --grpc-addr was given; when it was not, the
+	// service owning the default data directory is asked (see
+	// findLocalService).
+	fs *flagSet
 }
 
 func (c *clientFlags) register(fs *flagSet) {
+	c.fs = fs
 	fs.String(&c.addr, "grpc-addr", defaultGRPCAddr, "query service address (host:port); several, comma-separated, or dns:///name:port for every address of a name, spread calls over query nodes")
 	fs.Duration(&c.timeout, "timeout", 10*time.Second, "how long to wait for an answer")
 	fs.Bool(&c.json, "json", false, "print JSON instead of text")
@@ -38,6 +43,9 @@ func (c *clientFlags) register(fs *flagSet) {
 }
 
 func (c *clientFlags) dial() (lkv1.QueryServiceClient, func(), error) {
+	if c.fs != nil {
+		findLocalService(c.fs, c)
+	}
 	conn, client, err := dialQuery(c.addr, &c.tls)
 	if err != nil {
 		return nil, nil, err

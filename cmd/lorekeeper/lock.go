@@ -106,8 +106,8 @@ func ownDataDir(dir, command string) (*dataLock, error) {
 }
 
 // findLocalService points cf at the query service of the process that owns
-// the default data directory (a standalone MCP server or lorekeeper up),
-// unless --grpc-addr was given: a standalone process listens on a port of
+// the default data directory (a standalone MCP server, or lorekeeper up
+// without --data-dir), unless --grpc-addr was given: a standalone process listens on a port of
 // its choosing, which it writes in its lock file. It returns the owner,
 // and whether it is a standalone process (whose NATS has no listener).
 func findLocalService(fs *flagSet, cf *clientFlags) (lockInfo, bool) {

@@ -23,12 +23,15 @@ Run it:
             folder, embedder, query service, MCP over HTTP (what make run starts)
   node      embedder + storage + query service, against a NATS server
   ingest    the Open5e resync schedule and the OrcBrew bucket watcher
-  mcp       the MCP server for AI assistants: stdio (default) or --http
+  mcp       the MCP server for AI assistants: stdio (default) or --http;
+            mcp --standalone runs everything in one process on stdio (what
+            desktop clients such as Claude Desktop should start)
 
 Content:
   sync      resync Open5e now, with progress
   import    put OrcBrew files (FILE or DIR) into the watched bucket
-  model     pull an embedding model: lorekeeper model pull minilm-l6-v2
+  model     fetch the runtime and default model (lorekeeper model fetch), or
+            pull another: lorekeeper model pull minilm-l6-v2
 
 Ask it:
   search    search everything:  lorekeeper search "fire damage"

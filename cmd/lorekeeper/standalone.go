@@ -36,8 +36,8 @@ VS Code) starts. Nothing else is needed: on first start it fetches the
 embedding model when it is missing, loads the bundled Open5e snapshot, and
 imports OrcBrew files dropped into the orcbrew folder of the data directory.
 
-It answers at once with what is stored; while the first load embeds (about a
-minute) it tells the client through MCP log messages. stdout carries only
+It answers at once with what is stored; while the first load embeds (a minute
+or a few, once) it tells the client through MCP log messages. stdout carries only
 MCP; logs go to stderr and to lorekeeper.log in the data directory. NATS runs
 embedded without a network listener; the query service listens on a free
 loopback port, which lorekeeper status finds through the data directory.
@@ -64,6 +64,12 @@ func (c *standaloneConfig) register(fs *flagSet) {
 	c.log.register(fs)
 	c.node.register(fs)
 	c.ingest.register(fs)
+	// Any free loopback port: the lock file tells other processes which.
+	if _, ok := fs.env("grpc-addr"); !ok {
+		f := fs.Lookup("grpc-addr")
+		_ = f.Value.Set("127.0.0.1:0")
+		f.DefValue = "127.0.0.1:0"
+	}
 }
 
 // isStandalone reports whether the mcp command line asks for standalone
@@ -98,9 +104,6 @@ func runStandalone(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	}
 	if !fs.isSet("orcbrew-dir") {
 		cfg.ingest.orcbrewDir = filepath.Join(cfg.dataDir, "orcbrew")
-	}
-	if !fs.isSet("grpc-addr") {
-		cfg.node.grpcAddr = "127.0.0.1:0"
 	}
 	if cfg.node.tls.cert != "" || cfg.node.tls.key != "" {
 		return errors.New("--grpc-tls-cert and --grpc-tls-key are not for standalone mode: its query service is for this machine's processes only")
@@ -344,7 +347,7 @@ func (s *standaloneStack) watchLoad(ctx context.Context, client lkv1.QueryServic
 				tell.log.Info("load complete", "entities", status.GetEntities(), "took", time.Since(start).Round(time.Millisecond))
 				return
 			}
-			msg := fmt.Sprintf("LoreKeeper is loading its content: %d entities stored, %d waiting to be embedded. Answers are incomplete until it finishes (about a minute, on first start only).",
+			msg := fmt.Sprintf("LoreKeeper is loading its content: %d entities stored, %d waiting to be embedded. Answers are incomplete until it finishes (first start only).",
 				status.GetEntities(), status.GetPending())
 			if msg != last {
 				last = msg
