@@ -10,6 +10,14 @@ import (
 // The tool inputs. Every field is optional unless its description says
 // otherwise; pointers tell "not given" from false or 0. Descriptions list
 // the allowed values and examples, because they are what an assistant reads.
+// A field without a description takes that of sharedParams.
+
+// sharedParams describes the parameters several tools take, once.
+var sharedParams = map[string]string{
+	"game_system": "Only this ruleset: 5e-2014 (2014 rules, SRD 5.1), 5e-2024 (2024 rules, SRD 5.2) or a5e (Advanced 5th Edition); \"2014\" and \"2024\" also work. Comma-separate for several. Omit for all.",
+	"documents":   "Only results from these source documents (keys or names, case-insensitive), e.g. [\"srd-2014\"]. Omit for all documents; an empty list returns nothing. Use list_documents to see what is available.",
+	"limit":       fmt.Sprintf("Maximum number of results, 1 to %d. Default %d.", maxLimit, defaultLimit),
+}
 
 // SpellInput is lookup_spell's arguments.
 type SpellInput struct {
@@ -27,10 +35,10 @@ type SpellInput struct {
 	Verbal        *bool    `json:"verbal,omitempty" jsonschema:"Filter on the verbal (V) component."`
 	Somatic       *bool    `json:"somatic,omitempty" jsonschema:"Filter on the somatic (S) component."`
 	Material      *bool    `json:"material,omitempty" jsonschema:"Filter on the material (M) component."`
-	GameSystem    string   `json:"game_system,omitempty" jsonschema:"Only this ruleset: 5e-2014 (2014 rules, SRD 5.1), 5e-2024 (2024 rules, SRD 5.2) or a5e (Advanced 5th Edition); \"2014\" and \"2024\" also work. Comma-separate for several. Omit for all."`
-	Documents     []string `json:"documents,omitempty" jsonschema:"Only results from these source documents (keys or names, case-insensitive), e.g. [\"srd-2014\"]. Omit for all documents; an empty list returns nothing. Use list_documents to see what is available."`
+	GameSystem    string   `json:"game_system,omitempty"`
+	Documents     []string `json:"documents,omitempty"`
 	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank spells by meaning, e.g. \"restore health and cure wounds\". The other filters apply first. Results then carry similarity_score (0 to 1)."`
-	Limit         *int     `json:"limit,omitempty" jsonschema:"Maximum number of results, 1 to 100. Default 20."`
+	Limit         *int     `json:"limit,omitempty"`
 }
 
 func (in SpellInput) nameArg() string { return in.Name }
@@ -86,10 +94,10 @@ type CreatureInput struct {
 	DamageImmunity      string           `json:"damage_immunity,omitempty" jsonschema:"Only creatures immune to this damage type, e.g. \"fire\". Comma-separate for any of several."`
 	DamageResistance    string           `json:"damage_resistance,omitempty" jsonschema:"Only creatures resistant to this damage type, e.g. \"cold\"."`
 	DamageVulnerability string           `json:"damage_vulnerability,omitempty" jsonschema:"Only creatures vulnerable to this damage type, e.g. \"radiant\"."`
-	GameSystem          string           `json:"game_system,omitempty" jsonschema:"Only this ruleset: 5e-2014 (2014 rules, SRD 5.1), 5e-2024 (2024 rules, SRD 5.2) or a5e (Advanced 5th Edition); \"2014\" and \"2024\" also work. Comma-separate for several. Omit for all."`
-	Documents           []string         `json:"documents,omitempty" jsonschema:"Only results from these source documents (keys or names, case-insensitive), e.g. [\"srd-2014\"]. Omit for all documents; an empty list returns nothing. Use list_documents to see what is available."`
+	GameSystem          string           `json:"game_system,omitempty"`
+	Documents           []string         `json:"documents,omitempty"`
 	SemanticQuery       string           `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank creatures by meaning, e.g. \"risen dead that drain life force\". The other filters apply first. Results then carry similarity_score (0 to 1)."`
-	Limit               *int             `json:"limit,omitempty" jsonschema:"Maximum number of results, 1 to 100. Default 20."`
+	Limit               *int             `json:"limit,omitempty"`
 }
 
 func crValue(param string, c *ChallengeRating) (*float64, error) {
@@ -193,10 +201,10 @@ type EquipmentInput struct {
 	CostMax             *float64    `json:"cost_max,omitempty" jsonschema:"Highest cost in gold pieces (inclusive), e.g. 100."`
 	WeightMin           *float64    `json:"weight_min,omitempty" jsonschema:"Lowest weight in pounds (inclusive)."`
 	WeightMax           *float64    `json:"weight_max,omitempty" jsonschema:"Highest weight in pounds (inclusive), e.g. 5."`
-	GameSystem          string      `json:"game_system,omitempty" jsonschema:"Only this ruleset: 5e-2014 (2014 rules, SRD 5.1), 5e-2024 (2024 rules, SRD 5.2) or a5e (Advanced 5th Edition); \"2014\" and \"2024\" also work. Comma-separate for several. Omit for all."`
-	Documents           []string    `json:"documents,omitempty" jsonschema:"Only results from these source documents (keys or names, case-insensitive), e.g. [\"srd-2014\"]. Omit for all documents; an empty list returns nothing. Use list_documents to see what is available."`
+	GameSystem          string      `json:"game_system,omitempty"`
+	Documents           []string    `json:"documents,omitempty"`
 	SemanticQuery       string      `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank items by meaning, e.g. \"weapons for attacking from a distance\". The other filters apply first. Results then carry similarity_score (0 to 1)."`
-	Limit               *int        `json:"limit,omitempty" jsonschema:"Maximum number of results, 1 to 100. Default 20."`
+	Limit               *int        `json:"limit,omitempty"`
 }
 
 func (in EquipmentInput) nameArg() string { return in.Name }
@@ -290,10 +298,10 @@ type CharacterOptionInput struct {
 	OptionType    string   `json:"option_type,omitempty" jsonschema:"Alias of type."`
 	Name          string   `json:"name,omitempty" jsonschema:"Option name, e.g. \"Paladin\", \"Eldritch Knight\", \"half-elf\", \"Sharpshooter\", \"*elf*\". Case-insensitive exact match; * and % are wildcards; with no match tried as a slug."`
 	Parent        string   `json:"parent,omitempty" jsonschema:"Only subclasses of this class or subraces of this race (name or key), e.g. \"fighter\", \"elf\"."`
-	GameSystem    string   `json:"game_system,omitempty" jsonschema:"Only this ruleset: 5e-2014 (2014 rules, SRD 5.1), 5e-2024 (2024 rules, SRD 5.2) or a5e (Advanced 5th Edition); \"2014\" and \"2024\" also work. Comma-separate for several. Omit for all."`
-	Documents     []string `json:"documents,omitempty" jsonschema:"Only results from these source documents (keys or names, case-insensitive), e.g. [\"srd-2014\"]. Omit for all documents; an empty list returns nothing. Use list_documents to see what is available."`
+	GameSystem    string   `json:"game_system,omitempty"`
+	Documents     []string `json:"documents,omitempty"`
 	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank options by meaning, e.g. \"divine warrior\", \"masters of arcane magic\". The other filters apply first. Results then carry similarity_score (0 to 1)."`
-	Limit         *int     `json:"limit,omitempty" jsonschema:"Maximum number of results, 1 to 100. Default 20."`
+	Limit         *int     `json:"limit,omitempty"`
 }
 
 func (in CharacterOptionInput) nameArg() string { return in.Name }
@@ -343,10 +351,10 @@ type RuleInput struct {
 	Type          string   `json:"type,omitempty" jsonschema:"Alias of rule_type."`
 	Name          string   `json:"name,omitempty" jsonschema:"Rule or reference name, e.g. \"Grappled\", \"opportunity attack\", \"radiant\", \"stealth\", \"*cover*\". Case-insensitive exact match; * and % are wildcards; with no match tried as a slug."`
 	Section       string   `json:"section,omitempty" jsonschema:"For rules: the section, e.g. adventuring, appendix, combat, equipment, spellcasting, using-ability-scores. Comma-separate for any of several."`
-	GameSystem    string   `json:"game_system,omitempty" jsonschema:"Only this ruleset: 5e-2014 (2014 rules, SRD 5.1), 5e-2024 (2024 rules, SRD 5.2) or a5e (Advanced 5th Edition); \"2014\" and \"2024\" also work. Comma-separate for several. Omit for all."`
-	Documents     []string `json:"documents,omitempty" jsonschema:"Only results from these source documents (keys or names, case-insensitive), e.g. [\"srd-2014\"]. Omit for all documents; an empty list returns nothing. Use list_documents to see what is available."`
+	GameSystem    string   `json:"game_system,omitempty"`
+	Documents     []string `json:"documents,omitempty"`
 	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank rules by meaning, e.g. \"what happens when I fall\", \"attacking while hidden\". The other filters apply first. Results then carry similarity_score (0 to 1)."`
-	Limit         *int     `json:"limit,omitempty" jsonschema:"Maximum number of results, 1 to 100. Default 20."`
+	Limit         *int     `json:"limit,omitempty"`
 }
 
 func (in RuleInput) nameArg() string { return in.Name }
@@ -386,8 +394,8 @@ type SearchInput struct {
 	Query        string   `json:"query" jsonschema:"Required. What to find, in words or by name, e.g. \"fire damage\", \"healing magic\", \"dragon breath\", \"firbal\" (typos are tolerated)."`
 	EntityTypes  []string `json:"entity_types,omitempty" jsonschema:"Limit to these content types, plural or singular, any case: spells, creatures (monsters), equipment (weapons, armor, magicitems, items), classes, subclasses, races (species), backgrounds, feats, rules, conditions, skills, ... Omit for all types."`
 	ContentTypes []string `json:"content_types,omitempty" jsonschema:"Alias of entity_types."`
-	Documents    []string `json:"documents,omitempty" jsonschema:"Only results from these source documents (keys or names, case-insensitive), e.g. [\"srd-2014\"]. Omit for all documents; an empty list returns nothing. Use list_documents to see what is available."`
-	GameSystem   string   `json:"game_system,omitempty" jsonschema:"Only this ruleset: 5e-2014 (2014 rules, SRD 5.1), 5e-2024 (2024 rules, SRD 5.2) or a5e (Advanced 5th Edition); \"2014\" and \"2024\" also work. Comma-separate for several. Omit for all."`
+	Documents    []string `json:"documents,omitempty"`
+	GameSystem   string   `json:"game_system,omitempty"`
 	Semantic     *bool    `json:"semantic,omitempty" jsonschema:"Default true: hybrid semantic + keyword + typo-tolerant name ranking. false: keyword and name matching only."`
 	Limit        *int     `json:"limit,omitempty" jsonschema:"Maximum results per content type, 1 to 100. Default 20."`
 }

@@ -162,7 +162,7 @@ func readOnly(title string) *mcp.ToolAnnotations {
 }
 
 // inputSchema infers T's schema, widening the types that accept more than
-// one JSON type.
+// one JSON type and describing the shared parameters.
 func inputSchema[T any]() *jsonschema.Schema {
 	s, err := jsonschema.For[T](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[ChallengeRating](): {Types: []string{"number", "string"}},
@@ -170,6 +170,11 @@ func inputSchema[T any]() *jsonschema.Schema {
 	}})
 	if err != nil {
 		panic(fmt.Sprintf("mcpserver: schema of %T: %v", *new(T), err))
+	}
+	for name, p := range s.Properties {
+		if p.Description == "" {
+			p.Description = sharedParams[name]
+		}
 	}
 	return s
 }
@@ -428,81 +433,79 @@ func (s *Server) logNotes(tool, fallback string, warnings []string) {
 // The zero output keeps the SDK's output validation happy; the middleware
 // drops it from error results.
 func fail[Out any](s *Server, tool string, err error) (*mcp.CallToolResult, *Out, error) {
-	msg := s.classify(tool, err)
+	msg := s.report(tool, err)
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
 	res.SetError(err)
 	return res, new(Out), nil
 }
 
-// classify maps an error to the message the client sees and the outcome
-// label, and logs it.
-func (s *Server) classify(op string, err error) (msg string) {
-	var ae *ArgumentError
-	if errors.As(err, &ae) {
-		s.log.Debug("invalid tool arguments", "tool", op, "err", err)
-		return ae.Error()
-	}
-	st, ok := status.FromError(err)
-	if !ok {
-		switch {
-		case errors.Is(err, context.DeadlineExceeded):
-			st = status.New(codes.DeadlineExceeded, err.Error())
-		case errors.Is(err, context.Canceled):
-			st = status.New(codes.Canceled, err.Error())
-		default:
-			st = status.New(codes.Unknown, err.Error())
-		}
-	}
-	switch st.Code() {
-	case codes.InvalidArgument:
-		s.log.Debug("query service rejected arguments", "tool", op, "err", err)
-		return "invalid argument: " + st.Message()
-	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted:
-		s.log.Error("query service unavailable", "tool", op, "code", st.Code().String(), "err", err)
-		return "The LoreKeeper content service is temporarily unavailable, so this could not be answered. Please try again in a moment."
-	case codes.Canceled:
-		s.log.Debug("tool call canceled", "tool", op, "err", err)
-		return "The request was canceled before it finished."
-	default:
-		s.log.Error("query service failed", "tool", op, "code", st.Code().String(), "err", err)
-		return "LoreKeeper hit an internal error answering this request; it has been logged. Try different arguments or try again later."
-	}
+// errClass is what a tool error means to the client, the log and the
+// metrics: classOf is the one table of them.
+type errClass struct {
+	outcome string // metrics label
+	message string // what the client reads
+	level   slog.Level
+	log     string // what the log says
+	code    codes.Code
+	// sdk marks errors that are neither ours nor the query service's: the
+	// SDK's schema validation or decoding of the arguments.
+	sdk bool
 }
+
+const (
+	msgUnavailable = "The LoreKeeper content service is temporarily unavailable, so this could not be answered. Please try again in a moment."
+	msgCanceled    = "The request was canceled before it finished."
+	msgInternal    = "LoreKeeper hit an internal error answering this request; it has been logged. Try different arguments or try again later."
+)
 
 // errUnclassified stands for an error result that carries no error.
 var errUnclassified = errors.New("tool error")
 
-// outcome is the metrics label for a tool call that ended with err (nil:
-// success). Errors that are neither ours nor the query service's come from
-// the SDK's schema validation of the arguments.
-func outcome(err error) string {
+// classOf classifies err (nil: success).
+func classOf(err error) errClass {
 	if err == nil {
-		return OutcomeOK
+		return errClass{outcome: OutcomeOK}
 	}
 	var ae *ArgumentError
 	if errors.As(err, &ae) {
-		return OutcomeInvalid
-	}
-	if errors.Is(err, errUnclassified) {
-		return OutcomeError
+		return errClass{outcome: OutcomeInvalid, message: ae.Error(), level: slog.LevelDebug, log: "invalid tool arguments"}
 	}
 	st, ok := status.FromError(err)
-	if !ok {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return OutcomeUnavailable
-		}
-		if errors.Is(err, context.Canceled) {
-			return OutcomeError
-		}
-		return OutcomeInvalid
+	switch {
+	case ok:
+	case errors.Is(err, context.DeadlineExceeded):
+		st = status.New(codes.DeadlineExceeded, err.Error())
+	case errors.Is(err, context.Canceled):
+		st = status.New(codes.Canceled, err.Error())
+	case errors.Is(err, errUnclassified):
+		st = status.New(codes.Unknown, err.Error())
+	default:
+		return errClass{outcome: OutcomeInvalid, message: err.Error(), level: slog.LevelDebug, log: "invalid tool arguments", sdk: true}
 	}
+	c := errClass{code: st.Code()}
 	switch st.Code() {
 	case codes.InvalidArgument:
-		return OutcomeInvalid
+		c.outcome, c.message, c.level, c.log = OutcomeInvalid, "invalid argument: "+st.Message(), slog.LevelDebug, "query service rejected arguments"
 	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted:
-		return OutcomeUnavailable
+		c.outcome, c.message, c.level, c.log = OutcomeUnavailable, msgUnavailable, slog.LevelError, "query service unavailable"
+	case codes.Canceled:
+		c.outcome, c.message, c.level, c.log = OutcomeError, msgCanceled, slog.LevelDebug, "tool call canceled"
+	default:
+		c.outcome, c.message, c.level, c.log = OutcomeError, msgInternal, slog.LevelError, "query service failed"
 	}
-	return OutcomeError
+	return c
+}
+
+// report logs err as its class says and returns the message the client
+// reads; the detail goes to the log, never to the client.
+func (s *Server) report(op string, err error) string {
+	c := classOf(err)
+	attrs := []any{"tool", op, "err", err}
+	if c.code != codes.OK { // the query service's, or a context's
+		attrs = append(attrs, "code", c.code.String())
+	}
+	s.log.Log(context.Background(), c.level, c.log, attrs...)
+	return c.message
 }
 
 // toolMiddleware records every tool call (argument validation by the SDK
@@ -541,23 +544,15 @@ func (s *Server) toolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if callErr == nil {
 				callErr = errUnclassified
 			}
-			if outcome(callErr) == OutcomeInvalid && !isOurs(callErr) {
+			if classOf(callErr).sdk {
 				// The SDK's schema validation or decoding: say which
 				// parameters the tool takes.
 				r.Content = []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("invalid arguments for %s: %v. Parameters: %s.", name, callErr, strings.Join(params, ", "))}}
 			}
 		}
-		s.metrics.observe(name, outcome(callErr), time.Since(start))
+		s.metrics.observe(name, classOf(callErr).outcome, time.Since(start))
 		return res, err
 	}
-}
-
-// isOurs reports whether err was classified by this package or the query
-// service rather than by the SDK's argument validation.
-func isOurs(err error) bool {
-	var ae *ArgumentError
-	_, isStatus := status.FromError(err)
-	return errors.As(err, &ae) || isStatus
 }
 
 // readEntity serves lorekeeper://entity/{key}: the entity as a markdown
@@ -578,7 +573,7 @@ func (s *Server) readEntity(ctx context.Context, req *mcp.ReadResourceRequest) (
 		if status.Code(err) == codes.NotFound {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
-		return nil, errors.New(s.classify("resources/read", err))
+		return nil, errors.New(s.report("resources/read", err))
 	}
 	e := entityFromProto(resp.GetEntity(), resp.GetUri())
 	js, err := json.MarshalIndent(e, "", "  ")

@@ -21,7 +21,7 @@ func TestServer_ListTools(t *testing.T) {
 	}
 	want := map[string][]string{
 		"lookup_spell": {"name", "level", "level_min", "level_max", "school", "class_key", "concentration", "ritual",
-			"casting_time", "damage_type", "documents", "semantic_query", "limit"},
+			"casting_time", "damage_type", "game_system", "documents", "semantic_query", "limit"},
 		"lookup_creature": {"name", "cr", "cr_min", "cr_max", "challenge_rating", "type", "size", "documents", "semantic_query", "limit"},
 		"lookup_equipment": {"type", "item_type", "name", "rarity", "damage_dice", "is_simple", "requires_attunement",
 			"is_light", "is_versatile", "is_thrown", "is_finesse", "is_two_handed", "cost_min", "cost_max", "weight_min",
