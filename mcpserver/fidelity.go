@@ -142,7 +142,7 @@ func renderCorrections(b *strings.Builder, cs []Correction) {
 		}
 		what := strings.TrimSpace(field + " " + c.SourceValue)
 		if c.CorrectedValue == "" {
-			what += " dropped (the text could not be read)"
+			what += " dropped (the text does not say it)"
 		} else {
 			what += " → " + c.CorrectedValue
 		}
@@ -177,6 +177,23 @@ func shown(s string) string {
 	return s
 }
 
+// withoutPlaceholders is e, or a copy of it without its placeholder texts.
+func withoutPlaceholders(e *Entity) *Entity {
+	blocks := slices.ContainsFunc(e.Blocks, func(bl Block) bool { return isPlaceholder(bl.Text) })
+	if !blocks && !isPlaceholder(e.Description) && !isPlaceholder(e.HigherLevel) {
+		return e
+	}
+	c := *e
+	c.Description, c.HigherLevel = shown(e.Description), shown(e.HigherLevel)
+	if blocks {
+		c.Blocks = slices.Clone(e.Blocks)
+		for i := range c.Blocks {
+			c.Blocks[i].Text = shown(c.Blocks[i].Text)
+		}
+	}
+	return &c
+}
+
 // firstText is the entity's first text worth a summary: its description,
 // else for a class its features by level, else the first of its blocks
 // (benefits, traits, features) with text.
@@ -201,4 +218,40 @@ func firstText(e *Entity) string {
 		}
 	}
 	return ""
+}
+
+// itemSummary says what an item is in a line: "weapon, 1d8 slashing",
+// "item (adventuring gear), 1 gp", "magic item, rare"; an item with none
+// of these facts is described by its first text.
+func itemSummary(e *Entity) string {
+	it := e.Item
+	s := strings.ReplaceAll(e.Kind, "-", " ")
+	if e.Kind == "item" && it.Category != "" {
+		s += " (" + strings.ReplaceAll(it.Category, "-", " ") + ")"
+	}
+	var facts []string
+	if it.Rarity != "" {
+		facts = append(facts, it.Rarity)
+	}
+	if w := it.Weapon; w != nil && w.DamageDice != "" {
+		facts = append(facts, strings.TrimSpace(w.DamageDice+" "+w.DamageType))
+	}
+	if a := it.Armor; a != nil {
+		switch {
+		case a.ACDisplay != "":
+			facts = append(facts, "AC "+a.ACDisplay)
+		case a.ACBase > 0:
+			facts = append(facts, fmt.Sprintf("AC %d", a.ACBase))
+		}
+	}
+	if it.CostGP != nil && *it.CostGP > 0 {
+		facts = append(facts, num(*it.CostGP)+" gp")
+	}
+	if len(facts) > 0 {
+		return s + ", " + strings.Join(facts, ", ")
+	}
+	if t := shortText(firstText(e)); t != "" {
+		return s + ": " + t
+	}
+	return s
 }

@@ -15,6 +15,7 @@ import (
 
 // renderEntity renders one entity as a markdown card.
 func renderEntity(e *Entity) string {
+	e = withoutPlaceholders(e)
 	var b strings.Builder
 	switch {
 	case e.Spell != nil:
@@ -569,13 +570,18 @@ func summary(e *Entity) string {
 	case e.Creature != nil:
 		return fmt.Sprintf("%s %s, CR %s", title(e.Creature.Size), e.Creature.Type, e.Creature.ChallengeRatingText)
 	case e.Item != nil:
-		s := strings.ReplaceAll(e.Kind, "-", " ")
-		if e.Item.Rarity != "" {
-			s += ", " + e.Item.Rarity
-		}
-		return s
+		return itemSummary(e)
 	}
-	text := strings.Join(strings.Fields(firstText(e)), " ")
+	text := shortText(firstText(e))
+	if text == "" {
+		return strings.ReplaceAll(e.Kind, "-", " ")
+	}
+	return strings.ReplaceAll(e.Kind, "-", " ") + ": " + text
+}
+
+// shortText is s on one line, cut at a word near 100 bytes.
+func shortText(s string) string {
+	text := strings.Join(strings.Fields(s), " ")
 	if len(text) > 100 {
 		cut := strings.LastIndex(text[:100], " ")
 		if cut < 50 {
@@ -583,10 +589,7 @@ func summary(e *Entity) string {
 		}
 		text = text[:cut] + "…"
 	}
-	if text == "" {
-		return strings.ReplaceAll(e.Kind, "-", " ")
-	}
-	return strings.ReplaceAll(e.Kind, "-", " ") + ": " + text
+	return text
 }
 
 // renderDocuments renders list_documents as aligned columns.

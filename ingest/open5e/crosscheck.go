@@ -85,7 +85,10 @@ var (
 	// "19 (2d10 + 8) piercing damage", "1 piercing damage", "2 (1 + 1)
 	// bludgeoning damage", "31 (5d8 + 9) bludgeoning, piercing, or slashing
 	// damage".
-	damageText  = regexp.MustCompile(`(?i)(\d+)\s*(\([^()]*\))?\s+(` + damageType + `(?:\s*,\s*` + damageType + `)*(?:,?\s*or\s+` + damageType + `)?)\s+damage`)
+	damageText = regexp.MustCompile(`(?i)(\d+)\s*(\([^()]*\))?\s+(` + damageType + `(?:\s*,\s*` + damageType + `)*(?:,?\s*or\s+` + damageType + `)?)\s+damage`)
+	// "18 (3d6 + 8) plus 3 (1d6) poison damage": a main damage whose type
+	// the text leaves out, before a typed one.
+	untypedPlus = regexp.MustCompile(`(?i)(\d+)\s*(\([^()]*\))\s*,?\s*plus\s+$`)
 	diceText    = regexp.MustCompile(`(?i)^\(\s*(\d+)\s*d\s*(\d+)\s*(?:([+\-−–])\s*(\d+))?\s*\)$`)
 	plusBetween = regexp.MustCompile(`(?i)^[\s,]*(?:plus|and)\s*$`)
 )
@@ -122,6 +125,24 @@ func parseAttackText(text string) textAttack {
 		}
 	}
 	prevEnd := -1
+	readAmount := func(total, parens string) dice {
+		var a dice
+		if dm := diceText.FindStringSubmatch(parens); dm != nil {
+			a.count, _ = strconv.Atoi(dm[1])
+			a.sides, _ = strconv.Atoi(dm[2])
+			if dm[3] != "" {
+				b, _ := strconv.Atoi(dm[4])
+				if dm[3] != "+" {
+					b = -b
+				}
+				a.bonus = b
+			}
+			return a
+		}
+		// A flat amount, with or without its sum in parentheses.
+		a.bonus, _ = strconv.Atoi(total)
+		return a
+	}
 	for _, m := range damageText.FindAllStringSubmatchIndex(text, -1) {
 		sub := func(i int) string {
 			if m[2*i] < 0 {
@@ -129,24 +150,11 @@ func parseAttackText(text string) textAttack {
 			}
 			return text[m[2*i]:m[2*i+1]]
 		}
-		var d damage
-		d.typ = strings.ToLower(sub(3))
-		if dm := diceText.FindStringSubmatch(sub(2)); dm != nil {
-			d.amount.count, _ = strconv.Atoi(dm[1])
-			d.amount.sides, _ = strconv.Atoi(dm[2])
-			if dm[3] != "" {
-				b, _ := strconv.Atoi(dm[4])
-				if dm[3] != "+" {
-					b = -b
-				}
-				d.amount.bonus = b
-			}
-		} else {
-			// A flat amount, with or without its sum in parentheses.
-			d.amount.bonus, _ = strconv.Atoi(sub(1))
-		}
+		d := damage{amount: readAmount(sub(1), sub(2)), typ: strings.ToLower(sub(3))}
 		t.parsedAnyDamage = true
-		if prevEnd >= 0 && len(t.hits) > 0 && plusBetween.MatchString(text[prevEnd:m[0]]) {
+		if u := untypedPlus.FindStringSubmatch(text[max(prevEnd, 0):m[0]]); u != nil && diceText.MatchString(u[2]) {
+			t.hits = append(t.hits, hit{main: damage{amount: readAmount(u[1], u[2])}, extras: []damage{d}})
+		} else if prevEnd >= 0 && len(t.hits) > 0 && plusBetween.MatchString(text[prevEnd:m[0]]) {
 			last := &t.hits[len(t.hits)-1]
 			last.extras = append(last.extras, d)
 		} else {

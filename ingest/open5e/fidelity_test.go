@@ -207,6 +207,9 @@ func TestCrossCheck_attacks(t *testing.T) {
 			`{"to_hit_mod":10,"damage_die_count":5,"damage_die_type":"D8","damage_bonus":9,"damage_type":{"key":"slashing"}}`,
 			"+10 to hit, reach 0 ft., 5d8+9 bludgeoning, piercing, or slashing", nil},
 		{"no text to check against", "", thunderBite, "+5 to hit, reach 5 ft., 1d6 thunder", nil},
+		{"untyped main damage", "Melee Weapon Attack: +13 to hit, reach 15 ft., one target. Hit: 18 (3d6 + 8) plus 3 (1d6) poison damage.",
+			`{"to_hit_mod":13,"reach":15,"damage_die_count":3,"damage_die_type":"D6","extra_damage_type":{"key":"poison"}}`,
+			"+13 to hit, reach 15 ft., 3d6+8 plus 1d6 poison", []string{"damage", "damage_type"}},
 		{"text without a to-hit", "The beast makes a bite attack.", thunderBite, "", []string{"attack"}},
 		{"damage the text does not type", "Melee Weapon Attack: +5 to hit, reach 5 ft., one target. Hit: 18 (3d8 + 5) plus 1d4 Strength damage.", thunderBite, "", []string{"attack"}},
 	} {

@@ -1,0 +1,385 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"text/tabwriter"
+
+	"lorekeeper.dev/ingest/open5e"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// The content audit: every entity of the bundled Open5e snapshot, as the
+// normaliser makes it and as the cards render it. A card must show no
+// placeholder, no section heading with nothing under it, no structured fact
+// that its own text contradicts, and its kind's key facts wherever the
+// source has them. The checks here are written apart from the normaliser's
+// cross-check, so that one does not vouch for itself.
+
+// snapshotTotal is the entity count of the bundled snapshot (README).
+const snapshotTotal = 6034
+
+type auditRow struct {
+	checked, corrected, corrections, contradictions, faults int
+}
+
+var (
+	snapOnce sync.Once
+	snap     []*lkv1.Entity
+	snapErr  error
+)
+
+// snapshot is the bundled snapshot's entities, normalised once per run.
+func snapshot(t *testing.T) []*lkv1.Entity {
+	t.Helper()
+	snapOnce.Do(func() { snap, snapErr = open5e.SnapshotEntities(context.Background()) })
+	if snapErr != nil {
+		t.Fatal(snapErr)
+	}
+	return snap
+}
+
+func TestAudit_snapshotCards(t *testing.T) {
+	es := snapshot(t)
+	if len(es) != snapshotTotal {
+		t.Errorf("%d entities, want %d", len(es), snapshotTotal)
+	}
+	rows := map[string]*auditRow{}
+	var total auditRow
+	reported := map[string]int{}
+	report := func(kind, key, format string, args ...any) {
+		// Every fault counts; the first few of each kind are shown.
+		if reported[kind]++; reported[kind] <= 5 || testing.Verbose() {
+			t.Errorf("%s: "+format, append([]any{key}, args...)...)
+		}
+	}
+	for _, p := range es {
+		e := entityFromProto(p, "")
+		card := renderEntity(&e)
+		id := p.GetKind().Slug() + "\t" + p.GetDocument().GetKey()
+		r := rows[id]
+		if r == nil {
+			r = &auditRow{}
+			rows[id] = r
+		}
+		r.checked++
+		if n := len(p.GetCorrections()); n > 0 {
+			r.corrected++
+			r.corrections += n
+		}
+		for _, f := range auditPlaceholders(card) {
+			r.faults++
+			report("placeholder", e.Key, "placeholder %q", f)
+		}
+		for _, f := range auditHeadings(card) {
+			r.faults++
+			report("heading", e.Key, "empty section %q", f)
+		}
+		for _, f := range auditContradictions(&e) {
+			r.contradictions++
+			report("contradiction", e.Key, "%s", f)
+		}
+		for _, f := range auditKeyFacts(p, &e, card) {
+			r.faults++
+			report("key facts", e.Key, "%s", f)
+		}
+		if strings.TrimSpace(summary(&e)) == "" || summary(&e) == strings.ReplaceAll(e.Kind, "-", " ") {
+			r.faults++
+			report("summary", e.Key, "search line has no summary: %q", summary(&e))
+		}
+	}
+
+	ids := make([]string, 0, len(rows))
+	for id := range rows {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "kind\tdocument\tchecked\tcorrected\tcorrections\tcontradictions left\tother faults\t")
+	for _, id := range ids {
+		r := rows[id]
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t\n", id, r.checked, r.corrected, r.corrections, r.contradictions, r.faults)
+		total.checked += r.checked
+		total.corrected += r.corrected
+		total.corrections += r.corrections
+		total.contradictions += r.contradictions
+		total.faults += r.faults
+	}
+	fmt.Fprintf(tw, "total\t\t%d\t%d\t%d\t%d\t%d\t\n", total.checked, total.corrected, total.corrections, total.contradictions, total.faults)
+	tw.Flush()
+	t.Logf("content audit of the snapshot's cards:\n%s", b.String())
+	if total.contradictions != 0 || total.faults != 0 {
+		t.Errorf("%d contradictions and %d other faults left (by check: %v)", total.contradictions, total.faults, reported)
+	}
+}
+
+var (
+	// placeholderLine is a paragraph that is only a bracketed stand-in,
+	// possibly after a block's name: "[Column data]".
+	placeholderLine = regexp.MustCompile(`(?m)^(?:\*\*\*[^*]+\*\*\*\s*|-\s*)?\[[^\[\]()]{1,40}\]\s*$`)
+	knownStandIns   = regexp.MustCompile(`(?i)\[(column data|none provided)\]`)
+	// emptyBlockLine is a block's name with no text after it.
+	emptyBlockLine = regexp.MustCompile(`^\*\*\*[^*]+\.\*\*\*\s*$`)
+	// boldLine is a bold line standing as a heading.
+	boldLine = regexp.MustCompile(`^\*\*[^*]+\*\*\s*$`)
+)
+
+func auditPlaceholders(card string) []string {
+	out := placeholderLine.FindAllString(card, -1)
+	return append(out, knownStandIns.FindAllString(card, -1)...)
+}
+
+// auditHeadings finds the headings with nothing under them before the
+// next heading of the same or a higher level, the footnotes or the
+// citation, and the named blocks with no text.
+func auditHeadings(card string) []string {
+	var out []string
+	lines := strings.Split(card, "\n")
+	level := func(l string) int {
+		n := len(l) - len(strings.TrimLeft(l, "#"))
+		if n > 0 && strings.HasPrefix(l[n:], " ") {
+			return n
+		}
+		return 0
+	}
+	for i, l := range lines {
+		if h := level(l); h > 0 {
+			next := ""
+			for _, m := range lines[i+1:] {
+				if strings.TrimSpace(m) != "" {
+					next = m
+					break
+				}
+			}
+			if next == "" || strings.HasPrefix(next, "*Source:") || strings.HasPrefix(next, "*Corrected from the source") {
+				out = append(out, l)
+			} else if n := level(next); n > 0 && n <= h {
+				out = append(out, l)
+			}
+		}
+		if emptyBlockLine.MatchString(l) {
+			out = append(out, l)
+		}
+		// A bold line standing as a heading needs something under it too.
+		if boldLine.MatchString(l) {
+			next := ""
+			for _, m := range lines[i+1:] {
+				if strings.TrimSpace(m) != "" {
+					next = m
+					break
+				}
+			}
+			if next == "" || level(next) > 0 || strings.HasPrefix(next, "*Source:") {
+				out = append(out, l)
+			}
+		}
+	}
+	return out
+}
+
+var (
+	summaryToHit  = regexp.MustCompile(`^([+-]\d+) to hit`)
+	summaryReach  = regexp.MustCompile(`reach (\d+) ft\.`)
+	summaryRange  = regexp.MustCompile(`range (\d+(?:/\d+)?) ft\.`)
+	summaryDice   = regexp.MustCompile(`\b(\d+d\d+)([+-]\d+)?\b`)
+	damageTypeRe  = regexp.MustCompile(`\b(acid|bludgeoning|cold|fire|force|lightning|necrotic|piercing|poison|psychic|radiant|slashing|thunder)\b`)
+	abilityWordRe = regexp.MustCompile(`(?i)\b(strength|dexterity|constitution|intelligence|wisdom|charisma)\b`)
+)
+
+// squash lower-cases s and drops its spaces, so that "19 (2d10 + 8)" reads
+// "19(2d10+8)".
+func squash(s string) string {
+	return strings.ToLower(strings.NewReplacer(" ", "", "\n", "", "−", "-", "–", "-").Replace(s))
+}
+
+// auditContradictions checks the structured facts a card shows against the
+// entity's own text: each attack summary against its action's text, a
+// spell's damage and saving throw against its description.
+func auditContradictions(e *Entity) []string {
+	var out []string
+	for _, bl := range e.Blocks {
+		if bl.Attack == "" {
+			continue
+		}
+		text := squash(bl.Text)
+		if strings.TrimSpace(bl.Text) == "" {
+			continue
+		}
+		say := func(format string, args ...any) {
+			out = append(out, fmt.Sprintf("%s: attack %q: ", bl.Name, bl.Attack)+fmt.Sprintf(format, args...))
+		}
+		if m := summaryToHit.FindStringSubmatch(bl.Attack); m != nil && !strings.Contains(text, m[1]) {
+			say("the text has no %s", m[1])
+		}
+		if m := summaryReach.FindStringSubmatch(bl.Attack); m != nil && !strings.Contains(text, "reach"+m[1]) {
+			say("the text has no reach %s", m[1])
+		}
+		if m := summaryRange.FindStringSubmatch(bl.Attack); m != nil && !strings.Contains(text, "range"+m[1]) {
+			say("the text has no range %s", m[1])
+		}
+		for _, m := range summaryDice.FindAllStringSubmatch(bl.Attack, -1) {
+			// The dice with their bonus, closed: "(2d10+8)", or "(2d6)"
+			// when the summary has no bonus.
+			if want := "(" + m[1] + m[2] + ")"; !strings.Contains(text, want) {
+				say("the text has no %s", want)
+			}
+		}
+		for _, typ := range damageTypeRe.FindAllString(bl.Attack, -1) {
+			if !strings.Contains(text, typ) {
+				say("the text never says %s", typ)
+			}
+		}
+	}
+	if s := e.Spell; s != nil && strings.TrimSpace(e.Description+e.HigherLevel) != "" {
+		text := e.Description + "\n" + e.HigherLevel
+		sq := squash(text)
+		for _, d := range s.DamageTypes {
+			if !regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(d) + `\b`).MatchString(text) {
+				out = append(out, fmt.Sprintf("spell damage type %q is not in the text", d))
+			}
+		}
+		for _, m := range summaryDice.FindAllString(squash(s.DamageRoll), -1) {
+			if !strings.Contains(sq, m) {
+				out = append(out, fmt.Sprintf("spell damage roll %q is not in the text", m))
+			}
+		}
+		if a := s.SavingThrowAbility; a != "" && !abilityWordRe.MatchString(text) {
+			out = append(out, fmt.Sprintf("spell saving throw %q is not in the text", a))
+		} else if a != "" && !strings.Contains(strings.ToLower(text), a) {
+			out = append(out, fmt.Sprintf("spell saving throw %q is not in the text", a))
+		}
+	}
+	return out
+}
+
+// auditKeyFacts checks that the card shows its kind's key facts where the
+// entity has them.
+func auditKeyFacts(p *lkv1.Entity, e *Entity, card string) []string {
+	var out []string
+	need := func(what, s string) {
+		if !strings.Contains(card, s) {
+			out = append(out, "card does not show "+what)
+		}
+	}
+	switch {
+	case e.Spell != nil:
+		s := e.Spell
+		if s.Level == 0 {
+			need("the level", "cantrip")
+		} else {
+			need("the level", ordinal(s.Level)+"-level")
+		}
+		if s.School != "" && !strings.Contains(strings.ToLower(card), strings.ToLower(s.School)) {
+			out = append(out, "card does not show the school")
+		}
+		for _, f := range []struct{ label, v string }{
+			{"**Casting Time:**", s.CastingTime}, {"**Range:**", s.Range},
+			{"**Components:**", s.Components}, {"**Duration:**", s.Duration},
+		} {
+			if f.v != "" {
+				need(f.label, f.label)
+			}
+		}
+	case e.Creature != nil:
+		need("armor class", "**Armor Class** ")
+		need("hit points", "**Hit Points** ")
+		if len(e.Creature.Speed) > 0 || e.Creature.SpeedText != "" {
+			need("speed", "**Speed** ")
+		}
+		if e.Creature.AbilityScores != nil {
+			need("ability scores", "| STR | DEX | CON | INT | WIS | CHA |")
+		}
+		if e.Creature.ChallengeRatingText != "" {
+			need("challenge", "**Challenge** "+e.Creature.ChallengeRatingText)
+		}
+	case e.Item != nil:
+		it := e.Item
+		if it.Rarity != "" {
+			need("rarity", it.Rarity)
+		}
+		if it.CostGP != nil && *it.CostGP > 0 {
+			need("cost", "**Cost:** "+num(*it.CostGP)+" gp")
+		}
+		// Open5e's weapons and armor carry no cost (their copies among
+		// the items do), and a few items neither cost nor rarity: a card
+		// cannot show what the source does not give.
+		if w := it.Weapon; w != nil && w.DamageDice != "" {
+			need("weapon damage", "**Damage:** "+w.DamageDice)
+		}
+		if a := it.Armor; a != nil && (a.ACBase > 0 || a.ACDisplay != "") {
+			need("armor class", "**Armor Class:**")
+		}
+	case e.CharacterOption != nil:
+		o := e.CharacterOption
+		if o.ClassTable != nil {
+			need("the class table", "| Level | Proficiency Bonus | Features |")
+			for _, l := range o.ClassTable.Levels {
+				need(fmt.Sprintf("table level %d", l.Level), "| "+ordinal(l.Level)+" | ")
+			}
+		}
+		if o.HitDice != "" {
+			need("hit dice", "**Hit Dice:** "+o.HitDice)
+		}
+		for _, bl := range e.Blocks {
+			if bl.Level > 0 && bl.Name != "" && strings.TrimSpace(bl.Text) != "" {
+				need("a feature's level", "***"+strings.TrimSuffix(featureName(bl), ".")+".***")
+			}
+		}
+	}
+	if firstText(e) == "" && e.Spell == nil && e.Creature == nil && e.Item == nil && (e.CharacterOption == nil || e.CharacterOption.ClassTable == nil) {
+		out = append(out, "no text at all")
+	}
+	return out
+}
+
+// A creature action whose text cannot be read (Tome of Beasts' cave dragon
+// repeats its Tail attack's numbers under a legendary action that only
+// says "The dragon makes a tail attack.") shows no attack summary: the
+// source's numbers are dropped, not shown beside a text they may
+// contradict, and the card says so.
+func TestAudit_unreadableTextShowsNoSummary(t *testing.T) {
+	var p *lkv1.Entity
+	for _, e := range snapshot(t) {
+		if e.GetKey() == "open5e_v2:tob:creature:adult-cave-dragon" {
+			p = e
+		}
+	}
+	if p == nil {
+		t.Fatal("no adult cave dragon")
+	}
+	e := entityFromProto(p, "")
+	for _, bl := range e.Blocks {
+		if bl.Type == "legendary_action" && bl.Name == "Tail" && bl.Attack != "" {
+			t.Errorf("legendary Tail shows %q", bl.Attack)
+		}
+	}
+	card := renderEntity(&e)
+	if !strings.Contains(card, "***Tail.*** The dragon makes a tail attack.") ||
+		!strings.Contains(card, "attack summary +13 to hit, reach 15 ft., 2d8 bludgeoning dropped (the text does not say it)") {
+		t.Errorf("card:\n%s", card)
+	}
+}
+
+// The card never shows a placeholder, even one that reaches it.
+func TestRender_placeholders(t *testing.T) {
+	e := Entity{Kind: "class", Name: "Test", Description: "[Column data]", CharacterOption: &CharacterOption{},
+		Blocks: []Block{{Type: "feature", Name: "Rages", Text: "[Column data]"}, {Type: "feature", Name: "Rage", Text: "You rage.", Level: 1}}}
+	p := &lkv1.Entity{Kind: lkv1.Kind_KIND_CLASS, Name: e.Name, Description: e.Description, Blocks: []*lkv1.TextBlock{
+		{Type: "feature", Name: "Rages", Text: "[Column data]"}, {Type: "feature", Name: "Rage", Text: "You rage.", Level: 1},
+	}, Details: &lkv1.Entity_CharacterOption{CharacterOption: &lkv1.CharacterOptionDetails{}}}
+	for _, e := range []Entity{e, entityFromProto(p, "")} {
+		card := renderEntity(&e)
+		if strings.Contains(card, "[Column data]") || strings.Contains(card, "Rages") || !strings.Contains(card, "***Rage (level 1).*** You rage.") {
+			t.Errorf("card:\n%s", card)
+		}
+		if got := summary(&e); got != "class: features Rage (1)" {
+			t.Errorf("summary %q", got)
+		}
+	}
+}
