@@ -207,9 +207,13 @@ func readSourceAttack(a obj) sourceAttack {
 	}
 	s.main, s.hasMain = read("damage_die_count", "damage_die_type", "damage_bonus", "damage_type")
 	s.extra, s.hasExtra = read("extra_damage_die_count", "extra_damage_die_type", "extra_damage_bonus", "extra_damage_type")
+	if !s.hasMain {
+		// A type without dice is still a claim about the damage.
+		s.main.typ = a.keyOrName("damage_type")
+	}
 	// SRD 5.2 and Tome of Beasts records put the main damage's type in
 	// extra_damage_type when there is no extra damage.
-	if s.hasMain && s.main.typ == "" && !s.hasExtra {
+	if s.main.typ == "" && !s.hasExtra {
 		s.main.typ = a.keyOrName("extra_damage_type")
 	}
 	return s
@@ -342,14 +346,14 @@ func checkAttacks(subject, text string, attacks []obj) (string, []*lkv1.Correcti
 			}
 			fix("range", from, to)
 		}
-		if !s.hasMain || len(t.hits) == 0 {
+		if len(t.hits) == 0 || (!s.hasMain && s.main.typ == "") {
 			continue
 		}
 		h := matchHit(s, i, t.hits)
 		if !slices.ContainsFunc(shown, func(x hit) bool { return x.String() == h.String() }) {
 			shown = append(shown, h)
 		}
-		if s.main.amount != h.main.amount {
+		if s.hasMain && s.main.amount != h.main.amount {
 			fix("damage", s.main.amount.String(), h.main.amount.String())
 		}
 		if s.main.typ != "" && !typeAgrees(s.main.typ, h.main.typ) {
