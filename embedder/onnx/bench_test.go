@@ -70,7 +70,8 @@ func resetPeakRSS() {
 }
 
 // peakRSS reports the process's peak resident set (VmHWM) in MB since
-// openBench reset it. Memory a previous model in the same process kept
+// openBench reset it, and its resident set now (VmRSS: what the model
+// keeps after its runs). Memory a previous model in the same process kept
 // (ONNX Runtime and malloc do not return all of it) still counts, so run
 // one benchmark per process for a clean per-model figure.
 func peakRSS(b *testing.B) {
@@ -84,6 +85,10 @@ func peakRSS(b *testing.B) {
 		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
 			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
 			b.ReportMetric(float64(kb)/1024, "peakRSS_MB")
+		}
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			b.ReportMetric(float64(kb)/1024, "RSS_MB")
 		}
 	}
 }
