@@ -5,6 +5,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	rel "lorekeeper.dev/embedder/relevance"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
@@ -303,4 +307,47 @@ func TestAliasTable_TargetsExist(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzLookupName: whatever the name, a lookup answers without error (or
+// with InvalidArgument for input out of its limits), never offers
+// suggestions next to results, matches names as it says it did, and
+// suggests only spells.
+func FuzzLookupName(f *testing.F) {
+	for _, s := range []string{"firebal", "Fireball", "fire*", "%", "*", "Tasha's Hideous Laughter", "melf acid arrow",
+		"beholder", "’’’", "  ", "srd_fireball", "open5e_v2:srd-2014:spell:fireball", "ancient-red-dragon", "a\x00b"} {
+		f.Add(s)
+	}
+	c := client(f)
+	f.Fuzz(func(t *testing.T, name string) {
+		if !utf8.ValidString(name) {
+			return // a proto string cannot carry it: the client refuses to send it
+		}
+		resp, err := c.LookupSpells(context.Background(), &lkv1.LookupSpellsRequest{Common: common(name, 5)})
+		if err != nil {
+			if status.Code(err) != codes.InvalidArgument {
+				t.Fatalf("LookupSpells(%q): %v", name, err)
+			}
+			return
+		}
+		if len(resp.GetResults()) > 0 && len(resp.GetSuggestions()) > 0 {
+			t.Fatalf("LookupSpells(%q): %d results and %d suggestions", name, len(resp.GetResults()), len(resp.GetSuggestions()))
+		}
+		for _, r := range resp.GetResults() {
+			if r.GetEntity().GetKind() != lkv1.Kind_KIND_SPELL {
+				t.Fatalf("LookupSpells(%q) returned %s", name, r.GetEntity().GetKey())
+			}
+			if resp.GetNameMatch() == "exact" && !strings.EqualFold(r.GetEntity().GetName(), strings.TrimSpace(name)) {
+				t.Fatalf("LookupSpells(%q): exact match %q", name, r.GetEntity().GetName())
+			}
+		}
+		if resp.GetNameMatch() == "alias" && resp.GetMatchedAlias() == "" {
+			t.Fatalf("LookupSpells(%q): alias match without the alias", name)
+		}
+		for _, s := range resp.GetSuggestions() {
+			if !strings.Contains(s.GetKey(), ":spell:") || s.GetScore() <= 0 || s.GetScore() > 1 {
+				t.Fatalf("LookupSpells(%q): suggestion %v", name, s)
+			}
+		}
+	})
 }
