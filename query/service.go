@@ -82,13 +82,16 @@ type Options struct {
 	QueryCache int
 	// Pending reports messages on the stream not yet stored (Status).
 	Pending func() uint64
+	// IngestState reports ingest's sync and import state from the node's
+	// NATS (Status); nil leaves it out.
+	IngestState func(context.Context) *lkv1.NodeIngestState
 	// Version is reported by Status.
 	Version string
 	// DataDir and ModelDir are reported by Status: where the node keeps
 	// its files, as it was started.
 	DataDir, ModelDir string
-	Metrics *Metrics
-	Logger  *slog.Logger
+	Metrics           *Metrics
+	Logger            *slog.Logger
 }
 
 // modelInfo is what an embedding model may tell about itself.
@@ -316,6 +319,9 @@ func (s *Service) Status(ctx context.Context, _ *lkv1.StatusRequest) (*lkv1.Stat
 	}
 	if s.opts.Pending != nil {
 		resp.Pending = s.opts.Pending()
+	}
+	if s.opts.IngestState != nil {
+		resp.IngestState = s.opts.IngestState(ctx)
 	}
 	return resp, nil
 }

@@ -264,10 +264,24 @@ NATS, the state of each Open5e endpoint's sync and each OrcBrew import.`, stderr
 	var syncs []*lkv1.EndpointState
 	var imports []*lkv1.ImportState
 	var stateErr error
-	if standalone && !fs.isSet("nats-url") {
-		stateErr = fmt.Errorf("NATS runs inside the standalone process %d, without a listener; its log is %s", owner.PID, filepath.Join(defaultDataDir(), "lorekeeper.log"))
-	} else {
+	// The state comes from the node itself, which knows its NATS, or from
+	// the NATS named here; never from a default NATS that may be another
+	// instance's.
+	switch is := node.GetIngestState(); {
+	case fs.isSet("nats-url"):
 		syncs, imports, stateErr = readState(ctx, &nf)
+	case is != nil:
+		syncs, imports = is.GetOpen5E(), is.GetOrcbrew()
+		if is.GetError() != "" {
+			stateErr = fmt.Errorf("the query node could not read it from NATS at %s: %s", is.GetNatsUrl(), is.GetError())
+		}
+	case standalone:
+		stateErr = fmt.Errorf("NATS runs inside the standalone process %d, without a listener; its log is %s", owner.PID, filepath.Join(defaultDataDir(), "lorekeeper.log"))
+	case !fs.isSet("grpc-addr"):
+		// Both defaults name the same local instance.
+		syncs, imports, stateErr = readState(ctx, &nf)
+	default:
+		stateErr = errors.New("the query node did not report it; give --nats-url (the NATS that node consumes from) to read it there")
 	}
 	if cf.json {
 		if nodeErr == nil {
@@ -329,7 +343,11 @@ func printStatus(w io.Writer, node *lkv1.StatusResponse, nodeErr error, syncs []
 			if s.GetLastSuccess() != nil {
 				last = s.GetLastSuccess().AsTime().Local().Format(time.DateTime)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.GetEndpoint(), last, len(s.GetEntities()), s.GetLastError())
+			n := uint64(len(s.GetEntities()))
+			if n == 0 {
+				n = s.GetEntityCount()
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", s.GetEndpoint(), last, n, s.GetLastError())
 		}
 	}
 	if len(imports) > 0 {

@@ -31,6 +31,9 @@ type roleProcess struct {
 	js     jetstream.JetStream
 	reg    *prometheus.Registry
 	ready  *readiness
+	// expect are the checks the role adds once started (see
+	// readiness.expect).
+	expect []string
 	waits  *waits
 	close  func()
 }
@@ -54,6 +57,7 @@ func (p *roleProcess) start(ctx context.Context, name string, stderr io.Writer) 
 	}
 	p.reg, p.ready, p.waits = newRegistry(), &readiness{}, &waits{}
 	p.ready.add("waiting", p.waits.check)
+	p.ready.expect(p.expect...)
 	ops, err := startOps(p.metrics, p.pprof, p.reg, p.ready, p.logger)
 	if err != nil {
 		return err
@@ -113,6 +117,7 @@ over it. Run one per replica, each with its own --data-dir and --consumer.`, std
 		return err
 	}
 	defer lock.release()
+	p.expect = []string{"replica", "grpc"}
 	if err := p.start(ctx, "node", stderr); err != nil {
 		return err
 	}
@@ -196,6 +201,7 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 		if _, err := mf.bearer(); err != nil {
 			return err
 		}
+		ready.expect("mcp")
 		if metricsAddr != "" {
 			ops, err := startOps(metricsAddr, withPprof, reg, ready, log)
 			if err != nil {
@@ -203,7 +209,7 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 			}
 			defer func() { _ = ops.close(context.Background()) }()
 		}
-		m, err := startMCPHTTP(ctx, cf.addr, &cf.tls, &mf, reg, log)
+		m, err := startMCPHTTP(ctx, cf.addr, &cf.tls, &mf, reg, ready, log)
 		if err != nil {
 			return err
 		}

@@ -172,6 +172,29 @@ func readState(ctx context.Context, nf *natsFlags) ([]*lkv1.EndpointState, []*lk
 		return nil, nil, err
 	}
 	defer nc.Close()
+	return readIngestState(ctx, js)
+}
+
+// nodeIngestState is what a query node reports of ingest's state (Status),
+// read from the NATS it consumes from; the per-entity hashes and keys are
+// left out.
+func nodeIngestState(ctx context.Context, js jetstream.JetStream) *lkv1.NodeIngestState {
+	out := &lkv1.NodeIngestState{NatsUrl: js.Conn().ConnectedUrlRedacted()}
+	syncs, imports, err := readIngestState(ctx, js)
+	if err != nil {
+		out.Error = err.Error()
+	}
+	for _, s := range syncs {
+		s.EntityCount, s.Entities = uint64(len(s.GetEntities())), nil
+	}
+	for _, s := range imports {
+		s.EntityKeys = nil
+	}
+	out.Open5E, out.Orcbrew = syncs, imports
+	return out
+}
+
+func readIngestState(ctx context.Context, js jetstream.JetStream) ([]*lkv1.EndpointState, []*lkv1.ImportState, error) {
 	kv, err := js.KeyValue(ctx, ingest.StateBucket)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open state bucket: %w", err)

@@ -10,11 +10,16 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/open5e"
 )
 
 // newRegistry is the one registry a process exports; every role registers
@@ -41,6 +46,27 @@ func (r *readiness) add(name string, check func(context.Context) error) {
 		r.checks = map[string]func(context.Context) error{}
 	}
 	r.checks[name] = check
+}
+
+// expect names checks a role will add once it has started, so that
+// /readyz does not pass in between: until added, each fails.
+func (r *readiness) expect(names ...string) {
+	for _, name := range names {
+		r.add(name, func(context.Context) error { return errors.New("not started yet") })
+	}
+}
+
+// serving is a listener's readiness: ready from the moment it serves until
+// its shutdown starts.
+type serving struct{ on atomic.Bool }
+
+func (s *serving) set(on bool) { s.on.Store(on) }
+
+func (s *serving) check(context.Context) error {
+	if !s.on.Load() {
+		return errors.New("not serving")
+	}
+	return nil
 }
 
 func (r *readiness) run(ctx context.Context) map[string]string {
@@ -119,4 +145,64 @@ func (s *opsServer) close(ctx context.Context) error { return s.srv.Shutdown(ctx
 // listener.
 func registerPprof(fs *flagSet, p *bool) {
 	fs.Bool(p, "pprof", false, "also serve Go's profiler under /debug/pprof/ on the metrics listener")
+}
+
+// catalogueCheck is the readiness of a process that both ingests and
+// serves (up): the Open5e resync has reached every endpoint at least once
+// (a fresh start, or a restart after a crash in the first run, publishes
+// the catalogue first), and the node has stored everything the stream held
+// at that moment, messages redelivered after a crash included. Once it
+// passes it stays passed; the replica's own check covers the lag after.
+type catalogueCheck struct {
+	js      jetstream.JetStream
+	fetcher *open5e.Fetcher
+	durable string
+
+	mu     sync.Mutex
+	target uint64 // stream sequence to have stored; 0 until known
+	done   bool
+}
+
+func (c *catalogueCheck) check(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done {
+		return nil
+	}
+	if c.target == 0 {
+		states, err := c.fetcher.State(ctx)
+		if err != nil {
+			return err
+		}
+		for _, s := range states {
+			if s.GetLastAttempt() == nil {
+				return fmt.Errorf("the Open5e resync has not reached %s yet", s.GetEndpoint())
+			}
+		}
+		stream, err := c.js.Stream(ctx, ingest.StreamName)
+		if err != nil {
+			return err
+		}
+		info, err := stream.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if c.target = info.State.LastSeq; c.target == 0 {
+			c.done = true
+			return nil
+		}
+	}
+	cons, err := c.js.Consumer(ctx, ingest.StreamName, c.durable)
+	if err != nil {
+		return err
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return err
+	}
+	if floor := info.AckFloor.Stream; floor < c.target {
+		return fmt.Errorf("stored the stream up to message %d of %d", floor, c.target)
+	}
+	c.done = true
+	return nil
 }

@@ -145,6 +145,7 @@ func startNode(ctx context.Context, js jetstream.JetStream, badgerDir string, cf
 	svc := query.NewService(rep.Store(), rep.Model(), &query.Options{
 		SemanticTimeout: cfg.semanticWait, Pending: rep.Pending, Version: version, Metrics: qm, Logger: log,
 		DataDir: absPath(filepath.Dir(badgerDir)), ModelDir: absPath(cfg.modelDir),
+		IngestState: func(ctx context.Context) *lkv1.NodeIngestState { return nodeIngestState(ctx, js) },
 	})
 	hs := health.NewServer()
 	sopts := &query.ServerOptions{Logger: log, Metrics: qm, Health: hs}
@@ -160,16 +161,20 @@ func startNode(ctx context.Context, js jetstream.JetStream, badgerDir string, cf
 	if err != nil {
 		return nil, fmt.Errorf("gRPC listener on %s: %w (set --grpc-addr)", cfg.grpcAddr, err)
 	}
+	var grpcServing serving
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			log.Error("gRPC server stopped", "err", err)
 		}
 	}()
+	grpcServing.set(true)
 	cl.push(func(ctx context.Context) error {
+		grpcServing.set(false)
 		hs.Shutdown() // NOT_SERVING first, so balancers move away
 		return query.Shutdown(ctx, srv)
 	})
 	ready.add("replica", rep.Ready)
+	ready.add("grpc", grpcServing.check)
 	log.Info("query service listening", "addr", ln.Addr().String())
 	return &runningNode{grpcAddr: ln.Addr().String(), close: cl.close}, nil
 }
@@ -221,7 +226,8 @@ func (i *ingestFlags) selectedEndpoints() ([]open5e.Endpoint, error) {
 }
 
 type runningIngest struct {
-	close func(context.Context) error
+	fetcher *open5e.Fetcher
+	close   func(context.Context) error
 }
 
 // open5eBase resolves --open5e-url; the returned close stops a snapshot server.
@@ -281,7 +287,7 @@ func startIngest(ctx context.Context, js jetstream.JetStream, cfg *ingestFlags, 
 			return orcbrew.MirrorDir(ctx, js, dir, &orcbrew.MirrorOptions{MaxSize: cfg.orcbrewMax, Logger: log})
 		})
 	}
-	return &runningIngest{close: func(context.Context) error {
+	return &runningIngest{fetcher: fetcher, close: func(context.Context) error {
 		stop()
 		wg.Wait()
 		stopSnapshot()
@@ -368,7 +374,9 @@ func dialQuery(addr string, tlsFlags *clientTLSFlags) (*grpc.ClientConn, lkv1.Qu
 	return conn, lkv1.NewQueryServiceClient(conn), nil
 }
 
-func startMCPHTTP(ctx context.Context, grpcAddr string, tlsFlags *clientTLSFlags, cfg *mcpHTTPFlags, reg prometheus.Registerer, log *slog.Logger) (*runningMCP, error) {
+// startMCPHTTP serves MCP over streamable HTTP; ready (may be nil) gets
+// its "mcp" check.
+func startMCPHTTP(ctx context.Context, grpcAddr string, tlsFlags *clientTLSFlags, cfg *mcpHTTPFlags, reg prometheus.Registerer, ready *readiness, log *slog.Logger) (*runningMCP, error) {
 	token, err := cfg.bearer()
 	if err != nil {
 		return nil, err
@@ -393,14 +401,20 @@ func startMCPHTTP(ctx context.Context, grpcAddr string, tlsFlags *clientTLSFlags
 	// session lives: end the sessions when shutdown starts, or Shutdown
 	// waits for those streams until its deadline.
 	hs.RegisterOnShutdown(srv.CloseSessions)
+	var mcpServing serving
 	go func() {
 		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("MCP HTTP server stopped", "err", err)
 		}
 	}()
+	mcpServing.set(true)
+	if ready != nil {
+		ready.add("mcp", mcpServing.check)
+	}
 	url := "http://" + ln.Addr().String() + "/mcp"
 	log.Info("MCP over streamable HTTP", "url", url)
 	return &runningMCP{url: url, close: func(ctx context.Context) error {
+		mcpServing.set(false)
 		err := hs.Shutdown(ctx)
 		conn.Close()
 		return err

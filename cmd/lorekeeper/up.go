@@ -128,6 +128,8 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 	st.onClose(func(context.Context) error { lock.release(); return nil })
 	reg := newRegistry()
 	ready := &readiness{}
+	// Not ready until every listener serves and the node has caught up.
+	ready.expect("replica", "grpc", "mcp", "catalogue")
 
 	ns, err := embeddedNATS(cfg.dataDir, cfg.natsListen, log)
 	if err != nil {
@@ -181,8 +183,9 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 		return nil, err
 	}
 	st.onClose(ing.close)
+	ready.add("catalogue", (&catalogueCheck{js: js, fetcher: ing.fetcher, durable: cfg.node.durable}).check)
 
-	mcp, err := startMCPHTTP(runCtx, st.grpcAddr, &cfg.grpcClient, &cfg.mcp, reg, log)
+	mcp, err := startMCPHTTP(runCtx, st.grpcAddr, &cfg.grpcClient, &cfg.mcp, reg, ready, log)
 	if err != nil {
 		return nil, err
 	}

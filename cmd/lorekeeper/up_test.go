@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -231,6 +232,18 @@ func TestUp_LookupSpellOverHTTPAndStdio(t *testing.T) {
 		cmd := exec.Command(buildBinary(t), "mcp", "--grpc-addr", st.grpcAddr, "--log-level", "warn")
 		cmd.Stderr = testWriter{t}
 		checkSRDFireball(t, callLookupSpell(t, &mcp.CommandTransport{Command: cmd}))
+	})
+	t.Run("status reads this instance's ingest state", func(t *testing.T) {
+		// Without --nats-url, the sync state comes from the node, which
+		// knows its NATS (here on a random port), not from a default NATS
+		// that may be another instance's.
+		var out, errOut strings.Builder
+		if err := runStatus(t.Context(), []string{"--grpc-addr", st.grpcAddr}, &out, &errOut); err != nil {
+			t.Fatalf("status: %v\n%s", err, errOut.String())
+		}
+		if strings.Contains(out.String(), "unavailable") || !regexp.MustCompile(`/v2/spells/\s+\S+ \S+\s+1637\s`).MatchString(out.String()) {
+			t.Errorf("status without --nats-url: want this instance's /v2/spells/ with 1637 entities; got\n%s", out.String())
+		}
 	})
 	t.Run("health and metrics", func(t *testing.T) {
 		for _, path := range []string{"/healthz", "/readyz"} {

@@ -353,7 +353,9 @@ type EndpointState struct {
 	// Until when the endpoint is left alone after repeated failures.
 	BackoffUntil *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=backoff_until,json=backoffUntil,proto3" json:"backoff_until,omitempty"`
 	// Counts of the last run.
-	LastCounts    *SyncCounts `protobuf:"bytes,8,opt,name=last_counts,json=lastCounts,proto3" json:"last_counts,omitempty"`
+	LastCounts *SyncCounts `protobuf:"bytes,8,opt,name=last_counts,json=lastCounts,proto3" json:"last_counts,omitempty"`
+	// len(entities), set where entities is left out (a node's Status).
+	EntityCount   uint64 `protobuf:"varint,70,opt,name=entity_count,json=entityCount,proto3" json:"entity_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -442,6 +444,13 @@ func (x *EndpointState) GetLastCounts() *SyncCounts {
 		return x.LastCounts
 	}
 	return nil
+}
+
+func (x *EndpointState) GetEntityCount() uint64 {
+	if x != nil {
+		return x.EntityCount
+	}
+	return 0
 }
 
 type SyncCounts struct {
@@ -675,7 +684,7 @@ const file_lorekeeper_v1_events_proto_rawDesc = "" +
 	"\n" +
 	"deliveries\x18\x05 \x01(\rR\n" +
 	"deliveries\x127\n" +
-	"\tfailed_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\bfailedAt\"\xe2\x03\n" +
+	"\tfailed_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\bfailedAt\"\x85\x04\n" +
 	"\rEndpointState\x12\x1a\n" +
 	"\bendpoint\x18\x01 \x01(\tR\bendpoint\x12\x16\n" +
 	"\x06digest\x18\x02 \x01(\tR\x06digest\x12F\n" +
@@ -686,7 +695,8 @@ const file_lorekeeper_v1_events_proto_rawDesc = "" +
 	"last_error\x18\x06 \x01(\tR\tlastError\x12?\n" +
 	"\rbackoff_until\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\fbackoffUntil\x12:\n" +
 	"\vlast_counts\x18\b \x01(\v2\x19.lorekeeper.v1.SyncCountsR\n" +
-	"lastCounts\x1a;\n" +
+	"lastCounts\x12!\n" +
+	"\fentity_count\x18F \x01(\x04R\ventityCount\x1a;\n" +
 	"\rEntitiesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc0\x01\n" +

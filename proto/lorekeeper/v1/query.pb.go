@@ -1991,8 +1991,12 @@ type StatusResponse struct {
 	Version           string `protobuf:"bytes,10,opt,name=version,proto3" json:"version,omitempty"`
 	// Where the node keeps its data (NATS and Badger) and its model, as
 	// it was started: so that people know what to back up or delete.
-	DataDir       string `protobuf:"bytes,100,opt,name=data_dir,json=dataDir,proto3" json:"data_dir,omitempty"`
-	ModelDir      string `protobuf:"bytes,101,opt,name=model_dir,json=modelDir,proto3" json:"model_dir,omitempty"`
+	DataDir  string `protobuf:"bytes,100,opt,name=data_dir,json=dataDir,proto3" json:"data_dir,omitempty"`
+	ModelDir string `protobuf:"bytes,101,opt,name=model_dir,json=modelDir,proto3" json:"model_dir,omitempty"`
+	// Ingest's state as the node reads it from the NATS it consumes from, so
+	// that a status always describes one instance. Unset when the node was
+	// not given a way to read it.
+	IngestState   *NodeIngestState `protobuf:"bytes,70,opt,name=ingest_state,json=ingestState,proto3" json:"ingest_state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2111,6 +2115,86 @@ func (x *StatusResponse) GetModelDir() string {
 	return ""
 }
 
+func (x *StatusResponse) GetIngestState() *NodeIngestState {
+	if x != nil {
+		return x.IngestState
+	}
+	return nil
+}
+
+// NodeIngestState is ingest's sync and import state in a node's NATS.
+type NodeIngestState struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Each Open5e endpoint's resync state, without its entity hashes.
+	Open5E []*EndpointState `protobuf:"bytes,1,rep,name=open5e,proto3" json:"open5e,omitempty"`
+	// Each OrcBrew object's import status, without its entity keys.
+	Orcbrew []*ImportState `protobuf:"bytes,2,rep,name=orcbrew,proto3" json:"orcbrew,omitempty"`
+	// Why the state could not be read, if so.
+	Error string `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	// The NATS server it was read from (credentials left out).
+	NatsUrl       string `protobuf:"bytes,4,opt,name=nats_url,json=natsUrl,proto3" json:"nats_url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeIngestState) Reset() {
+	*x = NodeIngestState{}
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeIngestState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeIngestState) ProtoMessage() {}
+
+func (x *NodeIngestState) ProtoReflect() protoreflect.Message {
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeIngestState.ProtoReflect.Descriptor instead.
+func (*NodeIngestState) Descriptor() ([]byte, []int) {
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *NodeIngestState) GetOpen5E() []*EndpointState {
+	if x != nil {
+		return x.Open5E
+	}
+	return nil
+}
+
+func (x *NodeIngestState) GetOrcbrew() []*ImportState {
+	if x != nil {
+		return x.Orcbrew
+	}
+	return nil
+}
+
+func (x *NodeIngestState) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *NodeIngestState) GetNatsUrl() string {
+	if x != nil {
+		return x.NatsUrl
+	}
+	return ""
+}
+
 type CompleteValuesRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Field CompletionField        `protobuf:"varint,1,opt,name=field,proto3,enum=lorekeeper.v1.CompletionField" json:"field,omitempty"`
@@ -2127,7 +2211,7 @@ type CompleteValuesRequest struct {
 
 func (x *CompleteValuesRequest) Reset() {
 	*x = CompleteValuesRequest{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[24]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2139,7 +2223,7 @@ func (x *CompleteValuesRequest) String() string {
 func (*CompleteValuesRequest) ProtoMessage() {}
 
 func (x *CompleteValuesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[24]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2152,7 +2236,7 @@ func (x *CompleteValuesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteValuesRequest.ProtoReflect.Descriptor instead.
 func (*CompleteValuesRequest) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{24}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CompleteValuesRequest) GetField() CompletionField {
@@ -2197,7 +2281,7 @@ type CompleteValuesResponse struct {
 
 func (x *CompleteValuesResponse) Reset() {
 	*x = CompleteValuesResponse{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[25]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2209,7 +2293,7 @@ func (x *CompleteValuesResponse) String() string {
 func (*CompleteValuesResponse) ProtoMessage() {}
 
 func (x *CompleteValuesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[25]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2222,7 +2306,7 @@ func (x *CompleteValuesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteValuesResponse.ProtoReflect.Descriptor instead.
 func (*CompleteValuesResponse) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{25}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CompleteValuesResponse) GetValues() []string {
@@ -2250,7 +2334,7 @@ var File_lorekeeper_v1_query_proto protoreflect.FileDescriptor
 
 const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\n" +
-	"\x19lorekeeper/v1/query.proto\x12\rlorekeeper.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1alorekeeper/v1/entity.proto\".\n" +
+	"\x19lorekeeper/v1/query.proto\x12\rlorekeeper.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x1alorekeeper/v1/entity.proto\x1a\x1alorekeeper/v1/events.proto\".\n" +
 	"\x0eDocumentFilter\x12\x1c\n" +
 	"\tdocuments\x18\x01 \x03(\tR\tdocuments\"\x82\x02\n" +
 	"\x06Common\x12\x12\n" +
@@ -2430,7 +2514,7 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\vnext_cursor\x182 \x01(\tR\n" +
 	"nextCursor\x12\x14\n" +
 	"\x05total\x183 \x01(\x04R\x05total\"\x0f\n" +
-	"\rStatusRequest\"\x9d\x04\n" +
+	"\rStatusRequest\"\xe0\x04\n" +
 	"\x0eStatusResponse\x12\x1a\n" +
 	"\bentities\x18\x01 \x01(\x04R\bentities\x12\x18\n" +
 	"\avectors\x18\x02 \x01(\x04R\avectors\x12A\n" +
@@ -2445,10 +2529,16 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\aversion\x18\n" +
 	" \x01(\tR\aversion\x12\x19\n" +
 	"\bdata_dir\x18d \x01(\tR\adataDir\x12\x1b\n" +
-	"\tmodel_dir\x18e \x01(\tR\bmodelDir\x1a9\n" +
+	"\tmodel_dir\x18e \x01(\tR\bmodelDir\x12A\n" +
+	"\fingest_state\x18F \x01(\v2\x1e.lorekeeper.v1.NodeIngestStateR\vingestState\x1a9\n" +
 	"\vCountsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xa6\x01\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xae\x01\n" +
+	"\x0fNodeIngestState\x124\n" +
+	"\x06open5e\x18\x01 \x03(\v2\x1c.lorekeeper.v1.EndpointStateR\x06open5e\x124\n" +
+	"\aorcbrew\x18\x02 \x03(\v2\x1a.lorekeeper.v1.ImportStateR\aorcbrew\x12\x14\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\x12\x19\n" +
+	"\bnats_url\x18\x04 \x01(\tR\anatsUrl\"\xa6\x01\n" +
 	"\x15CompleteValuesRequest\x124\n" +
 	"\x05field\x18\x01 \x01(\x0e2\x1e.lorekeeper.v1.CompletionFieldR\x05field\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12)\n" +
@@ -2495,7 +2585,7 @@ func file_lorekeeper_v1_query_proto_rawDescGZIP() []byte {
 }
 
 var file_lorekeeper_v1_query_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_lorekeeper_v1_query_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_lorekeeper_v1_query_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_lorekeeper_v1_query_proto_goTypes = []any{
 	(Ranking)(0),                          // 0: lorekeeper.v1.Ranking
 	(CompletionField)(0),                  // 1: lorekeeper.v1.CompletionField
@@ -2523,19 +2613,22 @@ var file_lorekeeper_v1_query_proto_goTypes = []any{
 	(*ListDocumentsResponse)(nil),         // 23: lorekeeper.v1.ListDocumentsResponse
 	(*StatusRequest)(nil),                 // 24: lorekeeper.v1.StatusRequest
 	(*StatusResponse)(nil),                // 25: lorekeeper.v1.StatusResponse
-	(*CompleteValuesRequest)(nil),         // 26: lorekeeper.v1.CompleteValuesRequest
-	(*CompleteValuesResponse)(nil),        // 27: lorekeeper.v1.CompleteValuesResponse
-	nil,                                   // 28: lorekeeper.v1.DocumentSummary.CountsEntry
-	nil,                                   // 29: lorekeeper.v1.StatusResponse.CountsEntry
-	(Source)(0),                           // 30: lorekeeper.v1.Source
-	(Kind)(0),                             // 31: lorekeeper.v1.Kind
-	(*Entity)(nil),                        // 32: lorekeeper.v1.Entity
-	(*Document)(nil),                      // 33: lorekeeper.v1.Document
-	(*timestamppb.Timestamp)(nil),         // 34: google.protobuf.Timestamp
+	(*NodeIngestState)(nil),               // 26: lorekeeper.v1.NodeIngestState
+	(*CompleteValuesRequest)(nil),         // 27: lorekeeper.v1.CompleteValuesRequest
+	(*CompleteValuesResponse)(nil),        // 28: lorekeeper.v1.CompleteValuesResponse
+	nil,                                   // 29: lorekeeper.v1.DocumentSummary.CountsEntry
+	nil,                                   // 30: lorekeeper.v1.StatusResponse.CountsEntry
+	(Source)(0),                           // 31: lorekeeper.v1.Source
+	(Kind)(0),                             // 32: lorekeeper.v1.Kind
+	(*Entity)(nil),                        // 33: lorekeeper.v1.Entity
+	(*Document)(nil),                      // 34: lorekeeper.v1.Document
+	(*timestamppb.Timestamp)(nil),         // 35: google.protobuf.Timestamp
+	(*EndpointState)(nil),                 // 36: lorekeeper.v1.EndpointState
+	(*ImportState)(nil),                   // 37: lorekeeper.v1.ImportState
 }
 var file_lorekeeper_v1_query_proto_depIdxs = []int32{
 	2,  // 0: lorekeeper.v1.Common.documents:type_name -> lorekeeper.v1.DocumentFilter
-	30, // 1: lorekeeper.v1.Common.sources:type_name -> lorekeeper.v1.Source
+	31, // 1: lorekeeper.v1.Common.sources:type_name -> lorekeeper.v1.Source
 	3,  // 2: lorekeeper.v1.LookupSpellsRequest.common:type_name -> lorekeeper.v1.Common
 	4,  // 3: lorekeeper.v1.LookupSpellsRequest.level_range:type_name -> lorekeeper.v1.IntRange
 	4,  // 4: lorekeeper.v1.AbilityFilter.range:type_name -> lorekeeper.v1.IntRange
@@ -2545,60 +2638,63 @@ var file_lorekeeper_v1_query_proto_depIdxs = []int32{
 	4,  // 8: lorekeeper.v1.LookupCreaturesRequest.hit_points:type_name -> lorekeeper.v1.IntRange
 	7,  // 9: lorekeeper.v1.LookupCreaturesRequest.abilities:type_name -> lorekeeper.v1.AbilityFilter
 	3,  // 10: lorekeeper.v1.LookupEquipmentRequest.common:type_name -> lorekeeper.v1.Common
-	31, // 11: lorekeeper.v1.LookupEquipmentRequest.kinds:type_name -> lorekeeper.v1.Kind
+	32, // 11: lorekeeper.v1.LookupEquipmentRequest.kinds:type_name -> lorekeeper.v1.Kind
 	5,  // 12: lorekeeper.v1.LookupEquipmentRequest.cost_gp:type_name -> lorekeeper.v1.DoubleRange
 	5,  // 13: lorekeeper.v1.LookupEquipmentRequest.weight_lb:type_name -> lorekeeper.v1.DoubleRange
 	4,  // 14: lorekeeper.v1.LookupEquipmentRequest.armor_class:type_name -> lorekeeper.v1.IntRange
 	3,  // 15: lorekeeper.v1.LookupCharacterOptionsRequest.common:type_name -> lorekeeper.v1.Common
-	31, // 16: lorekeeper.v1.LookupCharacterOptionsRequest.kinds:type_name -> lorekeeper.v1.Kind
+	32, // 16: lorekeeper.v1.LookupCharacterOptionsRequest.kinds:type_name -> lorekeeper.v1.Kind
 	3,  // 17: lorekeeper.v1.LookupRulesRequest.common:type_name -> lorekeeper.v1.Common
-	31, // 18: lorekeeper.v1.LookupRulesRequest.kinds:type_name -> lorekeeper.v1.Kind
-	32, // 19: lorekeeper.v1.Result.entity:type_name -> lorekeeper.v1.Entity
+	32, // 18: lorekeeper.v1.LookupRulesRequest.kinds:type_name -> lorekeeper.v1.Kind
+	33, // 19: lorekeeper.v1.Result.entity:type_name -> lorekeeper.v1.Entity
 	13, // 20: lorekeeper.v1.Result.alternates:type_name -> lorekeeper.v1.Alternate
 	12, // 21: lorekeeper.v1.LookupResponse.results:type_name -> lorekeeper.v1.Result
 	0,  // 22: lorekeeper.v1.LookupResponse.ranking:type_name -> lorekeeper.v1.Ranking
 	15, // 23: lorekeeper.v1.LookupResponse.suggestions:type_name -> lorekeeper.v1.NameSuggestion
-	31, // 24: lorekeeper.v1.SearchRequest.kinds:type_name -> lorekeeper.v1.Kind
+	32, // 24: lorekeeper.v1.SearchRequest.kinds:type_name -> lorekeeper.v1.Kind
 	2,  // 25: lorekeeper.v1.SearchRequest.documents:type_name -> lorekeeper.v1.DocumentFilter
-	30, // 26: lorekeeper.v1.SearchRequest.sources:type_name -> lorekeeper.v1.Source
-	31, // 27: lorekeeper.v1.ResultGroup.kind:type_name -> lorekeeper.v1.Kind
+	31, // 26: lorekeeper.v1.SearchRequest.sources:type_name -> lorekeeper.v1.Source
+	32, // 27: lorekeeper.v1.ResultGroup.kind:type_name -> lorekeeper.v1.Kind
 	12, // 28: lorekeeper.v1.ResultGroup.results:type_name -> lorekeeper.v1.Result
 	17, // 29: lorekeeper.v1.SearchResponse.groups:type_name -> lorekeeper.v1.ResultGroup
 	0,  // 30: lorekeeper.v1.SearchResponse.ranking:type_name -> lorekeeper.v1.Ranking
-	32, // 31: lorekeeper.v1.GetEntityResponse.entity:type_name -> lorekeeper.v1.Entity
-	30, // 32: lorekeeper.v1.ListDocumentsRequest.sources:type_name -> lorekeeper.v1.Source
-	33, // 33: lorekeeper.v1.DocumentSummary.document:type_name -> lorekeeper.v1.Document
-	28, // 34: lorekeeper.v1.DocumentSummary.counts:type_name -> lorekeeper.v1.DocumentSummary.CountsEntry
+	33, // 31: lorekeeper.v1.GetEntityResponse.entity:type_name -> lorekeeper.v1.Entity
+	31, // 32: lorekeeper.v1.ListDocumentsRequest.sources:type_name -> lorekeeper.v1.Source
+	34, // 33: lorekeeper.v1.DocumentSummary.document:type_name -> lorekeeper.v1.Document
+	29, // 34: lorekeeper.v1.DocumentSummary.counts:type_name -> lorekeeper.v1.DocumentSummary.CountsEntry
 	22, // 35: lorekeeper.v1.ListDocumentsResponse.documents:type_name -> lorekeeper.v1.DocumentSummary
-	29, // 36: lorekeeper.v1.StatusResponse.counts:type_name -> lorekeeper.v1.StatusResponse.CountsEntry
-	34, // 37: lorekeeper.v1.StatusResponse.last_write:type_name -> google.protobuf.Timestamp
-	1,  // 38: lorekeeper.v1.CompleteValuesRequest.field:type_name -> lorekeeper.v1.CompletionField
-	31, // 39: lorekeeper.v1.CompleteValuesRequest.kinds:type_name -> lorekeeper.v1.Kind
-	6,  // 40: lorekeeper.v1.QueryService.LookupSpells:input_type -> lorekeeper.v1.LookupSpellsRequest
-	8,  // 41: lorekeeper.v1.QueryService.LookupCreatures:input_type -> lorekeeper.v1.LookupCreaturesRequest
-	9,  // 42: lorekeeper.v1.QueryService.LookupEquipment:input_type -> lorekeeper.v1.LookupEquipmentRequest
-	10, // 43: lorekeeper.v1.QueryService.LookupCharacterOptions:input_type -> lorekeeper.v1.LookupCharacterOptionsRequest
-	11, // 44: lorekeeper.v1.QueryService.LookupRules:input_type -> lorekeeper.v1.LookupRulesRequest
-	16, // 45: lorekeeper.v1.QueryService.Search:input_type -> lorekeeper.v1.SearchRequest
-	19, // 46: lorekeeper.v1.QueryService.GetEntity:input_type -> lorekeeper.v1.GetEntityRequest
-	21, // 47: lorekeeper.v1.QueryService.ListDocuments:input_type -> lorekeeper.v1.ListDocumentsRequest
-	24, // 48: lorekeeper.v1.QueryService.Status:input_type -> lorekeeper.v1.StatusRequest
-	26, // 49: lorekeeper.v1.QueryService.CompleteValues:input_type -> lorekeeper.v1.CompleteValuesRequest
-	14, // 50: lorekeeper.v1.QueryService.LookupSpells:output_type -> lorekeeper.v1.LookupResponse
-	14, // 51: lorekeeper.v1.QueryService.LookupCreatures:output_type -> lorekeeper.v1.LookupResponse
-	14, // 52: lorekeeper.v1.QueryService.LookupEquipment:output_type -> lorekeeper.v1.LookupResponse
-	14, // 53: lorekeeper.v1.QueryService.LookupCharacterOptions:output_type -> lorekeeper.v1.LookupResponse
-	14, // 54: lorekeeper.v1.QueryService.LookupRules:output_type -> lorekeeper.v1.LookupResponse
-	18, // 55: lorekeeper.v1.QueryService.Search:output_type -> lorekeeper.v1.SearchResponse
-	20, // 56: lorekeeper.v1.QueryService.GetEntity:output_type -> lorekeeper.v1.GetEntityResponse
-	23, // 57: lorekeeper.v1.QueryService.ListDocuments:output_type -> lorekeeper.v1.ListDocumentsResponse
-	25, // 58: lorekeeper.v1.QueryService.Status:output_type -> lorekeeper.v1.StatusResponse
-	27, // 59: lorekeeper.v1.QueryService.CompleteValues:output_type -> lorekeeper.v1.CompleteValuesResponse
-	50, // [50:60] is the sub-list for method output_type
-	40, // [40:50] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	30, // 36: lorekeeper.v1.StatusResponse.counts:type_name -> lorekeeper.v1.StatusResponse.CountsEntry
+	35, // 37: lorekeeper.v1.StatusResponse.last_write:type_name -> google.protobuf.Timestamp
+	26, // 38: lorekeeper.v1.StatusResponse.ingest_state:type_name -> lorekeeper.v1.NodeIngestState
+	36, // 39: lorekeeper.v1.NodeIngestState.open5e:type_name -> lorekeeper.v1.EndpointState
+	37, // 40: lorekeeper.v1.NodeIngestState.orcbrew:type_name -> lorekeeper.v1.ImportState
+	1,  // 41: lorekeeper.v1.CompleteValuesRequest.field:type_name -> lorekeeper.v1.CompletionField
+	32, // 42: lorekeeper.v1.CompleteValuesRequest.kinds:type_name -> lorekeeper.v1.Kind
+	6,  // 43: lorekeeper.v1.QueryService.LookupSpells:input_type -> lorekeeper.v1.LookupSpellsRequest
+	8,  // 44: lorekeeper.v1.QueryService.LookupCreatures:input_type -> lorekeeper.v1.LookupCreaturesRequest
+	9,  // 45: lorekeeper.v1.QueryService.LookupEquipment:input_type -> lorekeeper.v1.LookupEquipmentRequest
+	10, // 46: lorekeeper.v1.QueryService.LookupCharacterOptions:input_type -> lorekeeper.v1.LookupCharacterOptionsRequest
+	11, // 47: lorekeeper.v1.QueryService.LookupRules:input_type -> lorekeeper.v1.LookupRulesRequest
+	16, // 48: lorekeeper.v1.QueryService.Search:input_type -> lorekeeper.v1.SearchRequest
+	19, // 49: lorekeeper.v1.QueryService.GetEntity:input_type -> lorekeeper.v1.GetEntityRequest
+	21, // 50: lorekeeper.v1.QueryService.ListDocuments:input_type -> lorekeeper.v1.ListDocumentsRequest
+	24, // 51: lorekeeper.v1.QueryService.Status:input_type -> lorekeeper.v1.StatusRequest
+	27, // 52: lorekeeper.v1.QueryService.CompleteValues:input_type -> lorekeeper.v1.CompleteValuesRequest
+	14, // 53: lorekeeper.v1.QueryService.LookupSpells:output_type -> lorekeeper.v1.LookupResponse
+	14, // 54: lorekeeper.v1.QueryService.LookupCreatures:output_type -> lorekeeper.v1.LookupResponse
+	14, // 55: lorekeeper.v1.QueryService.LookupEquipment:output_type -> lorekeeper.v1.LookupResponse
+	14, // 56: lorekeeper.v1.QueryService.LookupCharacterOptions:output_type -> lorekeeper.v1.LookupResponse
+	14, // 57: lorekeeper.v1.QueryService.LookupRules:output_type -> lorekeeper.v1.LookupResponse
+	18, // 58: lorekeeper.v1.QueryService.Search:output_type -> lorekeeper.v1.SearchResponse
+	20, // 59: lorekeeper.v1.QueryService.GetEntity:output_type -> lorekeeper.v1.GetEntityResponse
+	23, // 60: lorekeeper.v1.QueryService.ListDocuments:output_type -> lorekeeper.v1.ListDocumentsResponse
+	25, // 61: lorekeeper.v1.QueryService.Status:output_type -> lorekeeper.v1.StatusResponse
+	28, // 62: lorekeeper.v1.QueryService.CompleteValues:output_type -> lorekeeper.v1.CompleteValuesResponse
+	53, // [53:63] is the sub-list for method output_type
+	43, // [43:53] is the sub-list for method input_type
+	43, // [43:43] is the sub-list for extension type_name
+	43, // [43:43] is the sub-list for extension extendee
+	0,  // [0:43] is the sub-list for field type_name
 }
 
 func init() { file_lorekeeper_v1_query_proto_init() }
@@ -2607,6 +2703,7 @@ func file_lorekeeper_v1_query_proto_init() {
 		return
 	}
 	file_lorekeeper_v1_entity_proto_init()
+	file_lorekeeper_v1_events_proto_init()
 	file_lorekeeper_v1_query_proto_msgTypes[2].OneofWrappers = []any{}
 	file_lorekeeper_v1_query_proto_msgTypes[3].OneofWrappers = []any{}
 	file_lorekeeper_v1_query_proto_msgTypes[4].OneofWrappers = []any{}
@@ -2620,7 +2717,7 @@ func file_lorekeeper_v1_query_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lorekeeper_v1_query_proto_rawDesc), len(file_lorekeeper_v1_query_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+func TestReadiness_MCPListener(t *testing.T) {
+	ready := &readiness{}
+	ready.expect("mcp")
+	if got := ready.run(t.Context())["mcp"]; got == "ok" {
+		t.Fatal("mcp ready before it started")
+	}
+	m, err := startMCPHTTP(t.Context(), "127.0.0.1:1", nil, &mcpHTTPFlags{addr: "127.0.0.1:0"}, prometheus.NewRegistry(), ready, testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ready.run(t.Context())["mcp"]; got != "ok" {
+		t.Errorf("mcp serving: %q, want ok", got)
+	}
+	if err := m.close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if got := ready.run(t.Context())["mcp"]; got == "ok" {
+		t.Error("mcp ready after it closed")
+	}
+}
+
+// TestUp_ReadyMeansServing watches /readyz while `lorekeeper up` starts:
+// whenever it says ready, the gRPC and MCP listeners accept connections
+// and the node has stored the catalogue the first resync published. (It
+// once said ready with only NATS up.) The ports are fixed, in the range kept for this
+// test, because /readyz is polled before startUp returns the addresses.
+func TestUp_ReadyMeansServing(t *testing.T) {
+	cfg := testUpConfig(t, t.TempDir())
+	cfg.metricsAddr, cfg.node.grpcAddr, cfg.mcp.addr = "127.0.0.1:26410", "127.0.0.1:26411", "127.0.0.1:26412"
+	started := make(chan *upStack, 1)
+	go func() {
+		st, err := startUp(t.Context(), cfg, testLogger(t))
+		if err != nil {
+			t.Errorf("startUp: %v", err)
+		}
+		started <- st
+	}()
+	var st *upStack
+	defer func() {
+		if st == nil {
+			st = <-started
+		}
+		if st != nil {
+			if err := st.close(); err != nil {
+				t.Errorf("close: %v", err)
+			}
+		}
+	}()
+	hc := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(5 * time.Minute)
+	for polls := 0; ; polls++ {
+		if st == nil {
+			select {
+			case st = <-started:
+				if st == nil {
+					return
+				}
+			default:
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not ready after 5 minutes (%d polls)", polls)
+		}
+		resp, err := hc.Get("http://" + cfg.metricsAddr + "/readyz")
+		if err != nil {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		var checks map[string]string
+		_ = json.NewDecoder(resp.Body).Decode(&checks)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		for _, addr := range []string{cfg.node.grpcAddr, cfg.mcp.addr} {
+			c, err := net.DialTimeout("tcp", addr, time.Second)
+			if err != nil {
+				t.Fatalf("/readyz said ready (%v) while %s refuses connections: %v", checks, addr, err)
+			}
+			c.Close()
+		}
+		if st == nil {
+			st = <-started
+		}
+		n := streamMsgs(t, st.natsURL)
+		conn, client, err := dialQuery(cfg.node.grpcAddr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		s, err := client.Status(ctx, &lkv1.StatusRequest{})
+		cancel()
+		conn.Close()
+		if err != nil {
+			t.Fatalf("/readyz said ready, Status: %v", err)
+		}
+		if s.GetEntities() < n {
+			t.Errorf("/readyz said ready with %d entities stored of %d on the stream", s.GetEntities(), n)
+		}
+		if n < 1600 {
+			t.Errorf("/readyz said ready with %d messages on the stream, before the resync published the v2 spells (1637)", n)
+		}
+		return
+	}
+}
