@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -141,8 +142,11 @@ func runStandalone(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	// MCP answers at once; the query service comes up behind it. Until it
 	// has, calls wait for it (within the tool's timeout).
 	nodeUp := newLatch()
+	notice := &loadNotice{}
+	notice.set("LoreKeeper is starting: results may be incomplete.")
 	conn, err := grpc.NewClient("passthrough:///lorekeeper",
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithUnaryInterceptor(notice.intercept),
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
 			addr, err := nodeUp.wait(ctx)
 			if err != nil {
@@ -171,7 +175,7 @@ func runStandalone(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		st, err = startStandalone(runCtx, &cfg, lock, stderr, log, tell)
 		if err == nil {
 			nodeUp.open(st.grpcAddr)
-			st.watchLoad(runCtx, client, tell)
+			st.watchLoad(runCtx, client, tell, notice)
 			<-runCtx.Done()
 		}
 		stackDone <- err
@@ -333,7 +337,7 @@ func inProcessNATS(dir string, log *slog.Logger) (*natsserver.Server, error) {
 // watchLoad tells the client how the load goes until it is complete: the
 // first resync has finished publishing and the node has stored everything.
 // Later starts are complete at once.
-func (s *standaloneStack) watchLoad(ctx context.Context, client lkv1.QueryServiceClient, tell *sessionLog) {
+func (s *standaloneStack) watchLoad(ctx context.Context, client lkv1.QueryServiceClient, tell *sessionLog, notice *loadNotice) {
 	start := time.Now()
 	var last string
 	t := time.NewTicker(time.Second)
@@ -343,12 +347,15 @@ func (s *standaloneStack) watchLoad(ctx context.Context, client lkv1.QueryServic
 		if err == nil {
 			published := s.resynced(ctx)
 			if published && status.GetPending() == 0 {
+				notice.set("")
 				tell.send(ctx, "info", fmt.Sprintf("LoreKeeper is ready: %d entities stored and searchable.", status.GetEntities()))
 				tell.log.Info("load complete", "entities", status.GetEntities(), "took", time.Since(start).Round(time.Millisecond))
 				return
 			}
 			msg := fmt.Sprintf("LoreKeeper is loading its content: %d entities stored, %d waiting to be embedded. Answers are incomplete until it finishes (first start only).",
 				status.GetEntities(), status.GetPending())
+			notice.set(fmt.Sprintf("LoreKeeper is still loading its content (%d entities stored, %d waiting): results may be incomplete until it finishes, in a minute or a few.",
+				status.GetEntities(), status.GetPending()))
 			if msg != last {
 				last = msg
 				tell.send(ctx, "info", msg)
@@ -425,4 +432,37 @@ func openLogFile(path string) (*os.File, error) {
 		return nil, fmt.Errorf("--log-file: %w", err)
 	}
 	return f, nil
+}
+
+// loadNotice adds a warning to every lookup and search answer while the
+// content is still loading, so that an assistant knows a miss may not be
+// final (clients show MCP log messages to people, rarely to the model).
+type loadNotice struct {
+	msg atomic.Pointer[string]
+}
+
+// set replaces the warning; "" removes it.
+func (n *loadNotice) set(msg string) {
+	if msg == "" {
+		n.msg.Store(nil)
+		return
+	}
+	n.msg.Store(&msg)
+}
+
+func (n *loadNotice) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if err := invoker(ctx, method, req, reply, cc, opts...); err != nil {
+		return err
+	}
+	msg := n.msg.Load()
+	if msg == nil {
+		return nil
+	}
+	switch r := reply.(type) {
+	case *lkv1.LookupResponse:
+		r.Warnings = append(r.Warnings, *msg)
+	case *lkv1.SearchResponse:
+		r.Warnings = append(r.Warnings, *msg)
+	}
+	return nil
 }

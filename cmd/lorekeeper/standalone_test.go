@@ -240,6 +240,7 @@ func TestStandalone_desktopClient(t *testing.T) {
 	// Ask until Fireball is there (the first load embeds everything); a
 	// bound, not a timing assertion.
 	var firstAnswer, fireball time.Duration
+	loadingWarned := false
 	deadline := time.Now().Add(10 * time.Minute)
 	for {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -247,6 +248,9 @@ func TestStandalone_desktopClient(t *testing.T) {
 		cancel()
 		if err == nil && firstAnswer == 0 {
 			firstAnswer = time.Since(first.started)
+		}
+		if err == nil && strings.Contains(strings.Join(out.Warnings, " "), "still loading") {
+			loadingWarned = true
 		}
 		if err == nil && hasSRD(out) {
 			fireball = time.Since(first.started)
@@ -265,6 +269,12 @@ func TestStandalone_desktopClient(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	loaded := time.Since(first.started)
+	if !loadingWarned {
+		t.Error("no answer during the first load warned that the content was still loading")
+	}
+	if out, err := first.lookupFireball(ctx); err != nil || strings.Contains(strings.Join(out.Warnings, " "), "loading") {
+		t.Errorf("after the load: warnings %q, err %v; want no loading warning", out.Warnings, err)
+	}
 	if !first.logged("is loading its content") {
 		t.Errorf("the first start never told the client it was loading; messages: %v", first.logs)
 	}
