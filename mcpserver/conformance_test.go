@@ -18,17 +18,21 @@ import (
 const conformanceVersion = "@modelcontextprotocol/conformance@0.1.12"
 
 // conformanceScenarios are the suite's server scenarios whose features
-// LoreKeeper offers. The others need the suite's own test tools, prompts or
-// resources (tools-call-*, prompts-*, resources-read-*, resources-templates-read,
-// json-schema-2020-12), or features
-// LoreKeeper does not have (completion, subscriptions, elicitation,
-// sampling).
+// LoreKeeper offers: tools, prompts, completion and resources. The others
+// need the suite's own test tools, prompts or resources by name
+// (tools-call-*, prompts-get-*, resources-read-*, resources-templates-read,
+// json-schema-2020-12), or features LoreKeeper does not have
+// (subscriptions, elicitation, sampling). completion-complete asks for a
+// prompt of the suite's; LoreKeeper answers it with no values, as the
+// specification allows.
 var conformanceScenarios = []string{
 	"server-initialize",
 	"tools-list",
 	"ping",
 	"logging-set-level",
 	"resources-list",
+	"prompts-list",
+	"completion-complete",
 	"dns-rebinding-protection",
 	"server-sse-multiple-streams",
 	"server-sse-polling",
@@ -52,7 +56,7 @@ func TestConformance(t *testing.T) {
 	}{
 		{"stateful", false, conformanceScenarios},
 		// Stateless mode has no standalone SSE stream and no sessions.
-		{"stateless", true, conformanceScenarios[:6]},
+		{"stateless", true, conformanceScenarios[:8]},
 	} {
 		t.Run(mode.name, func(t *testing.T) {
 			runConformance(t, npx, &mcpserver.HTTPOptions{Stateless: mode.stateless}, mode.scenarios)

@@ -378,10 +378,76 @@ func (f *fakeQuery) GetEntity(_ context.Context, r *lkv1.GetEntityRequest) (*lkv
 	return nil, status.Errorf(codes.NotFound, "no entity %q", key)
 }
 
+// addEntity adds e (and its document), as an import would.
+func (f *fakeQuery) addEntity(e *lkv1.Entity) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.entities = append(f.entities, e)
+	if !slices.ContainsFunc(f.documents, func(d *lkv1.Document) bool { return d.GetKey() == e.GetDocument().GetKey() }) {
+		f.documents = append(f.documents, e.GetDocument())
+	}
+}
+
+// removeDocument drops a document and its entities, as deleting an import
+// would.
+func (f *fakeQuery) removeDocument(key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.entities = slices.DeleteFunc(f.entities, func(e *lkv1.Entity) bool { return e.GetDocument().GetKey() == key })
+	f.documents = slices.DeleteFunc(f.documents, func(d *lkv1.Document) bool { return d.GetKey() == key })
+}
+
+// CompleteValues completes by prefix over the fixtures' names, keys,
+// document keys, creature types and environments (no ranking beyond
+// alphabetical: the real ranking is the query service's, tested there).
+func (f *fakeQuery) CompleteValues(_ context.Context, r *lkv1.CompleteValuesRequest) (*lkv1.CompleteValuesResponse, error) {
+	if err := f.record(r); err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	prefix := strings.ToLower(r.GetPrefix())
+	var vals []string
+	add := func(v string) {
+		if v != "" && strings.HasPrefix(strings.ToLower(v), prefix) && !slices.Contains(vals, v) {
+			vals = append(vals, v)
+		}
+	}
+	for _, e := range f.entities {
+		if len(r.GetKinds()) > 0 && !slices.Contains(r.GetKinds(), e.GetKind()) {
+			continue
+		}
+		switch r.GetField() {
+		case lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME:
+			add(e.GetName())
+		case lkv1.CompletionField_COMPLETION_FIELD_ENTITY_KEY:
+			if strings.Contains(prefix, ":") {
+				add(e.GetKey())
+			} else if strings.HasPrefix(strings.ToLower(e.GetName()), prefix) {
+				vals = append(vals, e.GetKey())
+			}
+		case lkv1.CompletionField_COMPLETION_FIELD_DOCUMENT:
+			add(e.GetDocument().GetKey())
+		case lkv1.CompletionField_COMPLETION_FIELD_CREATURE_TYPE:
+			add(e.GetCreature().GetType())
+		case lkv1.CompletionField_COMPLETION_FIELD_ENVIRONMENT:
+			for _, env := range e.GetCreature().GetEnvironments() {
+				add(env)
+			}
+		default:
+			return nil, status.Error(codes.InvalidArgument, "field: unknown")
+		}
+	}
+	slices.Sort(vals)
+	return &lkv1.CompleteValuesResponse{Values: vals, Total: uint32(len(vals))}, nil
+}
+
 func (f *fakeQuery) ListDocuments(_ context.Context, r *lkv1.ListDocumentsRequest) (*lkv1.ListDocumentsResponse, error) {
 	if err := f.record(r); err != nil {
 		return nil, err
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	resp := &lkv1.ListDocumentsResponse{}
 	for _, d := range f.documents {
 		if len(r.GetSources()) > 0 && !slices.Contains(r.GetSources(), d.GetSource()) {

@@ -39,6 +39,7 @@ type SpellInput struct {
 	Documents     []string `json:"documents,omitempty"`
 	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank spells by meaning, e.g. \"restore health and cure wounds\". The other filters apply first. Results then carry similarity_score (0 to 1)."`
 	Limit         *int     `json:"limit,omitempty"`
+	Paging
 }
 
 func (in SpellInput) nameArg() string { return in.Name }
@@ -98,6 +99,7 @@ type CreatureInput struct {
 	Documents           []string         `json:"documents,omitempty"`
 	SemanticQuery       string           `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank creatures by meaning, e.g. \"risen dead that drain life force\". The other filters apply first. Results then carry similarity_score (0 to 1)."`
 	Limit               *int             `json:"limit,omitempty"`
+	Paging
 }
 
 func crValue(param string, c *ChallengeRating) (*float64, error) {
@@ -205,6 +207,7 @@ type EquipmentInput struct {
 	Documents           []string    `json:"documents,omitempty"`
 	SemanticQuery       string      `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank items by meaning, e.g. \"weapons for attacking from a distance\". The other filters apply first. Results then carry similarity_score (0 to 1)."`
 	Limit               *int        `json:"limit,omitempty"`
+	Paging
 }
 
 func (in EquipmentInput) nameArg() string { return in.Name }
@@ -302,6 +305,7 @@ type CharacterOptionInput struct {
 	Documents     []string `json:"documents,omitempty"`
 	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank options by meaning, e.g. \"divine warrior\", \"masters of arcane magic\". The other filters apply first. Results then carry similarity_score (0 to 1)."`
 	Limit         *int     `json:"limit,omitempty"`
+	Paging
 }
 
 func (in CharacterOptionInput) nameArg() string { return in.Name }
@@ -355,6 +359,7 @@ type RuleInput struct {
 	Documents     []string `json:"documents,omitempty"`
 	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank rules by meaning, e.g. \"what happens when I fall\", \"attacking while hidden\". The other filters apply first. Results then carry similarity_score (0 to 1)."`
 	Limit         *int     `json:"limit,omitempty"`
+	Paging
 }
 
 func (in RuleInput) nameArg() string { return in.Name }
@@ -398,6 +403,7 @@ type SearchInput struct {
 	GameSystem   string   `json:"game_system,omitempty"`
 	Semantic     *bool    `json:"semantic,omitempty" jsonschema:"Default true: hybrid semantic + keyword + typo-tolerant name ranking. false: keyword and name matching only."`
 	Limit        *int     `json:"limit,omitempty" jsonschema:"Maximum results per content type, 1 to 100. Default 20."`
+	Paging
 }
 
 func (in SearchInput) request() (*lkv1.SearchRequest, error) {
@@ -438,6 +444,8 @@ func (in SearchInput) request() (*lkv1.SearchRequest, error) {
 type DocumentsInput struct {
 	Source string `json:"source,omitempty" jsonschema:"Only documents from this source: open5e_v1, open5e_v2, orcbrew (homebrew imports). Omit for all."`
 	Format string `json:"format,omitempty" jsonschema:"json (default): the list as JSON; text: an aligned table for people."`
+	Limit  *int   `json:"limit,omitempty" jsonschema:"Documents per page (1-100, in key order); omit for all."`
+	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page."`
 }
 
 func (in DocumentsInput) request() (*lkv1.ListDocumentsRequest, string, error) {
@@ -449,7 +457,14 @@ func (in DocumentsInput) request() (*lkv1.ListDocumentsRequest, string, error) {
 	default:
 		return nil, "", argErr("format", fmt.Sprintf("unknown value %q", in.Format), "json", "text")
 	}
-	r := &lkv1.ListDocumentsRequest{}
+	var n uint32
+	if in.Limit != nil { // omitted: every document at once
+		var err error
+		if n, err = limitArg("limit", in.Limit); err != nil {
+			return nil, "", err
+		}
+	}
+	r := &lkv1.ListDocumentsRequest{Limit: n, Cursor: strings.TrimSpace(in.Cursor)}
 	for _, s := range splitList(in.Source) {
 		src, ok := lkv1.SourceFromSlug(strings.ReplaceAll(s, "-", "_"))
 		if !ok {

@@ -45,6 +45,8 @@ type Entity struct {
 	Alternates []Alternate `json:"alternates,omitempty" jsonschema:"The same entity in other documents, folded into this result."`
 
 	Corrections []Correction `json:"corrections,omitempty" jsonschema:"Where the source's structured data contradicted its own text: the text won, and the fields above carry its value."`
+
+	Summary string `json:"summary,omitempty" jsonschema:"With detail summary: the key facts; read the URI for the rest."`
 }
 
 // Correction is one structured field corrected from the entity's own text.
@@ -218,6 +220,8 @@ type LookupOutput struct {
 	Suggestions    []Suggestion `json:"suggestions,omitempty" jsonschema:"When nothing matched the name: the closest names among the entities passing every other filter (did you mean), best first. Never substituted for results."`
 	NotOpenContent string       `json:"not_open_content,omitempty" jsonschema:"Set when the name is a well-known one that no open-licensed document carries (e.g. Beholder); suggestions are then the nearest open content."`
 	Message        string       `json:"message,omitempty"`
+	NextCursor     string       `json:"next_cursor,omitempty"`
+	Total          uint64       `json:"total"`
 }
 
 // Suggestion is a did-you-mean suggestion: an entity whose name is close to
@@ -236,6 +240,7 @@ type Suggestion struct {
 type SearchGroup struct {
 	EntityType string   `json:"entity_type"`
 	Count      int      `json:"count"`
+	Available  uint64   `json:"available,omitempty"`
 	Results    []Entity `json:"results"`
 }
 
@@ -248,6 +253,7 @@ type SearchOutput struct {
 	FallbackReason string        `json:"fallback_reason,omitempty"`
 	Warnings       []string      `json:"warnings,omitempty"`
 	Message        string        `json:"message,omitempty"`
+	NextCursor     string        `json:"next_cursor,omitempty"`
 }
 
 // DocumentInfo is one document in list_documents.
@@ -268,9 +274,11 @@ type DocumentInfo struct {
 
 // DocumentsOutput is what list_documents returns.
 type DocumentsOutput struct {
-	Documents []DocumentInfo `json:"documents"`
-	Count     int            `json:"count"`
-	Message   string         `json:"message,omitempty"`
+	Documents  []DocumentInfo `json:"documents"`
+	Count      int            `json:"count"`
+	Message    string         `json:"message,omitempty"`
+	NextCursor string         `json:"next_cursor,omitempty"`
+	Total      uint64         `json:"total,omitempty"`
 }
 
 func rankingName(r lkv1.Ranking) string {

@@ -49,7 +49,12 @@ type Server struct {
 	// numbers are each tool's numeric parameters (true: whole numbers),
 	// checked before the SDK decodes them.
 	numbers map[string]map[string]bool
+	docs    documents
 }
+
+// PageSize is how many items resources/list (and the other MCP lists)
+// return per page; the rest follow with MCP cursors.
+const PageSize = 25
 
 // EntityURITemplate is the resource template for one entity.
 const EntityURITemplate = "lorekeeper://entity/{key}"
@@ -78,9 +83,14 @@ func New(client lkv1.QueryServiceClient, opts *Options) *Server {
 		Instructions: instructions,
 		Logger:       sdkLogger(o.Logger),
 		SchemaCache:  mcp.NewSchemaCache(),
+		PageSize:     PageSize,
+		CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return s.complete(ctx, req)
+		},
 	})
-	s.mcp.AddReceivingMiddleware(s.toolMiddleware, entityURIMiddleware)
+	s.mcp.AddReceivingMiddleware(s.toolMiddleware, entityURIMiddleware, s.documentsMiddleware)
 	s.addTools()
+	s.addPrompts()
 	tools := make([]string, 0, len(s.params))
 	for name := range s.params {
 		tools = append(tools, name)
@@ -92,6 +102,13 @@ func New(client lkv1.QueryServiceClient, opts *Options) *Server {
 		URITemplate: EntityURITemplate,
 		Description: "One D&D entity (spell, creature, item, rule, ...) by key, as a markdown card and as JSON. Keys and URIs come from tool results, e.g. lorekeeper://entity/open5e_v2:srd-2014:spell:fireball.",
 	}, s.readEntity)
+	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
+		Name:        "document",
+		Title:       "LoreKeeper document",
+		URITemplate: DocumentURITemplate,
+		MIMEType:    "text/markdown",
+		Description: "One source document (book or OrcBrew import) by source and key: its contents by kind, with a URI per entity, as markdown and JSON. resources/list lists them, e.g. lorekeeper://document/open5e_v2/srd-2014.",
+	}, s.readDocument)
 	return s
 }
 
@@ -234,6 +251,7 @@ Every filter is optional and they combine (AND). Results cite their source docum
 		if err != nil {
 			return nil, err
 		}
+		req.Common.Cursor = in.Cursor
 		return s.client.LookupSpells(ctx, req)
 	}))
 	addTool(s, &mcp.Tool{
@@ -248,6 +266,7 @@ Every filter is optional and they combine (AND).
 		if err != nil {
 			return nil, err
 		}
+		req.Common.Cursor = in.Cursor
 		return s.client.LookupCreatures(ctx, req)
 	}))
 	addTool(s, &mcp.Tool{
@@ -262,6 +281,7 @@ type is weapon, armor, magic-item, item or all (default). Every filter is option
 		if err != nil {
 			return nil, err
 		}
+		req.Common.Cursor = in.Cursor
 		return s.client.LookupEquipment(ctx, req)
 	}))
 	addTool(s, &mcp.Tool{
@@ -275,6 +295,7 @@ Use it for "What features does a Paladin get?" (type="class", name="paladin"), "
 		if err != nil {
 			return nil, err
 		}
+		req.Common.Cursor = in.Cursor
 		return s.client.LookupCharacterOptions(ctx, req)
 	}))
 	addTool(s, &mcp.Tool{
@@ -288,6 +309,7 @@ Use it for "What does Grappled do?" (rule_type="condition", name="grappled"), "o
 		if err != nil {
 			return nil, err
 		}
+		req.Common.Cursor = in.Cursor
 		return s.client.LookupRules(ctx, req)
 	}))
 	addTool(s, &mcp.Tool{
@@ -311,6 +333,10 @@ type lookupFunc[In any] func(ctx context.Context, in In) (*lkv1.LookupResponse, 
 // the structured result and its markdown, errors, metrics.
 func tool[In any](s *Server, name, noun string, call lookupFunc[In]) mcp.ToolHandlerFor[In, *LookupOutput] {
 	return func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, *LookupOutput, error) {
+		summaryOnly, err := detailArg(any(in))
+		if err != nil {
+			return fail[LookupOutput](s, name, err)
+		}
 		ctx, cancel := s.callContext(ctx)
 		defer cancel()
 		resp, err := call(ctx, in)
@@ -325,10 +351,13 @@ func tool[In any](s *Server, name, noun string, call lookupFunc[In]) mcp.ToolHan
 			NameMatch:      resp.GetNameMatch(),
 			MatchedAlias:   resp.GetMatchedAlias(),
 			NotOpenContent: resp.GetNotOpenContent(),
+			NextCursor:     resp.GetNextCursor(),
+			Total:          resp.GetTotal(),
 		}
 		for _, r := range resp.GetResults() {
 			out.Results = append(out.Results, entityFromResult(r))
 		}
+		links := resourceLinks(out.Results)
 		for _, sg := range resp.GetSuggestions() {
 			out.Suggestions = append(out.Suggestions, Suggestion{Name: sg.GetName(), Key: sg.GetKey(), URI: sg.GetUri(),
 				Document: sg.GetDocumentKey(), DocumentName: sg.GetDocumentName(), Score: sg.GetScore(), Via: sg.GetVia()})
@@ -338,7 +367,11 @@ func tool[In any](s *Server, name, noun string, call lookupFunc[In]) mcp.ToolHan
 			out.Message = noMatchMessage(noun, nameArgument(any(in)), out)
 		}
 		s.logNotes(name, out.FallbackReason, out.Warnings)
-		return textResult(renderLookup(noun, out)), out, nil
+		if summaryOnly {
+			out.Results = summaries(out.Results)
+			return withLinks(textResult(renderSummaries(noun, out)), links), out, nil
+		}
+		return withLinks(textResult(renderLookup(noun, out)+pageNote(out.NextCursor, out.Total, out.Count)), links), out, nil
 	}
 }
 
@@ -348,6 +381,11 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 	if err != nil {
 		return fail[SearchOutput](s, name, err)
 	}
+	summaryOnly, err := detailArg(in)
+	if err != nil {
+		return fail[SearchOutput](s, name, err)
+	}
+	req.Cursor = in.Cursor
 	ctx, cancel := s.callContext(ctx)
 	defer cancel()
 	resp, err := s.client.Search(ctx, req)
@@ -360,11 +398,17 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 		Ranking:        rankingName(resp.GetRanking()),
 		FallbackReason: resp.GetFallbackReason(),
 		Warnings:       resp.GetWarnings(),
+		NextCursor:     resp.GetNextCursor(),
 	}
+	var links []mcp.Content
 	for _, g := range resp.GetGroups() {
-		sg := SearchGroup{EntityType: g.GetKind().Slug(), Results: make([]Entity, 0, len(g.GetResults()))}
+		sg := SearchGroup{EntityType: g.GetKind().Slug(), Results: make([]Entity, 0, len(g.GetResults())), Available: g.GetTotal()}
 		for _, r := range g.GetResults() {
 			sg.Results = append(sg.Results, entityFromResult(r))
+		}
+		links = append(links, resourceLinks(sg.Results)...)
+		if summaryOnly {
+			sg.Results = summaries(sg.Results)
 		}
 		sg.Count = len(sg.Results)
 		if sg.Count == 0 {
@@ -377,7 +421,7 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 		out.Message = fmt.Sprintf("Nothing matched %q with these filters. Try other words, fewer entity_types or documents, or list_documents to check what is loaded.", out.Query)
 	}
 	s.logNotes(name, out.FallbackReason, out.Warnings)
-	return textResult(renderSearch(out)), out, nil
+	return withLinks(textResult(renderSearch(out)+pageNote(out.NextCursor, 0, out.Total)), links), out, nil
 }
 
 func (s *Server) listDocuments(ctx context.Context, _ *mcp.CallToolRequest, in DocumentsInput) (*mcp.CallToolResult, *DocumentsOutput, error) {
@@ -392,20 +436,25 @@ func (s *Server) listDocuments(ctx context.Context, _ *mcp.CallToolRequest, in D
 	if err != nil {
 		return fail[DocumentsOutput](s, name, err)
 	}
-	out := &DocumentsOutput{Documents: make([]DocumentInfo, 0, len(resp.GetDocuments()))}
+	out := &DocumentsOutput{Documents: make([]DocumentInfo, 0, len(resp.GetDocuments())), NextCursor: resp.GetNextCursor(), Total: resp.GetTotal()}
+	var links []mcp.Content
 	for _, d := range resp.GetDocuments() {
 		out.Documents = append(out.Documents, documentInfo(d))
+		links = append(links, documentLink(d))
 	}
 	out.Count = len(out.Documents)
 	if out.Count == 0 {
 		out.Message = "No documents found in cache"
 	}
 	if format == "text" || out.Count == 0 {
-		return textResult(renderDocuments(out)), out, nil
+		return withLinks(textResult(renderDocuments(out)+pageNote(out.NextCursor, out.Total, out.Count)), links), out, nil
 	}
-	// format=json: the SDK puts the structured result, as JSON, in the text
-	// content when none is set.
-	return nil, out, nil
+	// format=json: the structured result as JSON text, then the links.
+	js, err := json.Marshal(out)
+	if err != nil {
+		return fail[DocumentsOutput](s, name, fmt.Errorf("encoding documents: %w", err))
+	}
+	return withLinks(textResult(string(js)), links), out, nil
 }
 
 func textResult(text string) *mcp.CallToolResult {

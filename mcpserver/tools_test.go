@@ -444,7 +444,11 @@ func TestResourceTemplate_Entity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tmpls.ResourceTemplates) != 1 || tmpls.ResourceTemplates[0].URITemplate != "lorekeeper://entity/{key}" {
+	var uris []string
+	for _, tm := range tmpls.ResourceTemplates {
+		uris = append(uris, tm.URITemplate)
+	}
+	if !slices.Equal(uris, []string{"lorekeeper://document/{source}/{key}", "lorekeeper://entity/{key}"}) {
 		t.Fatalf("templates = %+v", tmpls.ResourceTemplates)
 	}
 	for _, uri := range []string{

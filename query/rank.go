@@ -192,14 +192,6 @@ func nameContains(v *badgerstore.View, q string) bool {
 	return found
 }
 
-// fold takes results from the ranking until it has limit of them,
-// reading only their entities. With dedupe, an entity whose kind and name
-// an earlier result has is skipped, and every result lists the same-named
-// entities of its kind among the candidates as alternates.
-func fold(v *badgerstore.View, r *ranking, cand badgerstore.Set, limit int, dedupe, withScore bool) ([]*lkv1.Result, error) {
-	return materialize(v, take(v, r, dedupe, map[string]bool{}, limit), cand, dedupe, withScore)
-}
-
 // take pops up to limit results from the ranking (limit <= 0: all of
 // them), skipping with dedupe an entity whose kind and name an earlier
 // result has (taken records them, across calls). It reads no entity.

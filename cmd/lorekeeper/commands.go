@@ -223,6 +223,9 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 	}
 	defer conn.Close()
 	srv := mcpserver.New(client, &mcpserver.Options{Logger: log, Metrics: mcpserver.NewMetrics(reg), Version: version})
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { _ = srv.WatchDocuments(wctx, 0) }()
 	return srv.RunIO(ctx, stdin, stdout)
 }
 

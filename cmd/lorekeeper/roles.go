@@ -391,6 +391,13 @@ func startMCPHTTP(ctx context.Context, grpcAddr string, tlsFlags *clientTLSFlags
 		conn.Close()
 		return nil, fmt.Errorf("MCP listener on %s: %w (set --mcp-addr)", cfg.addr, err)
 	}
+	// Connected sessions hear of documents an import adds or removes.
+	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		_ = srv.WatchDocuments(watchCtx, 0)
+	}()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", srv.HTTPHandler(&mcpserver.HTTPOptions{
 		Stateless: cfg.stateless, BearerToken: token, AllowedHosts: splitList(cfg.hosts),
@@ -414,6 +421,8 @@ func startMCPHTTP(ctx context.Context, grpcAddr string, tlsFlags *clientTLSFlags
 	url := "http://" + ln.Addr().String() + "/mcp"
 	log.Info("MCP over streamable HTTP", "url", url)
 	return &runningMCP{url: url, close: func(ctx context.Context) error {
+		stopWatch()
+		<-watched
 		mcpServing.set(false)
 		err := hs.Shutdown(ctx)
 		conn.Close()

@@ -223,7 +223,8 @@ func buildBinary(t *testing.T) string {
 }
 
 func TestUp_LookupSpellOverHTTPAndStdio(t *testing.T) {
-	st := startTestStack(t, testUpConfig(t, t.TempDir()))
+	dir := t.TempDir()
+	st := startTestStack(t, testUpConfig(t, dir))
 
 	t.Run("streamable HTTP", func(t *testing.T) {
 		checkSRDFireball(t, callLookupSpell(t, &mcp.StreamableClientTransport{Endpoint: st.mcpURL}))
@@ -244,6 +245,16 @@ func TestUp_LookupSpellOverHTTPAndStdio(t *testing.T) {
 		if strings.Contains(out.String(), "unavailable") || !regexp.MustCompile(`/v2/spells/\s+\S+ \S+\s+1637\s`).MatchString(out.String()) {
 			t.Errorf("status without --nats-url: want this instance's /v2/spells/ with 1637 entities; got\n%s", out.String())
 		}
+	})
+	t.Run("MCP features over streamable HTTP", func(t *testing.T) {
+		checkMCPFeatures(t, st.mcpURL, filepath.Join(dir, "orcbrew"))
+	})
+	t.Run("prompts and completions over stdio", func(t *testing.T) {
+		cmd := exec.Command(buildBinary(t), "mcp", "--grpc-addr", st.grpcAddr, "--log-level", "warn")
+		cmd.Stderr = testWriter{t}
+		cs := connectSession(t, &mcp.CommandTransport{Command: cmd}, nil)
+		checkCompareEditions(t, cs)
+		checkCompletions(t, cs)
 	})
 	t.Run("health and metrics", func(t *testing.T) {
 		for _, path := range []string{"/healthz", "/readyz"} {

@@ -1,0 +1,262 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// Documents as resources: resources/list lists one resource per stored
+// document (lorekeeper://document/<source>/<key>), paged with MCP cursors;
+// reading one gives its contents by kind. The list follows the query
+// service: WatchDocuments polls ListDocuments and adds or removes
+// resources, and the SDK then sends notifications/resources/list_changed
+// to every connected session.
+//
+// Why polling: the MCP server talks to the query service over gRPC only,
+// may run as many stateless front ends behind a balancer, and the query
+// nodes behind it each keep their own replica. A unary ListDocuments every
+// few seconds costs one pass over the in-memory index on whichever node
+// answers (well under a millisecond for the whole catalogue), needs no
+// stream that pins a front end to one node and must be re-established
+// when that node restarts, and documents change only when an OrcBrew
+// import adds or removes a book, which people wait seconds for anyway.
+
+// DefaultDocumentPoll is how often WatchDocuments asks for the documents.
+const DefaultDocumentPoll = 2 * time.Second
+
+// documents mirrors the stored documents into the MCP server's resources.
+type documents struct {
+	mu      sync.Mutex
+	current map[string]bool // resource URIs registered
+	synced  time.Time
+}
+
+// syncDocuments registers a resource per stored document and removes those
+// gone. The SDK notifies sessions of a change (debounced).
+func (s *Server) syncDocuments(ctx context.Context) error {
+	ctx, cancel := s.callContext(ctx)
+	defer cancel()
+	resp, err := s.client.ListDocuments(ctx, &lkv1.ListDocumentsRequest{})
+	if err != nil {
+		return err
+	}
+	s.docs.mu.Lock()
+	defer s.docs.mu.Unlock()
+	seen := map[string]bool{}
+	for _, d := range resp.GetDocuments() {
+		doc := d.GetDocument()
+		uri := documentURI(doc)
+		seen[uri] = true
+		if s.docs.current[uri] {
+			continue
+		}
+		s.mcp.AddResource(&mcp.Resource{
+			URI:         uri,
+			Name:        doc.GetKey(),
+			Title:       doc.GetName(),
+			Description: documentDescription(doc),
+			MIMEType:    "text/markdown",
+		}, s.readDocument)
+	}
+	var gone []string
+	for uri := range s.docs.current {
+		if !seen[uri] {
+			gone = append(gone, uri)
+		}
+	}
+	if len(gone) > 0 {
+		slices.Sort(gone)
+		s.mcp.RemoveResources(gone...)
+	}
+	s.docs.current = seen
+	s.docs.synced = time.Now()
+	return nil
+}
+
+func documentDescription(doc *lkv1.Document) string {
+	var parts []string
+	switch doc.GetSource() {
+	case lkv1.Source_SOURCE_ORCBREW:
+		parts = append(parts, "Homebrew imported from OrcBrew")
+	default:
+		parts = append(parts, "Open5e document")
+	}
+	if doc.GetGameSystem() != "" {
+		parts = append(parts, "game system "+doc.GetGameSystem())
+	}
+	if doc.GetPublisher() != "" {
+		parts = append(parts, "published by "+doc.GetPublisher())
+	}
+	return fmt.Sprintf("%s (%s): its contents by kind, with a URI per entity.", doc.GetName(), strings.Join(parts, ", "))
+}
+
+// WatchDocuments keeps the document resources in step with the query
+// service until ctx ends, polling every poll (DefaultDocumentPoll when 0).
+// A failed poll is logged and retried at the next tick.
+func (s *Server) WatchDocuments(ctx context.Context, poll time.Duration) error {
+	if poll <= 0 {
+		poll = DefaultDocumentPoll
+	}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	failing := false
+	for {
+		err := s.syncDocuments(ctx)
+		switch {
+		case err != nil && ctx.Err() == nil && !failing:
+			s.log.Warn("listing documents for the resource list failed; retrying", "err", err)
+			failing = true
+		case err == nil && failing:
+			s.log.Info("listing documents works again")
+			failing = false
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// documentsMiddleware fills the document resources before a resources/list
+// when no watcher has done so recently, so that the list is right even
+// where WatchDocuments does not run (a stdio server, tests).
+func (s *Server) documentsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "resources/list" {
+			s.docs.mu.Lock()
+			stale := time.Since(s.docs.synced) > DefaultDocumentPoll
+			s.docs.mu.Unlock()
+			if stale {
+				if err := s.syncDocuments(ctx); err != nil {
+					s.log.Warn("listing documents for the resource list failed", "err", err)
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// readDocument serves lorekeeper://document/<source>/<key>: the document's
+// contents by kind, as markdown and as JSON.
+func (s *Server) readDocument(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	rest, ok := strings.CutPrefix(uri, DocumentURIPrefix)
+	src, key, ok2 := strings.Cut(rest, "/")
+	if !ok || !ok2 {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	if k, err := url.PathUnescape(key); err == nil {
+		key = k
+	}
+	ctx, cancel := s.callContext(ctx)
+	defer cancel()
+	resp, err := s.client.ListDocuments(ctx, &lkv1.ListDocumentsRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("%s", s.report("resources/read", err))
+	}
+	var d *lkv1.DocumentSummary
+	for _, x := range resp.GetDocuments() {
+		if x.GetDocument().GetKey() == key && x.GetDocument().GetSource().Slug() == src {
+			d = x
+		}
+	}
+	if d == nil {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	md, js, _, err := s.documentOverview(ctx, d)
+	if err != nil {
+		return nil, fmt.Errorf("%s", s.report("resources/read", err))
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
+		{URI: uri, MIMEType: "text/markdown", Text: md},
+		{URI: uri, MIMEType: "application/json", Text: js},
+	}}, nil
+}
+
+// complete answers completion/complete: the entity template's key, and
+// every prompt argument, from the query service's CompleteValues.
+func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	p := req.Params
+	empty := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
+	var ctxArgs map[string]string
+	if p.Context != nil {
+		ctxArgs = p.Context.Arguments
+	}
+	value := p.Argument.Value
+	var q *lkv1.CompleteValuesRequest
+	switch {
+	case p.Ref.Type == "ref/resource" && p.Ref.URI == EntityURITemplate && p.Argument.Name == "key":
+		if k, err := url.PathUnescape(value); err == nil {
+			value = k
+		}
+		q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_ENTITY_KEY}
+	case p.Ref.Type == "ref/prompt":
+		switch p.Ref.Name + "." + p.Argument.Name {
+		case PromptCompareEditions + ".name":
+			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME}
+			if k, ok := lkv1.KindFromSlug(lkv1.Slugify(ctxArgs["kind"])); ok {
+				q.Kinds = []lkv1.Kind{k}
+			}
+		case PromptCompareEditions + ".kind":
+			var kinds []string
+			for _, k := range lkv1.Kinds() {
+				kinds = append(kinds, k.Slug())
+			}
+			return staticCompletion(kinds, value), nil
+		case PromptPlanEncounter + ".difficulty":
+			return staticCompletion(encounterDifficulties, value), nil
+		case PromptPlanEncounter + ".creature_type":
+			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_CREATURE_TYPE}
+		case PromptPlanEncounter + ".environment":
+			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_ENVIRONMENT}
+		case PromptPlanEncounter + ".documents", PromptHomebrewOverview + ".document":
+			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_DOCUMENT}
+		case PromptExplainRule + ".topic":
+			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME, Kinds: lkv1.RuleKinds()}
+		}
+	}
+	if q == nil {
+		return empty, nil // nothing to offer for this argument
+	}
+	// Lists ("srd-2014,tob"): complete the last item, keep the rest.
+	head := ""
+	if i := strings.LastIndexAny(value, ","); i >= 0 && q.Field != lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME {
+		head, value = value[:i+1], strings.TrimSpace(value[i+1:])
+	}
+	q.Prefix = value
+	q.Limit = 100
+	ctx, cancel := s.callContext(ctx)
+	defer cancel()
+	resp, err := s.client.CompleteValues(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("%s", s.report("completion/complete", err))
+	}
+	out := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: make([]string, 0, len(resp.GetValues())), Total: int(resp.GetTotal()), HasMore: resp.GetHasMore()}}
+	for _, v := range resp.GetValues() {
+		out.Completion.Values = append(out.Completion.Values, head+v)
+	}
+	return out, nil
+}
+
+// staticCompletion completes from a fixed list.
+func staticCompletion(all []string, prefix string) *mcp.CompleteResult {
+	prefix = strings.ToLower(strings.TrimSpace(prefix))
+	out := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
+	for _, v := range all {
+		if strings.HasPrefix(v, prefix) {
+			out.Completion.Values = append(out.Completion.Values, v)
+		}
+	}
+	out.Completion.Total = len(out.Completion.Values)
+	return out
+}

@@ -1,0 +1,186 @@
+package mcpserver
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// Paging is what every lookup and search_dnd_content take besides their
+// filters: a page cursor and how much of each entity to return.
+type Paging struct {
+	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page (same arguments)."`
+	Detail string `json:"detail,omitempty" jsonschema:"full (default) or summary (one line per entity)."`
+}
+
+// paging exposes Paging to the generic tool handler.
+func (p Paging) paging() Paging { return p }
+
+// detailArg reports whether in asks for summaries, or an argument error.
+func detailArg(in any) (bool, error) {
+	p, ok := in.(interface{ paging() Paging })
+	if !ok {
+		return false, nil
+	}
+	switch strings.ToLower(strings.TrimSpace(p.paging().Detail)) {
+	case "", "full":
+		return false, nil
+	case "summary":
+		return true, nil
+	}
+	return false, argErr("detail", fmt.Sprintf("unknown value %q", p.paging().Detail), "full", "summary")
+}
+
+// summaries keeps each entity's identity and document and puts its key
+// facts on one line.
+func summaries(es []Entity) []Entity {
+	out := make([]Entity, len(es))
+	for i := range es {
+		e := &es[i]
+		out[i] = Entity{
+			URI: e.URI, Key: e.Key, Slug: e.Slug, Kind: e.Kind, Name: e.Name, SimilarityScore: e.SimilarityScore,
+			Document: e.Document, DocumentKey: e.DocumentKey, DocumentName: e.DocumentName,
+			DocumentSource: e.DocumentSource, GameSystem: e.GameSystem, Summary: keyFacts(e),
+		}
+	}
+	return out
+}
+
+// keyFacts is an entity's one-line summary: what a player checks first.
+func keyFacts(e *Entity) string {
+	var facts []string
+	add := func(f string, args ...any) { facts = append(facts, fmt.Sprintf(f, args...)) }
+	switch {
+	case e.Spell != nil:
+		sp := e.Spell
+		facts = append(facts, summary(e))
+		for _, f := range []string{castingTime(sp.CastingTime), sp.Range, sp.Components, sp.Duration} {
+			if f != "" {
+				facts = append(facts, f)
+			}
+		}
+		if sp.Concentration {
+			facts = append(facts, "concentration")
+		}
+		if sp.Ritual {
+			facts = append(facts, "ritual")
+		}
+		if sp.DamageRoll != "" {
+			add("%s %s", sp.DamageRoll, strings.Join(sp.DamageTypes, "/"))
+		}
+		if sp.SavingThrowAbility != "" {
+			add("%s save", title(sp.SavingThrowAbility))
+		}
+	case e.Creature != nil:
+		c := e.Creature
+		facts = append(facts, summary(e))
+		add("AC %d", c.ArmorClass)
+		add("HP %d", c.HitPoints)
+		if sp := speed(c); sp != "" {
+			add("speed %s", sp)
+		}
+		if c.ExperiencePoints > 0 {
+			add("%s XP", thousands(c.ExperiencePoints))
+		}
+	case e.Item != nil:
+		it := e.Item
+		facts = append(facts, summary(e))
+		if it.RequiresAttunement {
+			facts = append(facts, "requires attunement")
+		}
+		if it.Weapon != nil && it.Weapon.DamageDice != "" {
+			add("%s %s", it.Weapon.DamageDice, it.Weapon.DamageType)
+		}
+		if it.Armor != nil && it.Armor.ACDisplay != "" {
+			add("AC %s", it.Armor.ACDisplay)
+		}
+		if it.CostGP != nil {
+			add("%s gp", num(*it.CostGP))
+		}
+		if it.WeightLb != nil {
+			add("%s lb", num(*it.WeightLb))
+		}
+	default:
+		facts = append(facts, summary(e))
+	}
+	return strings.Join(facts, " · ")
+}
+
+// renderSummaries renders a lookup as one line per entity.
+func renderSummaries(noun string, out *LookupOutput) string {
+	var b strings.Builder
+	if out.Count == 0 {
+		b.WriteString(out.Message + "\n")
+	} else {
+		fmt.Fprintf(&b, "Found %d %s (%s ranking; summaries: read a URI for the full entry).\n", out.Count, plural(noun, out.Count), out.Ranking)
+	}
+	renderNotes(&b, out.FallbackReason, out.Warnings)
+	b.WriteString("\n")
+	for i := range out.Results {
+		e := &out.Results[i]
+		fmt.Fprintf(&b, "- **%s** — %s. *%s (%s)* · %s\n", e.Name, e.Summary, e.DocumentName, e.DocumentKey, e.URI)
+	}
+	b.WriteString(pageNote(out.NextCursor, out.Total, out.Count))
+	return b.String()
+}
+
+// pageNote tells the reader how to get the next page, if there is one.
+func pageNote(next string, total uint64, count int) string {
+	if next == "" {
+		return ""
+	}
+	if total > 0 {
+		return fmt.Sprintf("\n%d of %d shown. Next page: repeat the call with cursor=%q.\n", count, total, next)
+	}
+	return fmt.Sprintf("\nMore results follow. Next page: repeat the call with cursor=%q.\n", next)
+}
+
+// resourceLinks are resource_link content items for entities, so that a
+// client can fetch each in full with resources/read.
+func resourceLinks(es []Entity) []mcp.Content {
+	out := make([]mcp.Content, 0, len(es))
+	for i := range es {
+		e := &es[i]
+		out = append(out, &mcp.ResourceLink{
+			URI:         e.URI,
+			Name:        e.Key,
+			Title:       e.Name + " (" + e.DocumentName + ")",
+			Description: keyFacts(e),
+			MIMEType:    "text/markdown",
+		})
+	}
+	return out
+}
+
+func withLinks(res *mcp.CallToolResult, links []mcp.Content) *mcp.CallToolResult {
+	res.Content = append(res.Content, links...)
+	return res
+}
+
+// DocumentURIPrefix starts the URI of a document resource:
+// lorekeeper://document/<source>/<key>.
+const DocumentURIPrefix = "lorekeeper://document/"
+
+// DocumentURITemplate is the resource template for one document.
+const DocumentURITemplate = "lorekeeper://document/{source}/{key}"
+
+// documentURI is a document's resource URI. The source is part of it since
+// one key can name documents of two sources.
+func documentURI(d *lkv1.Document) string {
+	return DocumentURIPrefix + d.GetSource().Slug() + "/" + url.PathEscape(d.GetKey())
+}
+
+func documentLink(d *lkv1.DocumentSummary) mcp.Content {
+	doc := d.GetDocument()
+	return &mcp.ResourceLink{
+		URI:         documentURI(doc),
+		Name:        doc.GetKey(),
+		Title:       doc.GetName(),
+		Description: fmt.Sprintf("%s: %d entities", doc.GetName(), d.GetEntityCount()),
+		MIMEType:    "text/markdown",
+	}
+}

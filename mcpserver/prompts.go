@@ -1,0 +1,455 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// The prompts. Each fetches the content it talks about from the query
+// service when it is asked for, and embeds it as resources with their
+// lorekeeper:// URIs, so that the assistant answers from the text and can
+// cite and re-read it.
+
+// Prompt names.
+const (
+	PromptCompareEditions  = "compare_editions"
+	PromptPlanEncounter    = "plan_encounter"
+	PromptExplainRule      = "explain_rule"
+	PromptHomebrewOverview = "homebrew_overview"
+)
+
+// srdEditions are the two official rulesets compared side by side.
+var srdEditions = []string{"srd-2014", "srd-2024"}
+
+func (s *Server) addPrompts() {
+	s.mcp.AddPrompt(&mcp.Prompt{
+		Name:  PromptCompareEditions,
+		Title: "Compare the 2014 and 2024 rules for one entry",
+		Description: `The SRD 5.1 (2014 rules) and SRD 5.2 (2024 rules) versions of one spell, creature, item, class option or rule, embedded side by side, with the differences in their key fields (level, damage, components, CR, AC, HP, ...) listed.
+Use it for "how did Fireball change in 2024?" or "compare the 2014 and 2024 Goblin".`,
+		Arguments: []*mcp.PromptArgument{
+			{Name: "name", Title: "Name", Description: `The entry's name, e.g. "Fireball", "Goblin", "Grappled".`, Required: true},
+			{Name: "kind", Title: "Kind", Description: "Optional kind when the name is ambiguous: spell, creature, magic-item, weapon, armor, class, feat, condition, rule, ..."},
+		},
+	}, s.compareEditions)
+	s.mcp.AddPrompt(&mcp.Prompt{
+		Name:  PromptPlanEncounter,
+		Title: "Plan a combat encounter",
+		Description: `Candidate creatures from the catalogue that fit a party, by the SRD 5.2 XP budget per character (low, moderate or high difficulty), with their stat blocks embedded and the numbers to build the fight: the budget, each creature's XP and how many of it fit.
+Use it for "a moderate forest encounter for four 3rd-level characters" (party_levels="3,3,3,3", environment="forest").`,
+		Arguments: []*mcp.PromptArgument{
+			{Name: "party_levels", Title: "Party levels", Description: `Each character's level, 1 to 20, comma-separated: "3,3,4,5".`, Required: true},
+			{Name: "difficulty", Title: "Difficulty", Description: "low, moderate (default) or high: the SRD 5.2 encounter difficulties."},
+			{Name: "creature_type", Title: "Creature type", Description: `Only this creature type, e.g. "undead", "beast". Comma-separate for several.`},
+			{Name: "environment", Title: "Environment", Description: `Only creatures found here, e.g. "forest", "underdark". Comma-separate for several.`},
+			{Name: "documents", Title: "Documents", Description: `Only creatures from these documents (keys), comma-separated, e.g. "srd-2014" or "srd-2024,tob".`},
+		},
+	}, s.planEncounter)
+	s.mcp.AddPrompt(&mcp.Prompt{
+		Name:  PromptExplainRule,
+		Title: "Explain a rule from the rules text",
+		Description: `The rules, rule sections and conditions that match a topic, embedded, with the instruction to answer only from them and cite their URIs.
+Use it for "how does grappling work?" (topic="grappling") or "what does the Prone condition do?".`,
+		Arguments: []*mcp.PromptArgument{
+			{Name: "topic", Title: "Topic", Description: `What to explain, e.g. "grappling", "opportunity attacks", "prone", "falling".`, Required: true},
+		},
+	}, s.explainRule)
+	s.mcp.AddPrompt(&mcp.Prompt{
+		Name:        PromptHomebrewOverview,
+		Title:       "Overview of an imported document",
+		Description: `What a document contains, by kind, embedded: every entity with its key facts and URI, and the first entries in full. Meant for imported OrcBrew homebrew (list_documents source="orcbrew" lists them); works for any document.`,
+		Arguments: []*mcp.PromptArgument{
+			{Name: "document", Title: "Document", Description: `The document's key, e.g. "my-homebrew-book" (see list_documents).`, Required: true},
+		},
+	}, s.homebrewOverview)
+}
+
+// promptError is an invalid prompt argument: the client gets it as a
+// JSON-RPC error with this message.
+func promptError(arg, problem string) error {
+	return fmt.Errorf("invalid argument %q: %s", arg, problem)
+}
+
+// promptFail turns a query service error into the message a client sees.
+func (s *Server) promptFail(prompt string, err error) error {
+	var ae *ArgumentError
+	if errors.As(err, &ae) {
+		return errors.New(ae.Error())
+	}
+	return errors.New(s.report("prompts/get "+prompt, err))
+}
+
+func textMessage(text string) *mcp.PromptMessage {
+	return &mcp.PromptMessage{Role: "user", Content: &mcp.TextContent{Text: text}}
+}
+
+// entityMessage embeds e as a resource: its markdown card under its URI.
+func entityMessage(e *Entity) *mcp.PromptMessage {
+	return &mcp.PromptMessage{Role: "user", Content: &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
+		URI: e.URI, MIMEType: "text/markdown", Text: renderEntity(e),
+	}}}
+}
+
+func (s *Server) compareEditions(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	args := req.Params.Arguments
+	name := strings.TrimSpace(args["name"])
+	if name == "" {
+		return nil, promptError("name", "required, e.g. \"Fireball\"")
+	}
+	var kinds []lkv1.Kind
+	if k := strings.TrimSpace(args["kind"]); k != "" {
+		kind, ok := lkv1.KindFromSlug(lkv1.Slugify(singular(k)))
+		if !ok {
+			kind, ok = lkv1.KindFromSlug(lkv1.Slugify(k))
+		}
+		if !ok {
+			return nil, promptError("kind", fmt.Sprintf("unknown kind %q; use spell, creature, magic-item, weapon, armor, class, feat, condition, rule, ...", k))
+		}
+		kinds = []lkv1.Kind{kind}
+	}
+	ctx, cancel := s.callContext(ctx)
+	defer cancel()
+	f := false
+	resp, err := s.client.Search(ctx, &lkv1.SearchRequest{Query: name, Kinds: kinds, Documents: &lkv1.DocumentFilter{Documents: srdEditions}, Semantic: &f, Limit: 10})
+	if err != nil {
+		return nil, s.promptFail(PromptCompareEditions, err)
+	}
+	// The first kind with the name in an edition; its copy in each edition.
+	want := strings.ToLower(name)
+	var pair [2]*Entity
+	for _, g := range resp.GetGroups() {
+		for _, r := range g.GetResults() {
+			if strings.ToLower(r.GetEntity().GetName()) != want {
+				continue
+			}
+			i := slices.Index(srdEditions, r.GetEntity().GetDocument().GetKey())
+			if i >= 0 && pair[i] == nil {
+				e := entityFromResult(r)
+				pair[i] = &e
+			}
+		}
+		if pair[0] != nil || pair[1] != nil {
+			break
+		}
+	}
+	if pair[0] == nil && pair[1] == nil {
+		return nil, promptError("name", fmt.Sprintf("no entry named %q in SRD 5.1 or SRD 5.2; check the spelling or use search_dnd_content", name))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Compare the 2014 and 2024 versions of %s for me.\n\n", name)
+	switch {
+	case pair[0] == nil:
+		fmt.Fprintf(&b, "Only SRD 5.2 (2024 rules) has an entry named %q; SRD 5.1 (2014 rules) has none (it may go by another name there). The 2024 entry is embedded below.\n", name)
+	case pair[1] == nil:
+		fmt.Fprintf(&b, "Only SRD 5.1 (2014 rules) has an entry named %q; SRD 5.2 (2024 rules) has none (it may go by another name there). The 2014 entry is embedded below.\n", name)
+	default:
+		fmt.Fprintf(&b, "Both editions are embedded below: first SRD 5.1 (2014 rules, %s), then SRD 5.2 (2024 rules, %s).\n\n", pair[0].URI, pair[1].URI)
+		diffs := differences(pair[0], pair[1])
+		if len(diffs) == 0 {
+			b.WriteString("Their key fields are the same; compare the descriptions for changes in wording.\n")
+		} else {
+			b.WriteString("Differences in key fields (2014 → 2024):\n")
+			for _, d := range diffs {
+				fmt.Fprintf(&b, "- %s: %s → %s\n", d.field, d.old, d.new)
+			}
+		}
+	}
+	b.WriteString("\nExplain what changed and what it means at the table, quoting the embedded text; cite each version by its URI.")
+	out := &mcp.GetPromptResult{Description: "SRD 5.1 and SRD 5.2 versions of " + name, Messages: []*mcp.PromptMessage{textMessage(b.String())}}
+	for _, e := range pair {
+		if e != nil {
+			out.Messages = append(out.Messages, entityMessage(e))
+		}
+	}
+	return out, nil
+}
+
+type difference struct{ field, old, new string }
+
+// differences compares the key fields of two versions of one entity.
+func differences(a, b *Entity) []difference {
+	type field struct {
+		name string
+		get  func(*Entity) string
+	}
+	str := func(f func(*Entity) string) func(*Entity) string { return f }
+	var fields []field
+	switch {
+	case a.Spell != nil && b.Spell != nil:
+		fields = []field{
+			{"level", str(func(e *Entity) string { return strconv.Itoa(int(e.Spell.Level)) })},
+			{"school", str(func(e *Entity) string { return e.Spell.School })},
+			{"casting time", str(func(e *Entity) string { return castingTime(e.Spell.CastingTime) })},
+			{"range", str(func(e *Entity) string { return e.Spell.Range })},
+			{"components", str(func(e *Entity) string { return e.Spell.Components })},
+			{"material", str(func(e *Entity) string { return e.Spell.MaterialSpecified })},
+			{"duration", str(func(e *Entity) string { return e.Spell.Duration })},
+			{"concentration", str(func(e *Entity) string { return strconv.FormatBool(e.Spell.Concentration) })},
+			{"ritual", str(func(e *Entity) string { return strconv.FormatBool(e.Spell.Ritual) })},
+			{"damage", str(func(e *Entity) string {
+				return strings.TrimSpace(e.Spell.DamageRoll + " " + strings.Join(e.Spell.DamageTypes, "/"))
+			})},
+			{"saving throw", str(func(e *Entity) string { return e.Spell.SavingThrowAbility })},
+			{"classes", str(func(e *Entity) string { return strings.Join(e.Spell.Classes, ", ") })},
+		}
+	case a.Creature != nil && b.Creature != nil:
+		fields = []field{
+			{"challenge rating", str(func(e *Entity) string { return e.Creature.ChallengeRatingText })},
+			{"XP", str(func(e *Entity) string { return thousands(e.Creature.ExperiencePoints) })},
+			{"armor class", str(func(e *Entity) string { return strconv.Itoa(int(e.Creature.ArmorClass)) })},
+			{"hit points", str(func(e *Entity) string {
+				return strings.TrimSpace(fmt.Sprintf("%d %s", e.Creature.HitPoints, e.Creature.HitDice))
+			})},
+			{"size", str(func(e *Entity) string { return e.Creature.Size })},
+			{"type", str(func(e *Entity) string { return e.Creature.Type })},
+			{"speed", str(func(e *Entity) string { return speed(e.Creature) })},
+			{"ability scores", str(func(e *Entity) string {
+				var parts []string
+				for _, ab := range lkv1.Abilities() {
+					parts = append(parts, fmt.Sprintf("%s %d", abbrev(ab), e.Creature.AbilityScores[ab]))
+				}
+				return strings.Join(parts, ", ")
+			})},
+			{"damage immunities", str(func(e *Entity) string { return strings.Join(e.Creature.DamageImmunities, ", ") })},
+			{"damage resistances", str(func(e *Entity) string { return strings.Join(e.Creature.DamageResistances, ", ") })},
+			{"condition immunities", str(func(e *Entity) string { return strings.Join(e.Creature.ConditionImmunities, ", ") })},
+			{"actions", str(func(e *Entity) string { return blockNames(e, "action") })},
+		}
+	case a.Item != nil && b.Item != nil:
+		fields = []field{
+			{"rarity", str(func(e *Entity) string { return e.Item.Rarity })},
+			{"attunement", str(func(e *Entity) string { return strconv.FormatBool(e.Item.RequiresAttunement) })},
+			{"cost", str(func(e *Entity) string { return optNum(e.Item.CostGP, " gp") })},
+			{"weight", str(func(e *Entity) string { return optNum(e.Item.WeightLb, " lb") })},
+			{"damage", str(func(e *Entity) string {
+				if e.Item.Weapon == nil {
+					return ""
+				}
+				return strings.TrimSpace(e.Item.Weapon.DamageDice + " " + e.Item.Weapon.DamageType)
+			})},
+			{"properties", str(func(e *Entity) string {
+				if e.Item.Weapon == nil {
+					return ""
+				}
+				return strings.Join(e.Item.Weapon.Properties, ", ")
+			})},
+			{"armor class", str(func(e *Entity) string {
+				if e.Item.Armor == nil {
+					return ""
+				}
+				return e.Item.Armor.ACDisplay
+			})},
+		}
+	}
+	fields = append(fields, field{"name", str(func(e *Entity) string { return e.Name })})
+	var out []difference
+	for _, f := range fields {
+		if x, y := f.get(a), f.get(b); x != y {
+			out = append(out, difference{f.name, orNone(x), orNone(y)})
+		}
+	}
+	return out
+}
+
+func orNone(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "(none)"
+	}
+	return s
+}
+
+func optNum(v *float64, unit string) string {
+	if v == nil {
+		return ""
+	}
+	return num(*v) + unit
+}
+
+func blockNames(e *Entity, typ string) string {
+	var names []string
+	for _, bl := range e.Blocks {
+		if bl.Type == typ && bl.Name != "" {
+			names = append(names, bl.Name)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+func (s *Server) explainRule(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	topic := strings.TrimSpace(req.Params.Arguments["topic"])
+	if topic == "" {
+		return nil, promptError("topic", "required, e.g. \"grappling\"")
+	}
+	ctx, cancel := s.callContext(ctx)
+	defer cancel()
+	resp, err := s.client.Search(ctx, &lkv1.SearchRequest{Query: topic, Kinds: lkv1.RuleKinds(), Limit: 4})
+	if err != nil {
+		return nil, s.promptFail(PromptExplainRule, err)
+	}
+	// Best first across kinds: each group's first, then each group's second, ...
+	var picked []*Entity
+	for i := 0; len(picked) < 6; i++ {
+		added := false
+		for _, g := range resp.GetGroups() {
+			if i < len(g.GetResults()) && len(picked) < 6 {
+				e := entityFromResult(g.GetResults()[i])
+				picked = append(picked, &e)
+				added = true
+			}
+		}
+		if !added {
+			break
+		}
+	}
+	if len(picked) == 0 {
+		return nil, promptError("topic", fmt.Sprintf("no rule or condition matches %q; try other words", topic))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Explain %q to me using only the rules text embedded below (%d entries from the rules and conditions LoreKeeper holds).\n", topic, len(picked))
+	b.WriteString("Answer only from these texts. Cite every rule you use by its URI; if they do not cover the question, say so rather than filling the gap from memory.\n\nEmbedded:\n")
+	for _, e := range picked {
+		fmt.Fprintf(&b, "- %s (%s, %s): %s\n", e.Name, e.Kind, e.DocumentName, e.URI)
+	}
+	out := &mcp.GetPromptResult{Description: "Rules on " + topic, Messages: []*mcp.PromptMessage{textMessage(b.String())}}
+	for _, e := range picked {
+		out.Messages = append(out.Messages, entityMessage(e))
+	}
+	return out, nil
+}
+
+// lookupKinds lists a document's entities of some kinds, in name order,
+// through the lookup that serves them.
+func (s *Server) lookupKinds(ctx context.Context, kind lkv1.Kind, c *lkv1.Common) (*lkv1.LookupResponse, error) {
+	switch {
+	case kind == lkv1.Kind_KIND_SPELL:
+		return s.client.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: c})
+	case kind == lkv1.Kind_KIND_CREATURE:
+		return s.client.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: c})
+	case slices.Contains(lkv1.EquipmentKinds(), kind):
+		return s.client.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: c, Kinds: []lkv1.Kind{kind}})
+	case slices.Contains(lkv1.CharacterOptionKinds(), kind):
+		return s.client.LookupCharacterOptions(ctx, &lkv1.LookupCharacterOptionsRequest{Common: c, Kinds: []lkv1.Kind{kind}})
+	case slices.Contains(lkv1.RuleKinds(), kind):
+		return s.client.LookupRules(ctx, &lkv1.LookupRulesRequest{Common: c, Kinds: []lkv1.Kind{kind}})
+	}
+	return &lkv1.LookupResponse{}, nil
+}
+
+// findDocument returns the stored document with key (case-insensitive), or
+// with that name.
+func (s *Server) findDocument(ctx context.Context, key string) (*lkv1.DocumentSummary, error) {
+	resp, err := s.client.ListDocuments(ctx, &lkv1.ListDocumentsRequest{})
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range resp.GetDocuments() {
+		if strings.EqualFold(d.GetDocument().GetKey(), key) || strings.EqualFold(d.GetDocument().GetName(), key) {
+			return d, nil
+		}
+	}
+	return nil, nil
+}
+
+// overviewCards is how many entities homebrew_overview embeds in full.
+const overviewCards = 12
+
+// documentOverview renders what a document contains, by kind: a markdown
+// overview (one line per entity), the same as JSON, and the first entities
+// in full. A kind with more than 100 entities lists its first 100.
+func (s *Server) documentOverview(ctx context.Context, d *lkv1.DocumentSummary) (md, js string, cards []*Entity, err error) {
+	doc := d.GetDocument()
+	type kindList struct {
+		Kind     string   `json:"kind"`
+		Count    uint64   `json:"count"`
+		Entities []Entity `json:"entities"`
+	}
+	var lists []kindList
+	kinds := sortedKeys(d.GetCounts())
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", doc.GetName())
+	fmt.Fprintf(&b, "Document `%s` (%s), %d entities. URI: %s\n", doc.GetKey(), doc.GetSource().Slug(), d.GetEntityCount(), documentURI(doc))
+	if doc.GetPublisher() != "" {
+		fmt.Fprintf(&b, "Publisher: %s.\n", doc.GetPublisher())
+	}
+	for _, k := range kinds {
+		kind, ok := lkv1.KindFromSlug(k)
+		if !ok {
+			continue
+		}
+		resp, err := s.lookupKinds(ctx, kind, &lkv1.Common{Limit: 100, Documents: &lkv1.DocumentFilter{Documents: []string{doc.GetKey()}}, Sources: []lkv1.Source{doc.GetSource()}})
+		if err != nil {
+			return "", "", nil, err
+		}
+		kl := kindList{Kind: k, Count: d.GetCounts()[k]}
+		fmt.Fprintf(&b, "\n## %s (%d)\n\n", title(strings.ReplaceAll(plural(k, 2), "-", " ")), kl.Count)
+		for _, r := range resp.GetResults() {
+			e := entityFromResult(r)
+			if len(cards) < overviewCards {
+				c := e
+				cards = append(cards, &c)
+			}
+			fmt.Fprintf(&b, "- **%s** — %s · %s\n", e.Name, keyFacts(&e), e.URI)
+			kl.Entities = append(kl.Entities, summaries([]Entity{e})...)
+		}
+		if n := uint64(len(resp.GetResults())); n < kl.Count {
+			if n == 0 {
+				b.WriteString("- (listed by search_dnd_content only)\n")
+			} else {
+				fmt.Fprintf(&b, "- … and %d more (lookup with documents=[%q] and cursor to page through them)\n", kl.Count-n, doc.GetKey())
+			}
+		}
+		lists = append(lists, kl)
+	}
+	raw, err := json.MarshalIndent(struct {
+		Document DocumentInfo `json:"document"`
+		Kinds    []kindList   `json:"kinds"`
+	}{documentInfo(d), lists}, "", "  ")
+	if err != nil {
+		return "", "", nil, fmt.Errorf("encoding document overview: %w", err)
+	}
+	return b.String(), string(raw), cards, nil
+}
+
+func (s *Server) homebrewOverview(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	key := strings.TrimSpace(req.Params.Arguments["document"])
+	if key == "" {
+		return nil, promptError("document", "required: a document key from list_documents")
+	}
+	ctx, cancel := s.callContext(ctx)
+	defer cancel()
+	d, err := s.findDocument(ctx, key)
+	if err != nil {
+		return nil, s.promptFail(PromptHomebrewOverview, err)
+	}
+	if d == nil {
+		return nil, promptError("document", fmt.Sprintf("no document %q is loaded; list_documents shows the keys", key))
+	}
+	md, _, cards, err := s.documentOverview(ctx, d)
+	if err != nil {
+		return nil, s.promptFail(PromptHomebrewOverview, err)
+	}
+	doc := d.GetDocument()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Give me an overview of %q (%s): what it adds, by kind, what stands out, and how it compares with the SRD where that is useful.\n", doc.GetName(), doc.GetKey())
+	b.WriteString("The document's contents are embedded below: first the list of every entry by kind, then the first entries in full. Work from them, and cite entries by their URIs.\n")
+	if doc.GetSource() == lkv1.Source_SOURCE_ORCBREW {
+		b.WriteString("It is homebrew imported from an OrcBrew file, not official content: say so when you present it.\n")
+	}
+	out := &mcp.GetPromptResult{Description: "Contents of " + doc.GetName(), Messages: []*mcp.PromptMessage{
+		textMessage(b.String()),
+		{Role: "user", Content: &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: documentURI(doc), MIMEType: "text/markdown", Text: md}}},
+	}}
+	for _, e := range cards {
+		out.Messages = append(out.Messages, entityMessage(e))
+	}
+	return out, nil
+}
