@@ -185,7 +185,9 @@ func TestCompletion(t *testing.T) {
 				return res.Completion.Values
 			}
 			key := &mcp.CompleteReference{Type: "ref/resource", URI: mcpserver.EntityURITemplate}
-			prompt := func(name string) *mcp.CompleteReference { return &mcp.CompleteReference{Type: "ref/prompt", Name: name} }
+			prompt := func(name string) *mcp.CompleteReference {
+				return &mcp.CompleteReference{Type: "ref/prompt", Name: name}
+			}
 			for _, tc := range []struct {
 				name string
 				got  []string
@@ -319,7 +321,14 @@ func TestDocumentResources(t *testing.T) {
 			t.Fatalf("resources = %v, want %v", got, want)
 		}
 	}
-	base := []string{"lorekeeper://document/open5e_v2/core", "lorekeeper://document/open5e_v2/srd-2014", "lorekeeper://document/open5e_v2/srd-2024"}
+	var base []string // one resource per fixture document
+	for _, d := range h.fake.documents {
+		base = append(base, "lorekeeper://document/"+d.GetSource().Slug()+"/"+d.GetKey())
+	}
+	slices.Sort(base)
+	if len(base) < 3 || !slices.Contains(base, "lorekeeper://document/open5e_v2/srd-2014") {
+		t.Fatalf("fixture documents %v", base)
+	}
 	waitFor(base)
 
 	// An import adds a homebrew book; deleting it removes it.
@@ -347,6 +356,7 @@ func TestDocumentResources(t *testing.T) {
 // than a page holds.
 func TestDocumentResources_Pages(t *testing.T) {
 	h := newHarness(t)
+	fixtures := len(h.fake.documents)
 	for i := range mcpserver.PageSize + 5 {
 		d := &lkv1.Document{Key: "brew-" + string(rune('a'+i/26)) + string(rune('a'+i%26)), Name: "Brew", Source: lkv1.Source_SOURCE_ORCBREW}
 		h.fake.addEntity(&lkv1.Entity{Key: "orcbrew:" + d.Key + ":feat:x", Name: "X", Kind: lkv1.Kind_KIND_FEAT, Document: d})
@@ -362,7 +372,7 @@ func TestDocumentResources_Pages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(first.Resources) + len(second.Resources); n != mcpserver.PageSize+5+3 || second.NextCursor != "" {
-		t.Errorf("two pages hold %d resources (cursor %q), want %d", n, second.NextCursor, mcpserver.PageSize+8)
+	if n := len(first.Resources) + len(second.Resources); n != mcpserver.PageSize+5+fixtures || second.NextCursor != "" {
+		t.Errorf("two pages hold %d resources (cursor %q), want %d", n, second.NextCursor, mcpserver.PageSize+5+fixtures)
 	}
 }

@@ -456,4 +456,3 @@ func BenchmarkCompleteValues(b *testing.B) {
 		})
 	}
 }
-

@@ -166,6 +166,7 @@ func runStandalone(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	defer stop()
 	mcpDone := make(chan error, 1)
 	go func() { mcpDone <- srv.RunIO(runCtx, stdin, stdout) }()
+	go func() { _ = srv.WatchDocuments(runCtx, 0) }() // imports reach the session's resource list
 
 	// stackDone reports a failed start at once, a good one when runCtx ends.
 	stackDone := make(chan error, 1)
@@ -240,6 +241,9 @@ func runShared(ctx context.Context, dir string, stdin io.Reader, stdout io.Write
 	}
 	defer conn.Close()
 	srv := mcpserver.New(lkv1.NewQueryServiceClient(conn), &mcpserver.Options{Logger: log, Version: version})
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { _ = srv.WatchDocuments(wctx, 0) }()
 	return srv.RunIO(ctx, stdin, stdout)
 }
 
