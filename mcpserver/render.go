@@ -587,9 +587,10 @@ func shortText(s string) string {
 		if cut < 50 {
 			cut = 100
 		}
-		text = text[:cut] + "…"
+		return text[:cut] + "…"
 	}
-	return text
+	// The search line puts its own full stop after the summary.
+	return strings.TrimRight(text, ".")
 }
 
 // renderDocuments renders list_documents as aligned columns.
