@@ -188,6 +188,15 @@ func (f *fakeQuery) lookup(c *lkv1.Common, kinds []lkv1.Kind, keep func(*lkv1.En
 				}
 			}
 		}
+		if len(hits) == 0 && strings.EqualFold(n, "beholder") {
+			// A name outside open content: said so, with open content near
+			// it by meaning.
+			resp.NotOpenContent = "Beholder"
+			for _, e := range cands {
+				resp.Suggestions = append(resp.Suggestions, &lkv1.NameSuggestion{Name: e.GetName(), Key: e.GetKey(),
+					Uri: lkv1.EntityURI(e.GetKey()), DocumentKey: e.GetDocument().GetKey(), Score: 0.4, Via: "meaning"})
+			}
+		}
 		if len(hits) == 0 {
 			// Did-you-mean, roughly: the candidates sharing the first four
 			// letters.

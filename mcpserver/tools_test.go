@@ -345,6 +345,14 @@ func TestLookup_Suggestions(t *testing.T) {
 		t.Fatalf("out = %+v, want no results and Fireball suggested", out)
 	}
 	wantContains(t, text(res), "No spell named 'firebal'. Did you mean Fireball (srd-2014)?")
+
+	res = h.call(t, "lookup_creature", map[string]any{"name": "beholder"})
+	mustOK(t, res)
+	out = decode[mcpserver.LookupOutput](t, res)
+	if out.Count != 0 || out.NotOpenContent != "Beholder" || len(out.Suggestions) == 0 {
+		t.Fatalf("out = %+v, want no results, Beholder not open content, and suggestions", out)
+	}
+	wantContains(t, text(res), "No creature named 'beholder'. Beholder is not in any open-licensed document", "Nearest open content by description: ")
 }
 
 func TestSearch_Grouped(t *testing.T) {
