@@ -33,7 +33,7 @@ const (
 )
 
 // ErrNotInstalled reports a missing runtime library or model file. Its
-// message says how to obtain it (`make model`, or for all-MiniLM-L6-v2
+// message says how to obtain it (`lorekeeper model fetch`, or for all-MiniLM-L6-v2
 // `lorekeeper model pull minilm-l6-v2`).
 var ErrNotInstalled = errors.New("model not installed")
 

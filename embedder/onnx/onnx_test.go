@@ -243,9 +243,9 @@ func TestOpen_missing(t *testing.T) {
 		opts     *onnx.Options
 		mentions string
 	}{
-		{"no use-lite", empty, nil, "make model"},
+		{"no use-lite", empty, nil, "lorekeeper model fetch"},
 		{"no minilm", empty, &onnx.Options{Model: "minilm-l6-v2"}, "lorekeeper model pull minilm-l6-v2"},
-		{"no library", real, &onnx.Options{LibraryPath: filepath.Join(empty, "libonnxruntime.so.1")}, "make model"},
+		{"no library", real, &onnx.Options{LibraryPath: filepath.Join(empty, "libonnxruntime.so.1")}, "lorekeeper model fetch"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
