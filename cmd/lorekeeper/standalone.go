@@ -197,7 +197,9 @@ func runStandalone(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	}
 	stop()
 	if !stackEnded {
-		<-stackDone
+		if err := <-stackDone; err != nil && !errors.Is(err, context.Canceled) {
+			log.Warn("start interrupted", "err", err)
+		}
 	}
 	if st != nil {
 		if err := st.close(); err != nil {
@@ -385,18 +387,24 @@ func (s *standaloneStack) resynced(ctx context.Context) bool {
 
 // sessionLog sends log messages to every connected MCP client (those that
 // asked for them with logging/setLevel) and to the process log.
+//
+// MCP logging is deprecated as of protocol version 2026-07-28 (SEP-2577),
+// which points stdio servers at stderr instead; it stays functional for at
+// least a year and is what today's clients show. The same messages go to
+// stderr and the log file, and answers carry a loading warning (loadNotice),
+// so nothing depends on it alone.
 type sessionLog struct {
 	srv *mcp.Server
 	log *slog.Logger
 	mu  sync.Mutex
 }
 
-func (t *sessionLog) send(ctx context.Context, level mcp.LoggingLevel, msg string) {
+func (t *sessionLog) send(ctx context.Context, level mcp.LoggingLevel, msg string) { //nolint:staticcheck // see the type's comment
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.log.Info(msg)
 	for ss := range t.srv.Sessions() {
-		_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: level, Logger: "lorekeeper", Data: msg})
+		_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: level, Logger: "lorekeeper", Data: msg}) //nolint:staticcheck // see the type's comment
 	}
 }
 

@@ -95,7 +95,8 @@ func startDesktop(t *testing.T, bin string, env []string) *desktopProcess {
 		}
 	})
 	client := mcp.NewClient(&mcp.Implementation{Name: "lorekeeper-desktop-test", Version: "1"}, &mcp.ClientOptions{
-		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+		// Deprecated in the 2026-07-28 protocol, still what clients show; see sessionLog.
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) { //nolint:staticcheck // see sessionLog
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			p.logs = append(p.logs, strings.TrimSpace(toString(req.Params.Data)))
@@ -107,7 +108,7 @@ func startDesktop(t *testing.T, bin string, env []string) *desktopProcess {
 	if err != nil {
 		t.Fatalf("initialize over stdio: %v\nstderr:\n%s", err, p.stderr.String())
 	}
-	if err := p.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+	if err := p.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil { //nolint:staticcheck // see sessionLog
 		t.Fatalf("logging/setLevel: %v", err)
 	}
 	return p

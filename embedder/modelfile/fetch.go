@@ -77,8 +77,8 @@ var runtimeLibraries = map[string]PackageFile{
 		SHA256: "7ad6507ad64d3b02aebfae6380c024ff188939cd8a7a493ec18028e034c8275c"},
 }
 
-// ErrUnsupportedPlatform: no ONNX Runtime library is pinned for this
-// operating system and architecture.
+// ErrUnsupportedPlatform is returned when no ONNX Runtime library is
+// pinned for this operating system and architecture.
 var ErrUnsupportedPlatform = errors.New("no ONNX Runtime library for this platform")
 
 // DefaultPackages are what Fetch installs on GOOS/GOARCH: the ONNX Runtime
