@@ -66,7 +66,7 @@ func fetchModel(ctx context.Context, dir, registry string, stderr io.Writer, log
 		Registry: registry,
 		Logger:   log,
 		Progress: func(label string, done, total int64) {
-			bar.set(label+" (MB)", int(done>>20), int(total>>20))
+			bar.set(label+" MB", int(done>>20), int(total>>20))
 		},
 	})
 }
