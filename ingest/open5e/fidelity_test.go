@@ -292,3 +292,36 @@ func TestNormalize_noPlaceholders(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCrossCheck_attacks feeds action texts and structured attacks to the
+// cross-check: it must never panic, and whatever attack summary it keeps
+// must only name damage types and a to-hit that the text itself gives.
+func FuzzCrossCheck_attacks(f *testing.F) {
+	f.Add("Melee Weapon Attack: +14 to hit, reach 10 ft., one target. Hit: 19 (2d10 + 8) piercing damage plus 7 (2d6) fire damage.", 14, 10, 0, 2, 10, "thunder")
+	f.Add("Melee or Ranged Weapon Attack: +4 to hit, reach 5 ft. or range 20/60 ft., one creature. Hit: 5 (1d6 + 2) piercing damage, or 6 (1d8 + 2) piercing damage if used with two hands.", 4, 5, 20, 1, 8, "thunder")
+	f.Add("Melee Attack Roll: +4, reach 5 ft. 4 (1d4 + 2) Bludgeoning damage.", 4, 5, 0, 1, 4, "")
+	f.Add("Hit: 18 (3d6 + 8) plus 3 (1d6) poison damage. +13 to hit", 13, 15, 0, 3, 6, "poison")
+	f.Add("The dragon makes a tail attack.", 13, 15, 0, 2, 8, "bludgeoning")
+	f.Fuzz(func(t *testing.T, desc string, toHit, reach, rng, count, die int, typ string) {
+		attack := fmt.Sprintf(`{"to_hit_mod":%d,"reach":%d,"range":%d,"damage_die_count":%d,"damage_die_type":"D%d","damage_type":{"key":%q}}`,
+			toHit, reach, rng, count, die, typ)
+		e, err := open5e.NormalizeRecord(endpoint("v2", "creatures"), []byte(creature(desc, attack)), nil)
+		if err != nil {
+			return // not valid UTF-8, and the like
+		}
+		if len(e.GetBlocks()) == 0 || strings.TrimSpace(e.GetBlocks()[0].GetText()) == "" {
+			return // nothing to check against: the source's summary stands
+		}
+		b := e.GetBlocks()[0]
+		text := strings.ToLower(b.GetText())
+		for _, w := range strings.FieldsFunc(b.GetAttack(), func(r rune) bool { return r == ' ' || r == ',' }) {
+			if slices.Contains([]string{"acid", "bludgeoning", "cold", "fire", "force", "lightning", "necrotic", "piercing", "poison", "psychic", "radiant", "slashing", "thunder"}, w) &&
+				!strings.Contains(text, w) {
+				t.Fatalf("summary %q names %s, which the text %q does not", b.GetAttack(), w, b.GetText())
+			}
+		}
+		if hit, _, ok := strings.Cut(b.GetAttack(), " to hit"); ok && !strings.Contains(strings.ReplaceAll(b.GetText(), " ", ""), strings.TrimPrefix(hit, "+")) {
+			t.Fatalf("summary %q has a to-hit the text %q does not", b.GetAttack(), b.GetText())
+		}
+	})
+}
