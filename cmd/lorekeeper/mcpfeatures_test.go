@@ -81,15 +81,16 @@ func checkMCPFeatures(t *testing.T, mcpURL, orcbrewDir string) {
 				if out.Total != 319 {
 					t.Errorf("total = %d, want 319", out.Total)
 				}
-				// The import starts between the first and second pages.
+				// The import runs between the first and second pages: the
+				// walk goes on once the homebrew book is stored.
 				if err := os.WriteFile(filepath.Join(orcbrewDir, "sample.orcbrew"), src, 0o644); err != nil {
 					t.Fatal(err)
 				}
+				waitForHomebrew(t, cs)
 			}
 			if cursor = out.NextCursor; cursor == "" {
 				break
 			}
-			time.Sleep(100 * time.Millisecond) // let the import interleave
 		}
 		repeated := 0
 		for _, n := range seen {
@@ -276,4 +277,22 @@ func checkReadable(t *testing.T, cs *mcp.ClientSession, uri, contains string) {
 	if len(res.Contents) == 0 || !strings.Contains(res.Contents[0].Text, contains) {
 		t.Errorf("resources/read %s: %+v, want text with %q", uri, res.Contents, contains)
 	}
+}
+
+// waitForHomebrew waits until list_documents shows the sample's book.
+func waitForHomebrew(t *testing.T, cs *mcp.ClientSession) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "list_documents", Arguments: map[string]any{"source": "orcbrew"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		if strings.Contains(string(b), `"test-content-pack"`) {
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatal("the OrcBrew sample was not imported within 2 minutes")
 }
