@@ -5,11 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/ingesttest"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -72,21 +71,7 @@ func TestTombstoneMsg(t *testing.T) {
 }
 
 func TestEnsureResources_IdempotentAndDeduplicating(t *testing.T) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	defer s.Shutdown()
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	js := ingesttest.Connect(t, ingesttest.Server(t, nil).ClientURL())
 	ctx := t.Context()
 	for range 2 {
 		if err := ingest.EnsureResources(ctx, js, 1); err != nil {

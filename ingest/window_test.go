@@ -8,33 +8,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/ingesttest"
 )
 
 func TestPublishAll(t *testing.T) {
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	defer s.Shutdown()
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
+	js := ingesttest.JetStream(t, nil)
 	ctx := t.Context()
-	if err := ingest.EnsureResources(ctx, js, 1); err != nil {
-		t.Fatal(err)
-	}
+	nc := js.Conn()
 	// A subscriber that never answers: a publish to its subject is never
 	// acked, as with a stream that stalls.
 	silent, err := nc.SubscribeSync("silent.x")

@@ -1,12 +1,9 @@
 package query_test
 
 import (
-	"os"
-	"path/filepath"
-	"runtime"
-
 	"lorekeeper.dev/embedder"
 	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/modeltest"
 	"lorekeeper.dev/embedder/onnx"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 	"lorekeeper.dev/query"
@@ -20,12 +17,7 @@ func embedderText(e *lkv1.Entity, lower bool) string { return embedder.Text(e, l
 // testModel opens the real embedding model that `make model` installs
 // (LOREKEEPER_MODEL_DIR, default <repo>/.models).
 func testModel() (query.Embedder, badgerstore.ModelInfo, error) {
-	dir := os.Getenv("LOREKEEPER_MODEL_DIR")
-	if dir == "" {
-		_, file, _, _ := runtime.Caller(0)
-		dir = filepath.Join(filepath.Dir(file), "..", ".models")
-	}
-	m, err := onnx.Open(dir, nil)
+	m, err := onnx.Open(modeltest.Dir(), nil)
 	if err != nil {
 		return nil, badgerstore.ModelInfo{}, err
 	}

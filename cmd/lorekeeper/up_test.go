@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"lorekeeper.dev/embedder/modeltest"
 	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/mcpserver"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
@@ -30,10 +31,7 @@ import (
 // (the Makefile exports it) or the repository's .models.
 func testModelDir(t testing.TB) string {
 	t.Helper()
-	dir := os.Getenv("LOREKEEPER_MODEL_DIR")
-	if dir == "" {
-		dir, _ = filepath.Abs("../../.models")
-	}
+	dir := modeltest.Dir()
 	if _, err := os.Stat(filepath.Join(dir, "libonnxruntime.so.1")); err != nil {
 		t.Fatalf("no ONNX Runtime in %s: run `make model` first", dir)
 	}

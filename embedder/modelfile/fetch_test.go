@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"lorekeeper.dev/embedder/modelfile"
+	"lorekeeper.dev/embedder/modeltest"
 	"lorekeeper.dev/embedder/usetoonnx"
 )
 
@@ -31,10 +32,7 @@ import (
 // carry its real TF.js files, so Fetch converts the real graph.
 func modelDir(t *testing.T) string {
 	t.Helper()
-	d := os.Getenv("LOREKEEPER_MODEL_DIR")
-	if d == "" {
-		d = "../../.models"
-	}
+	d := modeltest.Dir()
 	if _, err := os.Stat(filepath.Join(d, "use-lite", "tfjs", "model.json")); err != nil {
 		t.Fatalf("the model is not installed (run `make model`, or set LOREKEEPER_MODEL_DIR): %v", err)
 	}

@@ -3,8 +3,6 @@ package natsconsume_test
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,11 +14,13 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/modeltest"
 	"lorekeeper.dev/embedder/natsconsume"
 	"lorekeeper.dev/embedder/onnx"
 	"lorekeeper.dev/embedder/vectorindex"
 	"lorekeeper.dev/embedder/vectorindex/embeddedindex"
 	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/ingesttest"
 	"lorekeeper.dev/ingest/open5e"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
@@ -29,34 +29,12 @@ import (
 // the stream and buckets.
 func startJetStream(t testing.TB) (string, jetstream.JetStream) {
 	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true, MaxPayload: 8 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	t.Cleanup(s.Shutdown)
-	js := connect(t, s.ClientURL())
+	s := ingesttest.Server(t, &server.Options{MaxPayload: 8 << 20})
+	js := ingesttest.Connect(t, s.ClientURL())
 	if err := ingest.EnsureResources(t.Context(), js, 1); err != nil {
 		t.Fatal(err)
 	}
 	return s.ClientURL(), js
-}
-
-func connect(t testing.TB, url string) jetstream.JetStream {
-	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return js
 }
 
 var (
@@ -69,11 +47,7 @@ var (
 func testModel(t testing.TB) *onnx.Model {
 	t.Helper()
 	modelOnce.Do(func() {
-		dir := os.Getenv("LOREKEEPER_MODEL_DIR")
-		if dir == "" {
-			dir, _ = filepath.Abs("../../.models")
-		}
-		model, modelErr = onnx.Open(dir, nil)
+		model, modelErr = onnx.Open(modeltest.Dir(), nil)
 	})
 	if modelErr != nil {
 		t.Fatalf("%v", modelErr)
@@ -255,7 +229,7 @@ func TestConsumer_CrashBetweenWriteAndAck(t *testing.T) {
 	if got := st.Stats().Entities; got != written {
 		t.Fatalf("after reopening, %d entities; %d were written before the crash", got, written)
 	}
-	stop = runConsumer(t, natsconsume.New(connect(t, url), st, testModel(t), opts))
+	stop = runConsumer(t, natsconsume.New(ingesttest.Connect(t, url), st, testModel(t), opts))
 	waitFor(t, "every entity stored", func() bool { return st.Stats().Entities >= len(es) })
 	// Let redeliveries of the unacked first batch arrive and be applied.
 	time.Sleep(2 * opts.AckWait)

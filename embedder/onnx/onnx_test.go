@@ -18,6 +18,7 @@ import (
 
 	"lorekeeper.dev/embedder"
 	"lorekeeper.dev/embedder/modelfile"
+	"lorekeeper.dev/embedder/modeltest"
 	"lorekeeper.dev/embedder/onnx"
 	"lorekeeper.dev/embedder/onnxgraph"
 )
@@ -27,13 +28,7 @@ import (
 // runs `make model` first.
 func modelDir(t testing.TB) string {
 	t.Helper()
-	dir := os.Getenv("LOREKEEPER_MODEL_DIR")
-	if dir == "" {
-		var err error
-		if dir, err = filepath.Abs("../../.models"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := modeltest.Dir()
 	use, _ := modelfile.Lookup(modelfile.USELite)
 	for _, p := range []string{modelfile.LibraryPath(dir), use.ModelPath(dir), use.VocabPath(dir)} {
 		if _, err := os.Stat(p); err != nil {

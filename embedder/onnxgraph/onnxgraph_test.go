@@ -4,12 +4,12 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"testing"
 
 	ort "github.com/yalue/onnxruntime_go"
 
 	"lorekeeper.dev/embedder/modelfile"
+	"lorekeeper.dev/embedder/modeltest"
 	"lorekeeper.dev/embedder/onnxgraph"
 )
 
@@ -17,13 +17,7 @@ import (
 // fills; the test fails, naming `make model`, without it.
 func initRuntime(t *testing.T) {
 	t.Helper()
-	dir := os.Getenv("LOREKEEPER_MODEL_DIR")
-	if dir == "" {
-		var err error
-		if dir, err = filepath.Abs("../../.models"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := modeltest.Dir()
 	lib := modelfile.LibraryPath(dir)
 	if _, err := os.Stat(lib); err != nil {
 		t.Fatalf("onnx runtime missing (%v): run `make model` first", err)

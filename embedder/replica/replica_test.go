@@ -2,65 +2,24 @@ package replica_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"lorekeeper.dev/embedder/modeltest"
 	"lorekeeper.dev/embedder/replica"
 	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/ingesttest"
 	"lorekeeper.dev/ingest/open5e"
 )
-
-func modelDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("LOREKEEPER_MODEL_DIR"); d != "" {
-		return d
-	}
-	d, err := filepath.Abs("../../.models")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
-// jetStream runs an in-process NATS server with JetStream and the stream.
-func jetStream(t *testing.T) jetstream.JetStream {
-	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	t.Cleanup(s.Shutdown)
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ingest.EnsureResources(t.Context(), js, 1); err != nil {
-		t.Fatal(err)
-	}
-	return js
-}
 
 // TestReplica_Lifecycle opens a replica on a real stream, store and model,
 // runs it until it has stored what was published, reports readiness by
 // its lag, and reopens the same directory with what it stored intact.
 func TestReplica_Lifecycle(t *testing.T) {
 	ctx := t.Context()
-	js := jetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	es, err := open5e.SnapshotEntities(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +35,7 @@ func TestReplica_Lifecycle(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	opts := &replica.Options{ModelDir: modelDir(t), Stream: ingest.StreamName, MaxPending: 5}
+	opts := &replica.Options{ModelDir: modeltest.Dir(), Stream: ingest.StreamName, MaxPending: 5}
 
 	rep, err := replica.Open(ctx, js, dir, opts)
 	if err != nil {
@@ -162,7 +121,7 @@ func TestReplica_Lifecycle(t *testing.T) {
 // MaxPending, and it is not ready before it has even asked the stream.
 func TestReplica_ReadyAfterCrash(t *testing.T) {
 	ctx := t.Context()
-	js := jetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	es, err := open5e.SnapshotEntities(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +136,7 @@ func TestReplica_ReadyAfterCrash(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rep, err := replica.Open(ctx, js, t.TempDir(), &replica.Options{ModelDir: modelDir(t), Stream: ingest.StreamName, MaxPending: 1000})
+	rep, err := replica.Open(ctx, js, t.TempDir(), &replica.Options{ModelDir: modeltest.Dir(), Stream: ingest.StreamName, MaxPending: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

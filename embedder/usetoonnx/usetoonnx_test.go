@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"lorekeeper.dev/embedder/modelfile"
+	"lorekeeper.dev/embedder/modeltest"
 	"lorekeeper.dev/embedder/onnx"
 	"lorekeeper.dev/embedder/usetoonnx"
 )
@@ -20,13 +21,7 @@ import (
 // and the runtime library. The tests fail, naming `make model`, without it.
 func modelDir(t testing.TB) string {
 	t.Helper()
-	dir := os.Getenv("LOREKEEPER_MODEL_DIR")
-	if dir == "" {
-		var err error
-		if dir, err = filepath.Abs("../../.models"); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := modeltest.Dir()
 	for _, p := range []string{modelfile.LibraryPath(dir), filepath.Join(tfjsDir(dir), "model.json")} {
 		if _, err := os.Stat(p); err != nil {
 			t.Fatalf("model files missing (%v): run `make model` first", err)

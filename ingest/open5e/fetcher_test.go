@@ -14,48 +14,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/protobuf/proto"
 
 	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/ingesttest"
 	"lorekeeper.dev/ingest/open5e"
 	"lorekeeper.dev/ingest/open5esnapshot"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
-
-// startJetStream runs an in-process nats-server with JetStream in a temp
-// dir and creates the stream and buckets.
-func startJetStream(tb testing.TB) jetstream.JetStream {
-	tb.Helper()
-	s, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: tb.TempDir(), NoLog: true, NoSigs: true,
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		tb.Fatal("nats-server not ready")
-	}
-	tb.Cleanup(s.Shutdown)
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := ingest.EnsureResources(context.Background(), js, 1); err != nil {
-		tb.Fatal(err)
-	}
-	return js
-}
 
 // upstream serves the snapshot with switchable faults and edits.
 type upstream struct {
@@ -238,7 +207,7 @@ func TestFetcher_Sync_fullCatalogue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	up := newUpstream(t)
 	f := fetcher(t, js, up.srv.URL, nil)
 
@@ -307,7 +276,7 @@ func dropFireball(path string, rec json.RawMessage) json.RawMessage {
 }
 
 func TestFetcher_Sync_changedAndRemoved(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	up := newUpstream(t)
 	f := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints(small...)})
 	first := mustSync(t, f).Totals()
@@ -428,7 +397,7 @@ func TestFetcher_Sync_faults(t *testing.T) {
 		}, false, "loop"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			js := startJetStream(t)
+			js := ingesttest.JetStream(t, nil)
 			up := newUpstream(t)
 			mustSync(t, fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/spells")}))
 			base := streamMsgs(t, js)
@@ -477,7 +446,7 @@ func TestFetcher_Sync_faults(t *testing.T) {
 }
 
 func TestFetcher_Sync_upstreamDown(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	up := newUpstream(t)
 	reg := prometheus.NewRegistry()
 	f := fetcher(t, js, up.srv.URL, &open5e.Options{
@@ -530,7 +499,7 @@ func sumMetric(t *testing.T, reg *prometheus.Registry, name string) float64 {
 }
 
 func TestNewFetcher_badBaseURL(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	for _, u := range []string{"ftp://example.com", "not a url", "http://"} {
 		if f, err := open5e.NewFetcher(js, u, nil); err == nil || f != nil {
 			t.Errorf("NewFetcher(%q) = %v, %v; want an error and no fetcher", u, f, err)
@@ -541,7 +510,7 @@ func TestNewFetcher_badBaseURL(t *testing.T) {
 // TestNewFetcher_fetchErrorsStartAtZero: the alert on the fetch error
 // ratio has data, and sees the first error, from the first scrape.
 func TestNewFetcher_fetchErrorsStartAtZero(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	reg := prometheus.NewRegistry()
 	eps := endpoints("v2/spells", "v2/conditions")
 	fetcher(t, js, "http://127.0.0.1:1", &open5e.Options{Endpoints: eps, Metrics: open5e.NewMetrics(reg)})
@@ -554,7 +523,7 @@ func TestNewFetcher_fetchErrorsStartAtZero(t *testing.T) {
 }
 
 func TestFetcher_Sync_lease(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	up := newUpstream(t)
 	kv, err := js.KeyValue(context.Background(), ingest.StateBucket)
 	if err != nil {
@@ -644,7 +613,7 @@ func TestFetcher_Sync_lease(t *testing.T) {
 }
 
 func TestFetcher_progressAndMetrics(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	up := newUpstream(t)
 	reg := prometheus.NewRegistry()
 	var reports []open5e.Progress
@@ -719,7 +688,7 @@ func TestFetcher_progressAndMetrics(t *testing.T) {
 }
 
 func TestFetcher_Run(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	up := newUpstream(t)
 	var mu sync.Mutex
 	runs := 0
@@ -781,7 +750,7 @@ func BenchmarkSync_fullCatalogue(b *testing.B) {
 	var elapsed time.Duration
 	for b.Loop() {
 		b.StopTimer()
-		js := startJetStream(b)
+		js := ingesttest.JetStream(b, nil)
 		f, err := open5e.NewFetcher(js, up.srv.URL, &open5e.Options{Client: &open5e.ClientOptions{PageSize: 500}})
 		if err != nil {
 			b.Fatal(err)
@@ -802,7 +771,7 @@ func BenchmarkSync_fullCatalogue(b *testing.B) {
 // A record that cannot be normalised is reported, and loses nothing: its
 // entity is not tombstoned and the rest of the endpoint is still published.
 func TestFetcher_Sync_invalidRecord(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	up := newUpstream(t)
 	f := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions")})
 	mustSync(t, f)
@@ -848,7 +817,7 @@ func replaceLast(rec json.RawMessage, old, repl string) json.RawMessage {
 // After a run in which an endpoint failed, Run tries that endpoint again,
 // alone, once its backoff is over.
 func TestFetcher_Run_retriesFailedEndpoints(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	up := newUpstream(t)
 	var failing atomic.Bool
 	failing.Store(true)

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/ingesttest"
 	"lorekeeper.dev/ingest/open5e"
 )
 
@@ -47,7 +48,7 @@ func putLease(t *testing.T, js jetstream.JetStream, v map[string]any) {
 // publish leaves its lease behind; the run that comes next must not wait
 // for that lease to expire.
 func TestFetcher_Sync_leaseAfterCrash(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	up := newUpstream(t)
 
 	// The first process starts a run and hangs in it (its first page never
@@ -120,7 +121,7 @@ func TestFetcher_Sync_leaseLeftBehind(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			js := startJetStream(t)
+			js := ingesttest.JetStream(t, nil)
 			up := newUpstream(t)
 			if tt.answer {
 				nc, _ := secondProcess(t, js)
@@ -156,7 +157,7 @@ func TestFetcher_Sync_leaseLeftBehind(t *testing.T) {
 // TestFetcher_Run_leaseEnds: a scheduled run that finds the lease held
 // tries again when the lease ends, not after some unrelated backoff.
 func TestFetcher_Run_leaseEnds(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	up := newUpstream(t)
 	nc, _ := secondProcess(t, js)
 	if _, err := nc.Subscribe("_INBOX.alive", func(m *nats.Msg) { _ = m.Respond([]byte("alive")) }); err != nil {

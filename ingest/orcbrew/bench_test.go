@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"lorekeeper.dev/ingest/ingesttest"
 	"lorekeeper.dev/ingest/orcbrew"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
@@ -47,7 +48,7 @@ func BenchmarkDecode(b *testing.B) {
 // BenchmarkImport measures a whole import through the real bucket: put,
 // watcher, parse, publish to the stream, status written.
 func BenchmarkImport(b *testing.B) {
-	js := startJetStream(b)
+	js := ingesttest.JetStream(b, nil)
 	runWatcher(b, js, nil)
 	data := manyBooks(b, 40)
 	var entities int

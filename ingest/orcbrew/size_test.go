@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/ingesttest"
 	"lorekeeper.dev/ingest/orcbrew"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
@@ -36,7 +37,7 @@ func bucketBytes(t *testing.T, js jetstream.JetStream) uint64 {
 type hideSize struct{ io.Reader }
 
 func TestPut_SizeLimit(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	over := func(n int64) io.Reader { return hideSize{io.LimitReader(zeros{}, n)} }
 	tests := []struct {
 		name    string
@@ -78,7 +79,7 @@ func (zeros) Read(p []byte) (int, error) {
 }
 
 func TestPutFile_SizeLimit(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	path := filepath.Join(t.TempDir(), "big.orcbrew")
 	if err := os.WriteFile(path, make([]byte, 2048), 0o644); err != nil {
 		t.Fatal(err)
@@ -95,7 +96,7 @@ func TestPutFile_SizeLimit(t *testing.T) {
 // TestSyncDir_SizeLimit: the watched folder's file over the limit never
 // reaches the bucket, and its import status says why, once.
 func TestSyncDir_SizeLimit(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	dir := t.TempDir()
 	small := readSample(t, filepath.Join(good, "lorekeeper-mcp_sample.orcbrew"))
 	limit := int64(len(small))
@@ -133,7 +134,7 @@ func TestSyncDir_SizeLimit(t *testing.T) {
 // client writing to the bucket) fails without being read, at the default
 // limit too.
 func TestWatcher_DefaultSizeLimit(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	runWatcher(t, js, nil)
 	obs, err := js.ObjectStore(t.Context(), ingest.OrcBrewBucket)
 	if err != nil {

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -23,37 +21,10 @@ import (
 
 	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/edn"
+	"lorekeeper.dev/ingest/ingesttest"
 	"lorekeeper.dev/ingest/orcbrew"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
-
-// startJetStream runs an in-process nats-server with JetStream in a temp
-// dir and returns a client with ingest's stream and buckets created.
-func startJetStream(t testing.TB) jetstream.JetStream {
-	t.Helper()
-	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ingest.EnsureResources(t.Context(), js, 1); err != nil {
-		t.Fatal(err)
-	}
-	return js
-}
 
 // runWatcher runs a watcher until the test ends (or stop is called).
 func runWatcher(t testing.TB, js jetstream.JetStream, opts *orcbrew.Options) (stop func()) {
@@ -179,7 +150,7 @@ func keysOf[V any](m map[string]V) []string {
 // TestWatcher_Samples imports every sample through the bucket and checks
 // the status and the stream against the decode table.
 func TestWatcher_Samples(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	reg := prometheus.NewRegistry()
 	runWatcher(t, js, &orcbrew.Options{Metrics: orcbrew.NewMetrics(reg)})
 	s := newStream(t, js)
@@ -264,7 +235,7 @@ func counterOf(t *testing.T, reg *prometheus.Registry, name, label, value string
 // version, a repair, a restart, and deletion, checking the stream and the
 // status after each step.
 func TestWatcher_Lifecycle(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	stop := runWatcher(t, js, nil)
 	s := newStream(t, js)
 	const obj = "pack.orcbrew"
@@ -363,7 +334,7 @@ func TestWatcher_Lifecycle(t *testing.T) {
 // TestWatcher_BrokenReplacesGood replaces a good object with each broken
 // sample that fails as a whole: the good entities stay, per file.
 func TestWatcher_BrokenReplacesGood(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	runWatcher(t, js, nil)
 	s := newStream(t, js)
 	good := readSample(t, filepath.Join(good, "orcpub-dmv_demo-content.orcbrew"))
@@ -399,7 +370,7 @@ func TestWatcher_BrokenReplacesGood(t *testing.T) {
 // TestWatcher_SharedEntities: two objects bringing the same entity; deleting
 // one must not tombstone what the other still holds.
 func TestWatcher_SharedEntities(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	runWatcher(t, js, nil)
 	s := newStream(t, js)
 	data := readSample(t, filepath.Join(good, "orcpub-dmv_demo-content.orcbrew"))
@@ -432,7 +403,7 @@ func TestWatcher_SharedEntities(t *testing.T) {
 var ednOptionsSmall = edn.Options{MaxSize: 1024}
 
 func TestWatcher_SizeLimit(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	runWatcher(t, js, &orcbrew.Options{Parse: &ednOptionsSmall})
 	data := readSample(t, filepath.Join(good, "jnwhiteh-orcbrew-utils_example.orcbrew"))
 	st := waitState(t, js, "big.orcbrew", digestIs(put(t, js, "big.orcbrew", data)))
@@ -442,7 +413,7 @@ func TestWatcher_SizeLimit(t *testing.T) {
 }
 
 func TestPutDirAndMirror(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	ctx := t.Context()
 	dir := t.TempDir()
 	for _, f := range []string{"orcpub-dmv_demo-content.orcbrew", "lorekeeper-mcp_sample.orcbrew"} {
@@ -532,7 +503,7 @@ func TestPutDirAndMirror(t *testing.T) {
 }
 
 func TestMirrorDir_ImportsEndToEnd(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	runWatcher(t, js, nil)
 	dir := t.TempDir()
 	data := readSample(t, filepath.Join(good, "orcpub-dmv_extensibility-fixtures.orcbrew"))
@@ -576,7 +547,7 @@ func TestStateKey(t *testing.T) {
 }
 
 func TestWatcher_WarningsAreCapped(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	runWatcher(t, js, nil)
 	var b strings.Builder
 	b.WriteString(`{"Many" {:orcpub.dnd.e5/spells {:ok {:name "Ok"} `)
@@ -598,7 +569,7 @@ func TestWatcher_WarningsAreCapped(t *testing.T) {
 // 3 MiB spell parses but cannot be published (the server's max payload is
 // 1 MiB): it is skipped and reported, and the rest of the file imports.
 func TestWatcher_EntityOverServerLimit(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	runWatcher(t, js, &orcbrew.Options{Parse: &edn.Options{MaxStringLen: 4 << 20}})
 	s := newStream(t, js)
 	data := bytes.Replace(hugeString(), []byte(`{:endless-litany`), []byte(`{:small {:name "Small"} :endless-litany`), 1)
@@ -618,7 +589,7 @@ func TestWatcher_EntityOverServerLimit(t *testing.T) {
 // TestWatcher_ForgetsVanishedObjects: a status whose object is not in the
 // bucket at all (the bucket was recreated, say) is treated as a deletion.
 func TestWatcher_ForgetsVanishedObjects(t *testing.T) {
-	js := startJetStream(t)
+	js := ingesttest.JetStream(t, nil)
 	kv, err := js.KeyValue(t.Context(), ingest.StateBucket)
 	if err != nil {
 		t.Fatal(err)
