@@ -72,3 +72,32 @@ func FuzzToolArguments(f *testing.F) {
 		}
 	})
 }
+
+// FuzzPartyLevels: plan_encounter's party_levels is parsed into 1 to 12
+// levels or refused; a party it accepts with levels 1-20 has a budget
+// between the lowest and highest rows of the table.
+func FuzzPartyLevels(f *testing.F) {
+	for _, s := range []string{"3,3,4,5", "1", "20 20", "", "3;;4", "-1", "99999999999999999999", "1,2,3,4,5,6,7,8,9,10,11,12,13"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		levels, err := mcpserver.ParseLevels(in)
+		if err != nil {
+			return
+		}
+		if len(levels) == 0 || len(levels) > 12 {
+			t.Fatalf("%q: %d levels accepted", in, len(levels))
+		}
+		budget, err := mcpserver.EncounterBudget(levels, "moderate")
+		inRange := true
+		for _, l := range levels {
+			inRange = inRange && l >= 1 && l <= 20
+		}
+		switch {
+		case !inRange && err == nil:
+			t.Errorf("%q: levels %v outside 1-20 accepted", in, levels)
+		case inRange && (err != nil || budget < 75*len(levels) || budget > 13200*len(levels)):
+			t.Errorf("%q: budget %d, %v", in, budget, err)
+		}
+	})
+}
