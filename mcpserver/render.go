@@ -397,6 +397,7 @@ func renderGeneric(b *strings.Builder, e *Entity) {
 	}
 	fmt.Fprintf(b, "*%s*\n\n", title(sub))
 	if o := e.CharacterOption; o != nil {
+		mark := b.Len()
 		line(b, "Prerequisite:", o.Prerequisite)
 		line(b, "Feat Type:", strings.ToLower(o.FeatType))
 		line(b, "Hit Dice:", o.HitDice)
@@ -406,7 +407,9 @@ func renderGeneric(b *strings.Builder, e *Entity) {
 		if o.Speed > 0 {
 			line(b, "Speed:", fmt.Sprintf("%d ft.", o.Speed))
 		}
-		b.WriteString("\n")
+		if b.Len() > mark {
+			b.WriteString("\n")
+		}
 	}
 	if r := e.Rule; r != nil && r.Ability != "" {
 		line(b, "Ability:", title(r.Ability))
