@@ -28,7 +28,9 @@ type memIndex struct {
 	terms     map[string][]relevance.Posting
 	totalLen  int
 	names     map[string]int      // distinct lower-case name -> entities
-	trigrams  map[string][]string // trigram -> distinct names
+	trigrams  map[string][]uint32 // trigram -> IDs of distinct names
+	nameIDs   map[string]uint32   // distinct lower-case name -> ID (kept once given)
+	nameList  []string            // ID -> name
 	vectors   int
 	dirtyCols bool
 	vocab     []string // the terms, sorted, for prefix expansion
@@ -71,7 +73,8 @@ func newMemIndex() *memIndex {
 		columns:  map[string][]numEntry{},
 		terms:    map[string][]relevance.Posting{},
 		names:    map[string]int{},
-		trigrams: map[string][]string{},
+		trigrams: map[string][]uint32{},
+		nameIDs:  map[string]uint32{},
 		values:   map[string]map[string]int{},
 	}
 }
@@ -155,8 +158,14 @@ func (m *memIndex) put(e *lkv1.Entity, vec []float32) {
 		m.vectors++
 	}
 	if m.names[si.lname] == 0 {
+		id, ok := m.nameIDs[si.lname]
+		if !ok {
+			id = uint32(len(m.nameList))
+			m.nameIDs[si.lname] = id
+			m.nameList = append(m.nameList, si.lname)
+		}
 		for _, g := range relevance.Trigrams(si.lname) {
-			m.trigrams[g] = append(m.trigrams[g], si.lname)
+			m.trigrams[g] = append(m.trigrams[g], id)
 		}
 	}
 	m.names[si.lname]++
@@ -198,7 +207,8 @@ func (m *memIndex) remove(key string) {
 	if m.names[si.lname] <= 0 {
 		delete(m.names, si.lname)
 		for _, g := range relevance.Trigrams(si.lname) {
-			m.trigrams[g] = slices.DeleteFunc(m.trigrams[g], func(n string) bool { return n == si.lname })
+			id := m.nameIDs[si.lname]
+			m.trigrams[g] = slices.DeleteFunc(m.trigrams[g], func(n uint32) bool { return n == id })
 			if len(m.trigrams[g]) == 0 {
 				delete(m.trigrams, g)
 			}

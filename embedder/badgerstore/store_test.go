@@ -228,6 +228,35 @@ func TestStore_ForEachAndBM25(t *testing.T) {
 	}
 }
 
+// The name trigrams follow deletes and re-adds.
+func TestStore_NameTrigramsFollowWrites(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t, t.TempDir(), nil)
+	fb := spell("fireball", "Fireball", 3, "evocation", "a")
+	near := func() []string {
+		var got []string
+		if err := s.View(ctx, func(v *badgerstore.View) error {
+			got = relevance.NamesSharingTrigrams(v, "firbal", 0.35)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for i, w := range [][]badgerstore.Write{
+		{{Entity: fb}, {Entity: spell("fire-bolt", "Fire Bolt", 0, "evocation", "b")}},
+		{{DeleteKey: fb.GetKey()}},
+		{{Entity: fb}},
+	} {
+		if err := s.Apply(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := slices.Contains(near(), "fireball"), i != 1; got != want {
+			t.Errorf("after write %d: fireball near firbal = %v, want %v (%v)", i, got, want, near())
+		}
+	}
+}
+
 // Queries read consistent views while a writer applies batches.
 func TestStore_ConcurrentApplyAndView(t *testing.T) {
 	ctx := context.Background()

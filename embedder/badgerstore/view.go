@@ -211,9 +211,15 @@ func (v *View) DocLen(slot uint32) int { return v.m.slots[slot].docLen }
 // Vocabulary returns every BM25 term, sorted. Do not modify it.
 func (v *View) Vocabulary() []string { return v.m.vocab }
 
-// NamesWithTrigram returns the distinct lower-case names having the
-// character trigram g. Do not modify it.
-func (v *View) NamesWithTrigram(g string) []string { return v.m.trigrams[g] }
+// NameIDs bounds the IDs of distinct names: they are below it.
+func (v *View) NameIDs() int { return len(v.m.nameList) }
+
+// NamesWithTrigram returns the IDs of the distinct lower-case names having
+// the character trigram g. Do not modify it.
+func (v *View) NamesWithTrigram(g string) []uint32 { return v.m.trigrams[g] }
+
+// NameOfID returns the lower-case name with ID id.
+func (v *View) NameOfID(id uint32) string { return v.m.nameList[id] }
 
 // HasVectors reports whether any entity has a vector, and their length.
 func (v *View) HasVectors() (bool, int) {

@@ -33,6 +33,9 @@ type Alias struct {
 type AliasTable struct {
 	rows      []Alias
 	spellings [][]string // per row
+	// grams: per row and spelling, its trigrams, to skip the edit distance
+	// of spellings that share too few.
+	grams [][]map[string]bool
 	// byKey: a normalised spelling of a known name -> the rows (renamed
 	// rows are entered both ways).
 	byKey map[string][]Alias
@@ -84,7 +87,16 @@ func ParseAliases(text string) (*AliasTable, error) {
 
 func (t *AliasTable) add(a Alias) {
 	t.rows = append(t.rows, a)
-	t.spellings = append(t.spellings, spellings(a.Known))
+	sp := spellings(a.Known)
+	t.spellings = append(t.spellings, sp)
+	gs := make([]map[string]bool, len(sp))
+	for i, k := range sp {
+		gs[i] = map[string]bool{}
+		for _, g := range Trigrams(k) {
+			gs[i][g] = true
+		}
+	}
+	t.grams = append(t.grams, gs)
 	for _, k := range t.spellings[len(t.spellings)-1] {
 		t.byKey[k] = append(t.byKey[k], a)
 	}
@@ -124,13 +136,23 @@ func (t *AliasTable) KnownAs(kind lkv1.Kind, name string) []string {
 // (NameSimilarity at least minSim), with their similarity.
 func (t *AliasTable) Near(name string, minSim float64) map[*Alias]float64 {
 	q := NormalizeName(name)
+	qt := Trigrams(q)
 	out := map[*Alias]float64{}
 	for i := range t.rows {
 		a := &t.rows[i]
 		best := 0.0
-		for _, k := range t.spellings[i] {
+		for j, k := range t.spellings[i] {
 			if d := len(k) - len(q); float64(max(d, -d)) > (1-minSim)*float64(max(len(k), len(q))) {
 				continue // too different in length to be near
+			}
+			shared := 0
+			for _, g := range qt {
+				if t.grams[i][j][g] {
+					shared++
+				}
+			}
+			if 2*float64(shared)/float64(len(qt)+len(t.grams[i][j])) < SuggestDice {
+				continue // too few letters in common to be near
 			}
 			best = max(best, NameSimilarity(q, k))
 		}

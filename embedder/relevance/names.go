@@ -31,31 +31,68 @@ func Trigrams(s string) []string {
 }
 
 // TrigramIndex is what typo-tolerant name matching reads: the distinct
-// names having each trigram.
+// names, by ID, having each trigram.
 type TrigramIndex interface {
-	NamesWithTrigram(g string) []string
+	// NameIDs bounds the name IDs: they are below it.
+	NameIDs() int
+	NamesWithTrigram(g string) []uint32
+	NameOfID(id uint32) string
 }
 
 // NamesSharingTrigrams returns the names of ix whose trigrams overlap q's
 // with a Dice coefficient of at least minDice (and two trigrams at least):
 // the candidates for typo-tolerant name matching, sorted.
 func NamesSharingTrigrams(ix TrigramIndex, q string, minDice float64) []string {
-	qt := Trigrams(strings.ToLower(q))
-	counts := map[string]int{}
-	for _, g := range qt {
-		for _, n := range ix.NamesWithTrigram(g) {
-			counts[n]++
-		}
-	}
-	var out []string
-	for n, c := range counts {
-		// " name " has at most len(name) distinct trigrams.
-		if c >= 2 && 2*float64(c)/float64(len(qt)+len([]rune(n))) >= minDice {
-			out = append(out, n)
-		}
-	}
+	out := NamesByTrigrams(ix, q, minDice, ix.NameIDs())
 	sort.Strings(out)
 	return out
+}
+
+// NamesByTrigrams returns at most limit names of ix whose trigrams overlap
+// q's with a Dice coefficient of at least minDice (and two trigrams at
+// least), the largest overlap first (then by name): the few candidates
+// worth an edit distance.
+func NamesByTrigrams(ix TrigramIndex, q string, minDice float64, limit int) []string {
+	qt := Trigrams(strings.ToLower(q))
+	// Counts by name ID in a slice, not a map: this runs on every missed
+	// lookup over thousands of names.
+	counts := make([]uint16, ix.NameIDs())
+	var touched []uint32
+	for _, g := range qt {
+		for _, id := range ix.NamesWithTrigram(g) {
+			if counts[id] == 0 {
+				touched = append(touched, id)
+			}
+			counts[id]++
+		}
+	}
+	type scored struct {
+		name string
+		dice float64
+	}
+	var out []scored
+	for _, id := range touched {
+		c := counts[id]
+		if c < 2 {
+			continue
+		}
+		n := ix.NameOfID(id)
+		// " name " has at most len(name) distinct trigrams.
+		if d := 2 * float64(c) / float64(len(qt)+len([]rune(n))); d >= minDice {
+			out = append(out, scored{n, d})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].dice != out[j].dice {
+			return out[i].dice > out[j].dice
+		}
+		return out[i].name < out[j].name
+	})
+	names := make([]string, 0, min(limit, len(out)))
+	for _, x := range out[:min(limit, len(out))] {
+		names = append(names, x.name)
+	}
+	return names
 }
 
 // Typo tolerance: how close a near name must be.
@@ -66,8 +103,11 @@ const (
 	// suggestion: looser than search, since a suggestion is offered, never
 	// substituted.
 	MinSuggestSim = 0.5
-	// SuggestDice is the trigram overlap that makes a name a candidate.
-	SuggestDice = 0.25
+	// SuggestDice is the trigram overlap that makes a name a candidate,
+	// and SuggestCandidates how many of the most overlapping are compared
+	// by edit distance.
+	SuggestDice       = 0.25
+	SuggestCandidates = 48
 )
 
 // NormalizeName is a name as people type it reduced to what matters for

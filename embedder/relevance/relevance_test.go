@@ -40,11 +40,12 @@ type index struct {
 	lens   []int
 	total  int
 	vocab  []string
-	tgrams map[string][]string
+	tgrams map[string][]uint32
+	names  []string
 }
 
 func newIndex(docs ...string) *index {
-	ix := &index{terms: map[string][]relevance.Posting{}, tgrams: map[string][]string{}}
+	ix := &index{terms: map[string][]relevance.Posting{}, tgrams: map[string][]uint32{}}
 	for slot, d := range docs {
 		toks := relevance.Tokenize(d)
 		tf := map[string]int{}
@@ -58,8 +59,9 @@ func newIndex(docs ...string) *index {
 		ix.total += len(toks)
 		name := strings.ToLower(strings.SplitN(d, ":", 2)[0])
 		for _, g := range relevance.Trigrams(name) {
-			ix.tgrams[g] = append(ix.tgrams[g], name)
+			ix.tgrams[g] = append(ix.tgrams[g], uint32(len(ix.names)))
 		}
+		ix.names = append(ix.names, name)
 	}
 	for t := range ix.terms {
 		ix.vocab = append(ix.vocab, t)
@@ -73,7 +75,9 @@ func (ix *index) TotalLen() int                             { return ix.total }
 func (ix *index) TermPostings(t string) []relevance.Posting { return ix.terms[t] }
 func (ix *index) DocLen(slot uint32) int                    { return ix.lens[slot] }
 func (ix *index) Vocabulary() []string                      { return ix.vocab }
-func (ix *index) NamesWithTrigram(g string) []string        { return ix.tgrams[g] }
+func (ix *index) NamesWithTrigram(g string) []uint32        { return ix.tgrams[g] }
+func (ix *index) NameIDs() int                              { return len(ix.names) }
+func (ix *index) NameOfID(id uint32) string                 { return ix.names[id] }
 func (ix *index) scores(q string, cand relevance.Candidates) []float64 {
 	s := make([]float64, len(ix.lens))
 	relevance.BM25(ix, relevance.QueryTerms(q), cand, s)
@@ -295,5 +299,16 @@ func TestCorrectTerms(t *testing.T) {
 	// Known terms are never changed.
 	if got := relevance.CorrectTerms(ix, []string{"fire", "huge"}); !slices.Equal(got, []string{"fire", "huge"}) {
 		t.Errorf("CorrectTerms(known) = %q", got)
+	}
+}
+
+func TestNamesByTrigrams(t *testing.T) {
+	ix := newIndex("Ancient Red Dragon: x", "Adult Red Dragon: x", "Red Dragon Wyrmling: x", "Ancient Brass Dragon: x", "Goblin: x")
+	got := relevance.NamesByTrigrams(ix, "ancient red dragn", 0.25, 2)
+	if len(got) != 2 || got[0] != "ancient red dragon" {
+		t.Errorf("NamesByTrigrams(ancient red dragn, 2) = %q, want ancient red dragon first and two names", got)
+	}
+	if got := relevance.NamesByTrigrams(ix, "ancient red dragn", 0.25, 10); slices.Contains(got, "goblin") {
+		t.Errorf("NamesByTrigrams = %q, want no goblin", got)
 	}
 }
