@@ -61,7 +61,7 @@ func (f *Fetcher) Run(ctx context.Context) error {
 		case ctx.Err() != nil:
 			return ctx.Err()
 		case errors.Is(err, ErrLeaseHeld):
-			f.log.Info("open5e resync skipped: another run holds the lease", "lease", err, "retry", f.leaseRetry(err).Sub(time.Now()).Round(time.Second))
+			f.log.Info("open5e resync skipped: another run holds the lease", "lease", err, "retry", time.Until(f.leaseRetry(err)).Round(time.Second))
 		case err != nil:
 			f.log.Warn("open5e resync finished with errors", "err", err, "duration", sum.Duration)
 		default:
