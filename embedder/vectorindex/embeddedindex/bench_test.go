@@ -98,6 +98,22 @@ func BenchmarkSearch(b *testing.B) {
 					}
 				})
 			}
+			// The query service's semantic ranking: a score for every one
+			// of 6,000 candidates (the catalogue's size).
+			if n == 10_000 {
+				all := make([]string, 6000)
+				for i := range all {
+					all[i] = fmt.Sprintf("open5e_v2:srd:synthetic:%07d", i)
+				}
+				b.Run("ids6000-all", func(b *testing.B) {
+					for b.Loop() {
+						hits, err := x.Search(b.Context(), q, &vectorindex.Filter{IDs: all}, len(all))
+						if err != nil || len(hits) != len(all) {
+							b.Fatalf("Search = %d hits, %v", len(hits), err)
+						}
+					}
+				})
+			}
 		})
 	}
 }

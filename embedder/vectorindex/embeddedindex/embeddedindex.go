@@ -188,7 +188,19 @@ func (x *Index) Search(ctx context.Context, vector []float32, f *driver.Filter, 
 	defer x.mu.RUnlock()
 	h := topK{k: limit}
 	if f != nil && f.IDs != nil {
-		for _, j := range x.positions(f.IDs) {
+		rows := x.positions(f.IDs)
+		if limit >= len(rows) {
+			// Every match is kept (the query service scores all its
+			// candidates): one sort costs less than a heap of them all.
+			h.h = make([]scored, 0, len(rows))
+			for _, j := range rows {
+				if c == nil || c.matches(&x.payloads[j]) {
+					h.h = append(h.h, scored{j, dot(q, x.vecs[j*x.dims:(j+1)*x.dims])})
+				}
+			}
+			return h.sorted(x.ids), nil
+		}
+		for _, j := range rows {
 			if c != nil && !c.matches(&x.payloads[j]) {
 				continue
 			}
