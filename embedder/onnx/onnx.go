@@ -205,15 +205,10 @@ func Open(dir string, opts *Options) (*Model, error) {
 	if err := so.SetIntraOpNumThreads(threads); err != nil {
 		return nil, fmt.Errorf("open model %s: set threads: %w", name, err)
 	}
-	// Without ONNX Runtime's CPU arena, a batch's activations go back to
-	// the allocator when the run ends instead of staying reserved for the
-	// process's life: after the first load USE-lite holds 124 MB instead
-	// of 185 MB (peak 164 MB instead of 185 MB), for about 10% less
-	// embedding throughput (BenchmarkEmbed_throughput). The memory pattern
-	// planner stays on: without it the peak grows.
-	if err := so.SetCpuMemArena(false); err != nil {
-		return nil, fmt.Errorf("open model %s: disable the arena: %w", name, err)
-	}
+	// ONNX Runtime's CPU arena stays on: without it a short benchmark
+	// keeps less (124 MB instead of 185 MB after USE-lite's batches), but a
+	// node through its first load held more, 640 MB instead of 380 MB
+	// after a minute, as malloc kept the freed activations of every thread.
 	if err := so.SetInterOpNumThreads(1); err != nil {
 		return nil, fmt.Errorf("open model %s: set threads: %w", name, err)
 	}
