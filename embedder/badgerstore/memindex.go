@@ -34,6 +34,7 @@ type memIndex struct {
 	vectors   int
 	dirtyCols bool
 	vocab     []string // the terms, sorted, for prefix expansion
+	rvocab    []string // the terms spelt backwards, sorted, for suffix expansion
 	// values counts the entities holding each value of the fields a user
 	// picks from (creature types, environments, documents), for completion.
 	values map[string]map[string]int
@@ -258,6 +259,11 @@ func (m *memIndex) finish() {
 		m.vocab = append(m.vocab, t)
 	}
 	slices.Sort(m.vocab)
+	m.rvocab = m.rvocab[:0]
+	for _, t := range m.vocab {
+		m.rvocab = append(m.rvocab, relevance.Reverse(t))
+	}
+	slices.Sort(m.rvocab)
 	m.docsByName = map[string][]string{}
 	seen := map[string]bool{}
 	for _, s := range order {

@@ -211,6 +211,10 @@ func (v *View) DocLen(slot uint32) int { return v.m.slots[slot].docLen }
 // Vocabulary returns every BM25 term, sorted. Do not modify it.
 func (v *View) Vocabulary() []string { return v.m.vocab }
 
+// ReversedVocabulary returns every BM25 term spelt backwards, sorted. Do
+// not modify it.
+func (v *View) ReversedVocabulary() []string { return v.m.rvocab }
+
 // NameIDs bounds the IDs of distinct names: they are below it.
 func (v *View) NameIDs() int { return len(v.m.nameList) }
 

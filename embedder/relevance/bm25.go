@@ -16,7 +16,22 @@ const (
 	PrefixMin    = 5
 	PrefixMax    = 8
 	PrefixWeight = 0.5
+	// SuffixMin is the shortest query term that also matches the compound
+	// terms ending in it ("staff" -> "quarterstaff"), at SuffixWeight of
+	// its weight (measured: 0.5 lifts relevance-more.jsonl but costs
+	// relevance.jsonl; 0.2 keeps both).
+	SuffixMin    = 4
+	SuffixWeight = 0.2
 )
+
+// Reverse spells s backwards.
+func Reverse(s string) string {
+	r := []rune(s)
+	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {
+		r[i], r[j] = r[j], r[i]
+	}
+	return string(r)
+}
 
 // Posting is one document's occurrences of a term. Slot is the store's
 // ordinal for the document.
@@ -38,6 +53,9 @@ type Postings interface {
 	DocLen(slot uint32) int
 	// Vocabulary returns the indexed terms, sorted.
 	Vocabulary() []string
+	// ReversedVocabulary returns the indexed terms spelt backwards, sorted:
+	// the terms ending in a given suffix are a range of it.
+	ReversedVocabulary() []string
 }
 
 // Candidates is a set of slots.
@@ -83,6 +101,29 @@ func BM25(ix Postings, terms []string, cand Candidates, scores []float64) {
 				idf = min(idf, base)
 			}
 			idfs[w] = max(idfs[w], PrefixWeight*idf)
+		}
+	}
+	// Suffix expansion: the compounds a term ends ("staff" ->
+	// "quarterstaff", "wolf" -> "werewolf"), at a lower weight still.
+	rvocab := ix.ReversedVocabulary()
+	for _, t := range terms {
+		if len(t) < SuffixMin {
+			continue
+		}
+		base := idfs[t]
+		rt := Reverse(t)
+		i := sort.SearchStrings(rvocab, rt)
+		for k := 0; i < len(rvocab) && k < PrefixMax && strings.HasPrefix(rvocab[i], rt); i++ {
+			w := Reverse(rvocab[i])
+			if w == t {
+				continue
+			}
+			k++
+			idf := idfOf(w)
+			if base > 0 {
+				idf = min(idf, base)
+			}
+			idfs[w] = max(idfs[w], SuffixWeight*idf)
 		}
 	}
 	for t, idf := range idfs {

@@ -40,6 +40,7 @@ type index struct {
 	lens   []int
 	total  int
 	vocab  []string
+	rvocab []string
 	tgrams map[string][]uint32
 	names  []string
 }
@@ -67,6 +68,10 @@ func newIndex(docs ...string) *index {
 		ix.vocab = append(ix.vocab, t)
 	}
 	slices.Sort(ix.vocab)
+	for _, t := range ix.vocab {
+		ix.rvocab = append(ix.rvocab, relevance.Reverse(t))
+	}
+	slices.Sort(ix.rvocab)
 	return ix
 }
 
@@ -75,6 +80,7 @@ func (ix *index) TotalLen() int                             { return ix.total }
 func (ix *index) TermPostings(t string) []relevance.Posting { return ix.terms[t] }
 func (ix *index) DocLen(slot uint32) int                    { return ix.lens[slot] }
 func (ix *index) Vocabulary() []string                      { return ix.vocab }
+func (ix *index) ReversedVocabulary() []string              { return ix.rvocab }
 func (ix *index) NamesWithTrigram(g string) []uint32        { return ix.tgrams[g] }
 func (ix *index) NameIDs() int                              { return len(ix.names) }
 func (ix *index) NameOfID(id uint32) string                 { return ix.names[id] }
@@ -116,6 +122,11 @@ func TestBM25(t *testing.T) {
 	s = ix.scores("labyrinth", all{})
 	if s[3] <= 0 {
 		t.Errorf("labyrinth: %v, want the Labyrinth scored", s)
+	}
+	// A term meets the compounds it ends, at a lower weight.
+	ix2 := newIndex("Quarterstaff: simple melee weapon", "Staff of Power: a staff", "Club: simple")
+	if s := ix2.scores("wooden staff", all{}); s[0] <= 0 || s[1] <= s[0] {
+		t.Errorf("staff: quarterstaff %v, Staff of Power %v; want both, the exact word higher", s[0], s[1])
 	}
 	if s := ix.scores("nothing matches", all{}); slices.ContainsFunc(s, func(x float64) bool { return x != 0 }) {
 		t.Errorf("unmatched query scored %v", s)
