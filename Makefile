@@ -18,6 +18,7 @@ export LOREKEEPER_MODEL_DIR ?= $(MODEL_DIR)
 GOLANGCI_LINT_VERSION := v2.15.0
 TEST_TIMEOUT ?= 15m
 RUN_FLAGS   ?=
+BENCH_FLAGS ?=
 
 .PHONY: all run build test test-short bench proto lint tools tools-proto tools-test cc model clean help
 
@@ -38,8 +39,8 @@ run: model build ## Start LoreKeeper on the embedded default (data in ./data, ho
 test: tools-test model ## Every module's tests, with the race detector.
 	go test -race -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
 
-bench: model ## Benchmarks; they print their figures.
-	go test -run '^$$' -bench . -benchmem -timeout 30m $(PKGS)
+bench: model ## Benchmarks; they print their figures (BenchmarkRSS runs the binary through two full loads; BENCH_FLAGS=-short skips it).
+	go test -run '^$$' -bench . -benchmem -timeout 60m $(BENCH_FLAGS) $(PKGS)
 
 proto: tools-proto ## Regenerate the committed Go code from proto/.
 	cd proto && go generate ./...

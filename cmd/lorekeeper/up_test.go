@@ -107,7 +107,7 @@ func startTestStack(t *testing.T, cfg *upConfig) *upStack {
 }
 
 // streamMsgs is the number of messages on the ENTITIES stream.
-func streamMsgs(t *testing.T, url string) uint64 {
+func streamMsgs(t testing.TB, url string) uint64 {
 	t.Helper()
 	nc, err := nats.Connect(url)
 	if err != nil {
