@@ -40,13 +40,14 @@ func testModelDir(t testing.TB) string {
 
 // testUpConfig is `lorekeeper up` on dir with every listener on a free
 // loopback port and only the v2 spells synced (the whole catalogue is the
-// ingest and query tests' business; here it would only take longer).
-func testUpConfig(t *testing.T, dir string) *upConfig {
+// ingest and query tests' business; here it would only take longer);
+// extra flags come last.
+func testUpConfig(t *testing.T, dir string, extra ...string) *upConfig {
 	t.Helper()
 	var cfg upConfig
 	fs := newFlagSet("up", upUsage, io.Discard)
 	cfg.register(fs)
-	err := fs.parse([]string{
+	err := fs.parse(append([]string{
 		"--data-dir", dir,
 		"--nats-listen", "127.0.0.1:0",
 		"--metrics-addr", "127.0.0.1:0",
@@ -55,7 +56,7 @@ func testUpConfig(t *testing.T, dir string) *upConfig {
 		"--model-dir", testModelDir(t),
 		"--open5e-endpoints", "v2/spells",
 		"--orcbrew-dir", filepath.Join(dir, "orcbrew"),
-	})
+	}, extra...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,15 +130,26 @@ func streamMsgs(t testing.TB, url string) uint64 {
 	return info.State.Msgs
 }
 
-// metric reads one unlabelled sample (or the sum over labels) from /metrics.
+// metric reads one unlabelled sample (or the sum over labels) from
+// /metrics; a metric that is not exposed fails the test, so that a
+// misspelt name cannot pass for zero.
 func metric(t *testing.T, addr, name string) float64 {
+	t.Helper()
+	sum, found := scrape(t, addr, name)
+	if !found {
+		t.Fatalf("%s is not among the metrics at %s", name, addr)
+	}
+	return sum
+}
+
+// scrape is the sum of name's samples at addr, and whether there are any.
+func scrape(t *testing.T, addr, name string) (sum float64, found bool) {
 	t.Helper()
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var sum float64
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -150,8 +162,12 @@ func metric(t *testing.T, addr, name string) float64 {
 			t.Fatalf("metric line %q: %v", line, err)
 		}
 		sum += v
+		found = true
 	}
-	return sum
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return sum, found
 }
 
 // callLookupSpell calls lookup_spell(name=fireball) and returns the results.
@@ -280,21 +296,36 @@ func TestUp_RestartRepublishesNothing(t *testing.T) {
 	if before < 1600 {
 		t.Fatalf("%d messages on the stream after the first start, want the v2 spells (1637)", before)
 	}
+	if got := metric(t, first.metricsAddr, "lorekeeper_ingest_entities_published_total"); got < 1600 {
+		t.Fatalf("the first start published %v entities by its metric, want the v2 spells (1637)", got)
+	}
 	if err := first.close(); err != nil {
 		t.Fatal(err)
 	}
 
-	second := startTestStack(t, testUpConfig(t, dir))
-	// The consumer has caught up (startTestStack waits for it); give the
-	// ingest role the same chance to publish something, were it to.
-	time.Sleep(2 * time.Second)
+	// A resync interval of a second makes the restarted node resync at
+	// once (the last run is older), so that it has the chance to publish
+	// something, were it to.
+	second := startTestStack(t, testUpConfig(t, dir, "--resync-interval", "1s"))
+	deadline := time.Now().Add(2 * time.Minute)
+	for metric(t, second.metricsAddr, "lorekeeper_ingest_resync_duration_seconds_count") < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the restarted node ran no resync in 2 minutes")
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 	if after := streamMsgs(t, second.natsURL); after != before {
 		t.Errorf("stream holds %d messages after a restart, want %d as before", after, before)
 	}
-	for _, m := range []string{"lorekeeper_embedder_messages_total", "lorekeeper_embedder_embedded_texts_total", "lorekeeper_ingest_entities_published_total"} {
+	for _, m := range []string{"lorekeeper_embedder_messages_total", "lorekeeper_embedder_embedded_texts_total"} {
 		if got := metric(t, second.metricsAddr, m); got != 0 {
 			t.Errorf("%s = %v after a restart, want 0", m, got)
 		}
+	}
+	// Labelled by kind and document, the ingest counter has no series until
+	// something is published; the first start showed that its name is right.
+	if got, _ := scrape(t, second.metricsAddr, "lorekeeper_ingest_entities_published_total"); got != 0 {
+		t.Errorf("lorekeeper_ingest_entities_published_total = %v after a restart and a resync, want 0", got)
 	}
 	conn, client, err := dialQuery(second.grpcAddr, nil)
 	if err != nil {

@@ -3,7 +3,9 @@ package badgerstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"lorekeeper.dev/embedder/badgerstore"
@@ -328,5 +330,51 @@ func TestStore_OptionsModelAndReady(t *testing.T) {
 	}
 	if err := s.Apply(ctx, []badgerstore.Write{{DeleteKey: "x"}}); !errors.Is(err, badgerstore.ErrClosed) {
 		t.Errorf("Apply after Close: %v, want ErrClosed", err)
+	}
+}
+
+// TestStore_ApplySplitsATooBigTransaction: one Apply of more than a Badger
+// transaction holds (about 2.4 MB with the store's 16 MiB memtables; this
+// batch is over 10 MB) commits in several transactions, and everything is
+// stored, durably, once.
+func TestStore_ApplySplitsATooBigTransaction(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, newIndex(t))
+	const n = 1200
+	text := strings.Repeat("A bolt of fire streaks to a point you choose and blossoms. ", 150) // ~9 KB
+	writes := make([]badgerstore.Write, n)
+	for i := range writes {
+		e := spell(fmt.Sprintf("big-%04d", i), fmt.Sprintf("Big Spell %04d", i), int32(i%10), "evocation", fmt.Sprintf("h%d", i))
+		e.Description = text
+		writes[i] = badgerstore.Write{Entity: e, Vector: []float32{1, float32(i), 0}}
+	}
+	if err := s.Apply(context.Background(), writes); err != nil {
+		t.Fatalf("Apply of %d large entities: %v", n, err)
+	}
+	if st := s.Stats(); st.Entities != n || st.Vectors != n {
+		t.Fatalf("stats: %d entities, %d vectors; want %d of each", st.Entities, st.Vectors, n)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	s = openStore(t, dir, newIndex(t))
+	if st := s.Stats(); st.Entities != n || st.Vectors != n {
+		t.Fatalf("after reopening: %d entities, %d vectors; want %d of each", st.Entities, st.Vectors, n)
+	}
+	err := s.View(context.Background(), func(v *badgerstore.View) error {
+		for _, w := range writes {
+			e, err := v.EntityByKey(w.Entity.GetKey())
+			if err != nil {
+				return fmt.Errorf("%s: %w", w.Entity.GetKey(), err)
+			}
+			if e.GetDescription() != text || e.GetContentHash() != w.Entity.GetContentHash() {
+				return fmt.Errorf("%s came back changed", w.Entity.GetKey())
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -35,6 +35,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
+// start exports model's counters at zero, so that "nothing embedded yet"
+// is a zero a dashboard or a test can read rather than a missing series.
+func (m *Metrics) start(model string) {
+	if m == nil {
+		return
+	}
+	m.texts.WithLabelValues(model)
+	m.tokens.WithLabelValues(model)
+}
+
 func (m *Metrics) observe(model string, texts, tokens int, d time.Duration) {
 	if m == nil {
 		return

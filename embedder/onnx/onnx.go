@@ -171,6 +171,7 @@ func Open(dir string, opts *Options) (*Model, error) {
 		return nil, fmt.Errorf("open model %s: read %s: %w", name, modelPath, err)
 	}
 	m := &Model{spec: spec, encode: encode, batchSize: batch, metrics: opts.Metrics}
+	opts.Metrics.start(spec.Name)
 	for _, in := range ins {
 		switch in.Name {
 		case "input_ids", "attention_mask", "token_type_ids":
