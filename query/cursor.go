@@ -80,9 +80,9 @@ func decodeCursor(s, query string) (*cursor, error) {
 
 // requestHash identifies a request for its cursors: the request with its
 // cursor and limit cleared (a later page may ask for a different limit).
-func requestHash(req proto.Message, clear func(proto.Message)) string {
+func requestHash(req proto.Message, strip func(proto.Message)) string {
 	c := proto.Clone(req)
-	clear(c)
+	strip(c)
 	b, _ := proto.MarshalOptions{Deterministic: true}.Marshal(c)
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(req.ProtoReflect().Descriptor().FullName()))

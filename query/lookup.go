@@ -127,12 +127,12 @@ func (s *Service) LookupSpells(ctx context.Context, req *lkv1.LookupSpellsReques
 	})
 	if levels := req.GetLevels(); len(levels) > 0 {
 		p.add(func(v *badgerstore.View, set *badgerstore.Set) {
-			var any badgerstore.Set
+			var atLevel badgerstore.Set
 			for _, l := range levels {
 				x := float64(l)
-				any.Or(v.Range(badgerstore.FieldLevel, &x, &x))
+				atLevel.Or(v.Range(badgerstore.FieldLevel, &x, &x))
 			}
-			set.And(any)
+			set.And(atLevel)
 		})
 	}
 	p.add(lr,

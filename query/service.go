@@ -141,12 +141,12 @@ func NewService(store *badgerstore.Store, emb Embedder, opts *Options) *Service 
 	return &Service{store: store, emb: emb, opts: o, log: o.Logger, cache: newVectorCache(o.QueryCache), snaps: newSnapshots()}
 }
 
-func checkText(field, s string, max int) error {
+func checkText(field, s string, limit int) error {
 	if !utf8.ValidString(s) {
 		return invalid(field, "not valid UTF-8")
 	}
-	if n := utf8.RuneCountInString(s); n > max {
-		return invalid(field, "%d characters, at most %d allowed", n, max)
+	if n := utf8.RuneCountInString(s); n > limit {
+		return invalid(field, "%d characters, at most %d allowed", n, limit)
 	}
 	return nil
 }

@@ -56,15 +56,15 @@ func (v *View) Postings(field string, values ...string) Set {
 
 // Range returns the slots whose number field lies in [min, max]; a nil
 // bound is open. Entities without the field are not in it.
-func (v *View) Range(field string, min, max *float64) Set {
+func (v *View) Range(field string, from, to *float64) Set {
 	out := newSet(len(v.m.slots))
 	col := v.m.columns[field]
 	lo := 0
-	if min != nil {
-		lo = sort.Search(len(col), func(i int) bool { return col[i].v >= *min })
+	if from != nil {
+		lo = sort.Search(len(col), func(i int) bool { return col[i].v >= *from })
 	}
 	for i := lo; i < len(col); i++ {
-		if max != nil && col[i].v > *max {
+		if to != nil && col[i].v > *to {
 			break
 		}
 		out.add(col[i].slot)

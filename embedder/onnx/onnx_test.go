@@ -230,7 +230,7 @@ func TestModel_Info(t *testing.T) {
 }
 
 func TestOpen_missing(t *testing.T) {
-	real := modelDir(t)
+	installed := modelDir(t)
 	empty := t.TempDir()
 	tests := []struct {
 		name     string
@@ -240,7 +240,7 @@ func TestOpen_missing(t *testing.T) {
 	}{
 		{"no use-lite", empty, nil, "lorekeeper model fetch"},
 		{"no minilm", empty, &onnx.Options{Model: "minilm-l6-v2"}, "lorekeeper model pull minilm-l6-v2"},
-		{"no library", real, &onnx.Options{LibraryPath: filepath.Join(empty, "libonnxruntime.so.1")}, "lorekeeper model fetch"},
+		{"no library", installed, &onnx.Options{LibraryPath: filepath.Join(empty, "libonnxruntime.so.1")}, "lorekeeper model fetch"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -257,7 +257,7 @@ func TestOpen_missing(t *testing.T) {
 			}
 		})
 	}
-	if _, err := onnx.Open(real, &onnx.Options{Model: "gpt-17"}); !errors.Is(err, modelfile.ErrUnknownModel) {
+	if _, err := onnx.Open(installed, &onnx.Options{Model: "gpt-17"}); !errors.Is(err, modelfile.ErrUnknownModel) {
 		t.Errorf("unknown model: err = %v, want ErrUnknownModel", err)
 	}
 }

@@ -59,7 +59,7 @@ func Put(ctx context.Context, js jetstream.JetStream, name string, r io.Reader, 
 	return put(ctx, js, jetstream.ObjectMeta{Name: name}, r, opts.maxSize())
 }
 
-func put(ctx context.Context, js jetstream.JetStream, meta jetstream.ObjectMeta, r io.Reader, max int64) (*jetstream.ObjectInfo, error) {
+func put(ctx context.Context, js jetstream.JetStream, meta jetstream.ObjectMeta, r io.Reader, limit int64) (*jetstream.ObjectInfo, error) {
 	if strings.TrimSpace(meta.Name) == "" {
 		return nil, errors.New("put orcbrew object: empty name")
 	}
@@ -67,7 +67,7 @@ func put(ctx context.Context, js jetstream.JetStream, meta jetstream.ObjectMeta,
 	if err != nil {
 		return nil, fmt.Errorf("open object store %s: %w", ingest.OrcBrewBucket, err)
 	}
-	info, err := obs.Put(ctx, meta, &limitReader{r: r, name: meta.Name, max: max})
+	info, err := obs.Put(ctx, meta, &limitReader{r: r, name: meta.Name, max: limit})
 	if err != nil {
 		return nil, fmt.Errorf("put %s: %w", meta.Name, err)
 	}
@@ -87,8 +87,8 @@ func PutFile(ctx context.Context, js jetstream.JetStream, path string, opts *Put
 	if err != nil {
 		return "", fmt.Errorf("put orcbrew file: %w", err)
 	}
-	if max := opts.maxSize(); st.Size() > max {
-		return "", fmt.Errorf("put orcbrew file: %w", tooLarge(path, st.Size(), max, false))
+	if limit := opts.maxSize(); st.Size() > limit {
+		return "", fmt.Errorf("put orcbrew file: %w", tooLarge(path, st.Size(), limit, false))
 	}
 	name := filepath.Base(path)
 	if _, err := Put(ctx, js, name, f, opts); err != nil {

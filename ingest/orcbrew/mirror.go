@@ -190,13 +190,13 @@ func fileDigest(path string) (string, error) {
 	return "SHA-256=" + base64.URLEncoding.EncodeToString(h.Sum(nil)), nil
 }
 
-func putFile(ctx context.Context, js jetstream.JetStream, path string, meta jetstream.ObjectMeta, max int64) error {
+func putFile(ctx context.Context, js jetstream.JetStream, path string, meta jetstream.ObjectMeta, limit int64) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
 	defer f.Close()
-	_, err = put(ctx, js, meta, f, max)
+	_, err = put(ctx, js, meta, f, limit)
 	return err
 }
 

@@ -32,12 +32,12 @@ func (o *PutOptions) maxSize() int64 {
 
 // tooLarge is the error for an object of size bytes (at least size, when
 // it was cut off while reading) over max.
-func tooLarge(name string, size, max int64, atLeast bool) error {
+func tooLarge(name string, size, limit int64, atLeast bool) error {
 	more := ""
 	if atLeast {
 		more = "more than "
 	}
-	return fmt.Errorf("%w: %s is %s%s, over the limit of %d bytes (%s)", ErrTooLarge, name, more, byteSize(size), max, byteSize(max))
+	return fmt.Errorf("%w: %s is %s%s, over the limit of %d bytes (%s)", ErrTooLarge, name, more, byteSize(size), limit, byteSize(limit))
 }
 
 // byteSize says n in the unit people read: "52.4 MB (52428800 bytes)".

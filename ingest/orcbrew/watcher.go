@@ -176,10 +176,10 @@ func (w *Watcher) sync(ctx context.Context, obs jetstream.ObjectStore, kv jetstr
 	now := time.Now()
 	st := &lkv1.ImportState{Object: name, Digest: info.Digest, ImportedAt: timestamppb.New(now)}
 	var data []byte
-	if max := w.parse.MaxSize; info.Size > uint64(max) {
-		err = fmt.Errorf("%w: object is %d bytes, over the limit of %d", edn.ErrTooLarge, info.Size, max)
+	if limit := w.parse.MaxSize; info.Size > uint64(limit) {
+		err = fmt.Errorf("%w: object is %d bytes, over the limit of %d", edn.ErrTooLarge, info.Size, limit)
 	} else {
-		data, err = readObject(ctx, obs, name, info.Size, max)
+		data, err = readObject(ctx, obs, name, info.Size, limit)
 		switch {
 		case errors.Is(err, ErrTooLarge):
 			// It grew since info: the status says so, like any bad file.
@@ -361,14 +361,14 @@ func capWarnings(ws []string, n int) []string {
 // readObject reads an object into one buffer of its size: the parser
 // takes the bytes whole, so this is the only copy (a growing buffer would
 // hold up to two). More than max bytes is ErrTooLarge.
-func readObject(ctx context.Context, obs jetstream.ObjectStore, name string, size uint64, max int64) ([]byte, error) {
+func readObject(ctx context.Context, obs jetstream.ObjectStore, name string, size uint64, limit int64) ([]byte, error) {
 	r, err := obs.Get(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	buf := bytes.NewBuffer(make([]byte, 0, min(int64(size), max)+1))
-	if _, err := buf.ReadFrom(&limitReader{r: r, name: name, max: max}); err != nil {
+	buf := bytes.NewBuffer(make([]byte, 0, min(int64(size), limit)+1))
+	if _, err := buf.ReadFrom(&limitReader{r: r, name: name, max: limit}); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
