@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -36,12 +37,15 @@ type roleProcess struct {
 	expect []string
 	waits  *waits
 	close  func()
+
+	shutdownTimeout time.Duration
 }
 
 func (p *roleProcess) register(fs *flagSet, metricsAddr string) {
 	p.nats.register(fs)
 	p.log.register(fs)
 	fs.String(&p.metrics, "metrics-addr", metricsAddr, "address of /metrics, /healthz and /readyz")
+	registerShutdownTimeout(fs, &p.shutdownTimeout)
 	registerPprof(fs, &p.pprof)
 }
 
@@ -121,21 +125,26 @@ over it. Run one per replica, each with its own --data-dir and --consumer.`, std
 	if err := p.start(ctx, "node", stderr); err != nil {
 		return err
 	}
-	defer p.close()
-	if err := ensureModel(ctx, node.modelDir, stderr, p.logger); err != nil {
-		return err
+	sup := newSupervisor(ctx, p.logger)
+	var cl closers
+	cl.push(func(context.Context) error { p.close(); return nil })
+	err = func() error {
+		if err := ensureModel(ctx, node.modelDir, stderr, p.logger); err != nil {
+			return err
+		}
+		node.replicas = p.nats.replicas
+		n, err := startNode(sup.Context(), sup, p.js, filepath.Join(dataDir, "badger"), &node, p.reg, p.ready, p.logger)
+		if err != nil {
+			return err
+		}
+		cl.push(n.close)
+		return lock.setGRPCAddr(n.grpcAddr)
+	}()
+	if err == nil {
+		<-sup.Context().Done()
+		p.logger.Info("shutting down")
 	}
-	node.replicas = p.nats.replicas
-	n, err := startNode(ctx, p.js, filepath.Join(dataDir, "badger"), &node, p.reg, p.ready, p.logger)
-	if err != nil {
-		return err
-	}
-	if err := lock.setGRPCAddr(n.grpcAddr); err != nil {
-		return err
-	}
-	<-ctx.Done()
-	p.logger.Info("shutting down")
-	return n.close(context.Background())
+	return errors.Join(err, sup.Shutdown(&cl, p.shutdownTimeout))
 }
 
 func runIngest(ctx context.Context, args []string, stderr io.Writer) error {
@@ -154,14 +163,16 @@ two resyncs from running at once.`, stderr)
 	if err := p.start(ctx, "ingest", stderr); err != nil {
 		return err
 	}
-	defer p.close()
-	ri, err := startIngest(ctx, p.js, &ing, p.reg, p.logger)
-	if err != nil {
-		return err
+	sup := newSupervisor(ctx, p.logger)
+	var cl closers
+	cl.push(func(context.Context) error { p.close(); return nil })
+	ri, err := startIngest(sup.Context(), sup, p.js, &ing, p.reg, p.logger)
+	if err == nil {
+		cl.push(ri.close)
+		<-sup.Context().Done()
+		p.logger.Info("shutting down")
 	}
-	<-ctx.Done()
-	p.logger.Info("shutting down")
-	return ri.close(context.Background())
+	return errors.Join(err, sup.Shutdown(&cl, p.shutdownTimeout))
 }
 
 func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -180,9 +191,11 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 	var httpMode bool
 	var metricsAddr string
 	var withPprof bool
+	var shutdownTimeout time.Duration
 	cf.register(fs)
 	mf.register(fs)
 	lf.register(fs)
+	registerShutdownTimeout(fs, &shutdownTimeout)
 	fs.Bool(&httpMode, "http", false, "serve streamable HTTP on --mcp-addr instead of stdio")
 	var standalone bool
 	fs.Bool(&standalone, "standalone", false, "run all of LoreKeeper in this process, MCP on stdio: the desktop setup (lorekeeper mcp --standalone --help)")
@@ -202,20 +215,23 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 			return err
 		}
 		ready.expect("mcp")
+		sup := newSupervisor(ctx, log)
+		var cl closers
 		if metricsAddr != "" {
 			ops, err := startOps(metricsAddr, withPprof, reg, ready, log)
 			if err != nil {
 				return err
 			}
-			defer func() { _ = ops.close(context.Background()) }()
+			cl.push(ops.close)
 		}
-		m, err := startMCPHTTP(ctx, cf.addr, &cf.tls, &mf, reg, ready, log)
-		if err != nil {
-			return err
+		m, err := startMCPHTTP(sup.Context(), sup, cf.addr, &cf.tls, &mf, reg, ready, log)
+		if err == nil {
+			cl.push(m.close)
+			fmt.Fprintf(stderr, "MCP (streamable HTTP): %s\n", m.url)
+			<-sup.Context().Done()
+			log.Info("shutting down")
 		}
-		fmt.Fprintf(stderr, "MCP (streamable HTTP): %s\n", m.url)
-		<-ctx.Done()
-		return m.close(context.Background())
+		return errors.Join(err, sup.Shutdown(&cl, shutdownTimeout))
 	}
 	conn, client, err := dialQuery(cf.addr, &cf.tls)
 	if err != nil {

@@ -91,7 +91,7 @@ type runningNode struct {
 
 // startNode opens the node's replica of the catalogue (embedder/replica),
 // runs its consumer, and serves the query service over it.
-func startNode(ctx context.Context, js jetstream.JetStream, badgerDir string, cfg *nodeFlags, reg prometheus.Registerer, ready *readiness, log *slog.Logger) (_ *runningNode, err error) {
+func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, badgerDir string, cfg *nodeFlags, reg prometheus.Registerer, ready *readiness, log *slog.Logger) (_ *runningNode, err error) {
 	var cl closers
 	defer func() {
 		if err != nil {
@@ -135,11 +135,22 @@ func startNode(ctx context.Context, js jetstream.JetStream, badgerDir string, cf
 	cl.push(rep.Close)
 
 	runCtx, stopReplica := context.WithCancel(ctx)
-	runDone := make(chan error, 1)
-	go func() { runDone <- rep.Run(runCtx) }()
+	runDone := make(chan struct{})
+	sup.Go("embedder consumer", func() error {
+		defer close(runDone)
+		return rep.Run(runCtx)
+	})
 	// Stop the consumer before the store closes: Run returns only after
 	// its batch in flight is stored and acknowledged.
-	cl.push(func(context.Context) error { stopReplica(); return <-runDone })
+	cl.push(func(ctx context.Context) error {
+		stopReplica()
+		select {
+		case <-runDone:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("embedder consumer: %w", ctx.Err())
+		}
+	})
 
 	qm := query.NewMetrics(reg)
 	svc := query.NewService(rep.Store(), rep.Model(), &query.Options{
@@ -162,11 +173,7 @@ func startNode(ctx context.Context, js jetstream.JetStream, badgerDir string, cf
 		return nil, fmt.Errorf("gRPC listener on %s: %w (set --grpc-addr)", cfg.grpcAddr, err)
 	}
 	var grpcServing serving
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-			log.Error("gRPC server stopped", "err", err)
-		}
-	}()
+	sup.Go("gRPC query service", func() error { return srv.Serve(ln) })
 	grpcServing.set(true)
 	cl.push(func(ctx context.Context) error {
 		grpcServing.set(false)
@@ -242,7 +249,7 @@ func open5eBase(u string) (string, func(), error) {
 	}
 }
 
-func startIngest(ctx context.Context, js jetstream.JetStream, cfg *ingestFlags, reg prometheus.Registerer, log *slog.Logger) (*runningIngest, error) {
+func startIngest(ctx context.Context, sup *supervisor, js jetstream.JetStream, cfg *ingestFlags, reg prometheus.Registerer, log *slog.Logger) (*runningIngest, error) {
 	endpoints, err := cfg.selectedEndpoints()
 	if err != nil {
 		return nil, err
@@ -264,34 +271,43 @@ func startIngest(ctx context.Context, js jetstream.JetStream, cfg *ingestFlags, 
 	}
 	watcher := orcbrew.NewWatcher(js, &orcbrew.Options{MaxSize: cfg.orcbrewMax, Logger: log, Metrics: orcbrew.NewMetrics(reg)})
 
+	var dir string
+	if cfg.orcbrewDir != "" {
+		if err := os.MkdirAll(cfg.orcbrewDir, 0o755); err != nil {
+			stopSnapshot()
+			return nil, fmt.Errorf("--orcbrew-dir: %w", err)
+		}
+		dir, _ = filepath.Abs(cfg.orcbrewDir)
+	}
+
 	runCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	goRun := func(name string, f func(context.Context) error) {
-		wg.Go(func() {
-			if err := f(runCtx); err != nil && runCtx.Err() == nil {
-				log.Error(name+" stopped", "err", err)
-			}
+		wg.Add(1)
+		sup.Go(name, func() error {
+			defer wg.Done()
+			return f(runCtx)
 		})
 	}
 	goRun("open5e resync", fetcher.Run)
 	goRun("orcbrew watcher", watcher.Run)
-	if cfg.orcbrewDir != "" {
-		if err := os.MkdirAll(cfg.orcbrewDir, 0o755); err != nil {
-			stop()
-			stopSnapshot()
-			return nil, fmt.Errorf("--orcbrew-dir: %w", err)
-		}
-		dir, _ := filepath.Abs(cfg.orcbrewDir)
+	if dir != "" {
 		log.Info("mirroring OrcBrew folder into the bucket", "dir", dir)
 		goRun("orcbrew folder mirror", func(ctx context.Context) error {
 			return orcbrew.MirrorDir(ctx, js, dir, &orcbrew.MirrorOptions{MaxSize: cfg.orcbrewMax, Logger: log})
 		})
 	}
-	return &runningIngest{fetcher: fetcher, close: func(context.Context) error {
+	return &runningIngest{fetcher: fetcher, close: func(ctx context.Context) error {
 		stop()
-		wg.Wait()
-		stopSnapshot()
-		return nil
+		defer stopSnapshot()
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("ingest: %w", ctx.Err())
+		}
 	}}, nil
 }
 
@@ -376,7 +392,7 @@ func dialQuery(addr string, tlsFlags *clientTLSFlags) (*grpc.ClientConn, lkv1.Qu
 
 // startMCPHTTP serves MCP over streamable HTTP; ready (may be nil) gets
 // its "mcp" check.
-func startMCPHTTP(ctx context.Context, grpcAddr string, tlsFlags *clientTLSFlags, cfg *mcpHTTPFlags, reg prometheus.Registerer, ready *readiness, log *slog.Logger) (*runningMCP, error) {
+func startMCPHTTP(ctx context.Context, sup *supervisor, grpcAddr string, tlsFlags *clientTLSFlags, cfg *mcpHTTPFlags, reg prometheus.Registerer, ready *readiness, log *slog.Logger) (*runningMCP, error) {
 	token, err := cfg.bearer()
 	if err != nil {
 		return nil, err
@@ -409,11 +425,12 @@ func startMCPHTTP(ctx context.Context, grpcAddr string, tlsFlags *clientTLSFlags
 	// waits for those streams until its deadline.
 	hs.RegisterOnShutdown(srv.CloseSessions)
 	var mcpServing serving
-	go func() {
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("MCP HTTP server stopped", "err", err)
+	sup.Go("MCP HTTP server", func() error {
+		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			return err
 		}
-	}()
+		return nil
+	})
 	mcpServing.set(true)
 	if ready != nil {
 		ready.add("mcp", mcpServing.check)

@@ -177,7 +177,11 @@ func runStandalone(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		if err == nil {
 			nodeUp.open(st.grpcAddr)
 			st.watchLoad(runCtx, client, tell, notice)
-			<-runCtx.Done()
+			<-st.sup.Context().Done()
+			if runCtx.Err() == nil {
+				// A role failed: stop, and say why.
+				err = context.Cause(st.sup.Context())
+			}
 		}
 		stackDone <- err
 	}()
@@ -253,17 +257,17 @@ func runShared(ctx context.Context, dir string, stdin io.Reader, stdout io.Write
 type standaloneStack struct {
 	grpcAddr string
 	js       jetstream.JetStream
+	sup      *supervisor
 	closers  closers
 }
 
 func (s *standaloneStack) close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return s.closers.close(ctx)
+	return s.sup.Shutdown(&s.closers, defaultShutdownTimeout)
 }
 
 func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock, stderr io.Writer, log *slog.Logger, tell *sessionLog) (_ *standaloneStack, err error) {
-	st := &standaloneStack{}
+	st := &standaloneStack{sup: newSupervisor(ctx, log)}
+	ctx = st.sup.Context()
 	defer func() {
 		if err != nil {
 			if cerr := st.close(); cerr != nil {
@@ -294,7 +298,7 @@ func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock,
 		return nil, err
 	}
 	reg := newRegistry()
-	node, err := startNode(ctx, st.js, filepath.Join(cfg.dataDir, "badger"), &cfg.node, reg, &readiness{}, log)
+	node, err := startNode(ctx, st.sup, st.js, filepath.Join(cfg.dataDir, "badger"), &cfg.node, reg, &readiness{}, log)
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +312,7 @@ func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock,
 	host, _ := os.Hostname()
 	absData, _ := filepath.Abs(cfg.dataDir)
 	cfg.ingest.node = host + ":" + absData
-	ing, err := startIngest(ctx, st.js, &cfg.ingest, reg, log)
+	ing, err := startIngest(ctx, st.sup, st.js, &cfg.ingest, reg, log)
 	if err != nil {
 		return nil, err
 	}

@@ -21,10 +21,12 @@ type upConfig struct {
 	natsListen  string
 	metricsAddr string
 	pprof       bool
-	log         logFlags
-	node        nodeFlags
-	ingest      ingestFlags
-	mcp         mcpHTTPFlags
+	// shutdownTimeout bounds the graceful stop of every role together.
+	shutdownTimeout time.Duration
+	log             logFlags
+	node            nodeFlags
+	ingest          ingestFlags
+	mcp             mcpHTTPFlags
 	// grpcClient is how the MCP role reaches the query service when it
 	// serves TLS.
 	grpcClient clientTLSFlags
@@ -46,6 +48,7 @@ func (c *upConfig) register(fs *flagSet) {
 	fs.String(&c.natsListen, "nats-listen", "127.0.0.1:4222", "the embedded NATS server's address (port 0: any free port)")
 	fs.String(&c.metricsAddr, "metrics-addr", "127.0.0.1:7410", "address of /metrics, /healthz and /readyz")
 	registerPprof(fs, &c.pprof)
+	registerShutdownTimeout(fs, &c.shutdownTimeout)
 	c.log.register(fs)
 	c.node.register(fs)
 	c.ingest.register(fs)
@@ -78,7 +81,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "LoreKeeper is ready.\n  MCP (streamable HTTP): %s\n  gRPC query service:   %s\n  NATS:                 %s\n  metrics and health:   http://%s/metrics\n  data:                 %s\nStop with Ctrl-C.\n",
 		st.mcpURL, st.grpcAddr, st.natsURL, st.metricsAddr, cfg.dataDir)
-	<-ctx.Done()
+	<-st.sup.Context().Done()
 	log.Info("shutting down")
 	return st.close()
 }
@@ -89,22 +92,26 @@ type upStack struct {
 
 	natsURL, grpcAddr, mcpURL, metricsAddr string
 
-	closers closers
+	sup             *supervisor
+	shutdownTimeout time.Duration
+	closers         closers
 }
 
 func (s *upStack) onClose(f func(context.Context) error) { s.closers.push(f) }
 
-// close stops everything in reverse order of starting.
+// close stops everything in reverse order of starting, within the
+// shutdown timeout. It returns the error of a role that failed, if one did.
 func (s *upStack) close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	return s.closers.close(ctx)
+	return s.sup.Shutdown(&s.closers, s.shutdownTimeout)
 }
 
 // startUp starts every role. On error, whatever was started is closed.
 // The roles stop when ctx is done or close is called.
 func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, err error) {
-	st := &upStack{log: log}
+	// Roles run under the supervisor's context: it ends on a signal or
+	// when a role fails; close stops them in order either way.
+	st := &upStack{log: log, sup: newSupervisor(ctx, log), shutdownTimeout: cfg.shutdownTimeout}
+	runCtx := st.sup.Context()
 	defer func() {
 		if err != nil {
 			if cerr := st.close(); cerr != nil {
@@ -112,14 +119,6 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 			}
 		}
 	}()
-	// Roles run under their own context so close can stop them in order
-	// even when the caller's ctx is still live (tests).
-	runCtx, stopRoles := context.WithCancel(context.WithoutCancel(ctx))
-	go func() {
-		<-ctx.Done()
-		stopRoles()
-	}()
-	st.onClose(func(context.Context) error { stopRoles(); return nil })
 
 	lock, err := ownDataDir(cfg.dataDir, "up")
 	if err != nil {
@@ -163,7 +162,7 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 	st.onClose(ops.close)
 	st.metricsAddr = ops.addr()
 
-	node, err := startNode(runCtx, js, filepath.Join(cfg.dataDir, "badger"), &cfg.node, reg, ready, log)
+	node, err := startNode(runCtx, st.sup, js, filepath.Join(cfg.dataDir, "badger"), &cfg.node, reg, ready, log)
 	if err != nil {
 		return nil, err
 	}
@@ -178,14 +177,14 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 	host, _ := os.Hostname()
 	absData, _ := filepath.Abs(cfg.dataDir)
 	cfg.ingest.node = host + ":" + absData
-	ing, err := startIngest(runCtx, js, &cfg.ingest, reg, log)
+	ing, err := startIngest(runCtx, st.sup, js, &cfg.ingest, reg, log)
 	if err != nil {
 		return nil, err
 	}
 	st.onClose(ing.close)
 	ready.add("catalogue", (&catalogueCheck{js: js, fetcher: ing.fetcher, durable: cfg.node.durable}).check)
 
-	mcp, err := startMCPHTTP(runCtx, st.grpcAddr, &cfg.grpcClient, &cfg.mcp, reg, ready, log)
+	mcp, err := startMCPHTTP(runCtx, st.sup, st.grpcAddr, &cfg.grpcClient, &cfg.mcp, reg, ready, log)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"lorekeeper.dev/embedder/natsconsume"
+	"lorekeeper.dev/ingest/open5e"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// upProcess is `lorekeeper up` running as a subprocess on fixed loopback
+// ports, so that a restart finds it where it was.
+type upProcess struct {
+	bin, dir                    string
+	natsAddr, grpcAddr, mcpAddr string
+	cmd                         *exec.Cmd
+}
+
+func (p *upProcess) start(t *testing.T) {
+	t.Helper()
+	p.cmd = exec.Command(p.bin, "up",
+		"--data-dir", p.dir,
+		"--nats-listen", p.natsAddr,
+		"--grpc-addr", p.grpcAddr,
+		"--mcp-addr", p.mcpAddr,
+		"--metrics-addr", "127.0.0.1:0",
+		"--model-dir", testModelDir(t),
+		"--orcbrew-dir", filepath.Join(p.dir, "orcbrew"),
+		"--log-level", "warn",
+	)
+	p.cmd.Stderr = testWriter{t}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+			_ = p.cmd.Wait()
+		}
+	})
+}
+
+// status asks the query service; ok is false while it does not answer.
+func (p *upProcess) status(t *testing.T) (*lkv1.StatusResponse, bool) {
+	t.Helper()
+	conn, client, err := dialQuery(p.grpcAddr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer cancel()
+	s, err := client.Status(ctx, &lkv1.StatusRequest{})
+	return s, err == nil
+}
+
+// loopbackAddr is 127.0.0.1 with a port free now.
+func loopbackAddr(t *testing.T) string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+}
+
+// TestUp_SIGKILLDuringFirstLoad: `lorekeeper up` killed with SIGKILL
+// during its first load and started again ends with exactly the snapshot's
+// entities, a vector for each and no dead letters, and catches up without
+// waiting out the dead process's unacknowledged batch. The catch-up time,
+// and the time embedding what remained takes at the first run's rate, are
+// logged (figures, not assertions).
+func TestUp_SIGKILLDuringFirstLoad(t *testing.T) {
+	es, err := open5e.SnapshotEntities(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := uint64(len(es))
+	p := &upProcess{bin: buildBinary(t), dir: t.TempDir(),
+		natsAddr: loopbackAddr(t), grpcAddr: loopbackAddr(t), mcpAddr: loopbackAddr(t)}
+
+	p.start(t)
+	// Kill it a third of the way in, noting the rate it embedded at.
+	var firstAt time.Time
+	var firstN, killedAt uint64
+	var rate float64 // entities stored per second, first run
+	waitUntilFor(t, 10*time.Minute, "a third of the catalogue stored", func() bool {
+		s, ok := p.status(t)
+		if !ok || s.GetEntities() == 0 {
+			return false
+		}
+		if firstAt.IsZero() {
+			firstAt, firstN = time.Now(), s.GetEntities()
+		}
+		if s.GetEntities() < want/3 {
+			return false
+		}
+		killedAt = s.GetEntities()
+		rate = float64(killedAt-firstN) / time.Since(firstAt).Seconds()
+		return true
+	})
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Wait()
+	t.Logf("killed with SIGKILL at about %d of %d entities (first run stored %.0f entities/s)", killedAt, want, rate)
+
+	restart := time.Now()
+	p.start(t)
+	var remaining uint64
+	var last *lkv1.StatusResponse
+	waitUntilFor(t, 10*time.Minute, "every entity stored after the restart", func() bool {
+		s, ok := p.status(t)
+		if !ok {
+			return false
+		}
+		if remaining == 0 {
+			remaining = want - min(want, s.GetEntities())
+		}
+		last = s
+		return s.GetEntities() == want && s.GetVectors() == want && s.GetPending() == 0
+	})
+	took := time.Since(restart)
+	expected := time.Duration(float64(remaining) / rate * float64(time.Second))
+	t.Logf("restarted: %d entities remained; caught up in %s; embedding them at the first run's rate takes %s (ratio %.2f)",
+		remaining, took.Round(time.Millisecond), expected.Round(time.Millisecond), took.Seconds()/expected.Seconds())
+
+	if last.GetEntities() != want || last.GetVectors() != want {
+		t.Errorf("%d entities and %d vectors, want %d of each", last.GetEntities(), last.GetVectors(), want)
+	}
+	if n := streamLen(t, "nats://"+p.natsAddr, natsconsume.DeadLetterStream); n != 0 {
+		t.Errorf("%d dead letters, want none", n)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		t.Errorf("graceful stop after the restart: %v", err)
+	}
+}
+
+// streamLen is the number of messages on a stream; 0 when it does not exist.
+func streamLen(t *testing.T, url, stream string) uint64 {
+	t.Helper()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := js.Stream(t.Context(), stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := s.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+func waitUntilFor(t *testing.T, bound time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(bound)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s after %s", what, bound)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
