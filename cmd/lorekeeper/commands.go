@@ -133,7 +133,7 @@ over it. Run one per replica, each with its own --data-dir and --consumer.`, std
 			return err
 		}
 		node.replicas = p.nats.replicas
-		n, err := startNode(sup.Context(), sup, p.js, filepath.Join(dataDir, "badger"), &node, p.reg, p.ready, p.logger)
+		n, err := startNode(sup.Context(), sup, p.js, filepath.Join(dataDir, "badger"), &node, p.reg, p.ready, p.waits, p.logger)
 		if err != nil {
 			return err
 		}

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 
+	"lorekeeper.dev/embedder/natsconsume"
 	"lorekeeper.dev/embedder/replica"
 	"lorekeeper.dev/embedder/vectorindex"
 	"lorekeeper.dev/embedder/vectorindex/qdrantindex"
@@ -47,6 +48,9 @@ type nodeFlags struct {
 	semanticWait  time.Duration
 	maxLag        int
 	tls           serverTLSFlags
+	// embedder, if set, wraps what the consumer embeds with (not a flag:
+	// tests share one cache of the model's vectors between nodes).
+	embedder func(natsconsume.Model) natsconsume.Model
 }
 
 func (n *nodeFlags) register(fs *flagSet) {
@@ -91,7 +95,7 @@ type runningNode struct {
 
 // startNode opens the node's replica of the catalogue (embedder/replica),
 // runs its consumer, and serves the query service over it.
-func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, badgerDir string, cfg *nodeFlags, reg prometheus.Registerer, ready *readiness, log *slog.Logger) (_ *runningNode, err error) {
+func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, badgerDir string, cfg *nodeFlags, reg prometheus.Registerer, ready *readiness, waits *waits, log *slog.Logger) (_ *runningNode, err error) {
 	var cl closers
 	defer func() {
 		if err != nil {
@@ -124,12 +128,26 @@ func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, bad
 	if cfg.maxLag > 0 {
 		maxPending = uint64(cfg.maxLag)
 	}
-	rep, err := replica.Open(ctx, js, badgerDir, &replica.Options{
-		ModelDir: cfg.modelDir, Model: cfg.model, OpenIndex: openIndex,
-		Stream: ingest.StreamName, Durable: cfg.durable, Replicas: cfg.replicas,
-		MaxPending: maxPending, Registerer: reg, Logger: log,
+	// Opening binds the durable consumer, which a cluster that is still
+	// forming (or has just lost a server) may refuse for a while: wait.
+	var rep *replica.Replica
+	err = waitFor(ctx, log, waits, "the consumer "+cfg.durable+" on "+ingest.StreamName, func(ctx context.Context) error {
+		var err error
+		rep, err = replica.Open(ctx, js, badgerDir, &replica.Options{
+			ModelDir: cfg.modelDir, Model: cfg.model, OpenIndex: openIndex,
+			Stream: ingest.StreamName, Durable: cfg.durable, Replicas: cfg.replicas,
+			MaxPending: maxPending, Embedder: cfg.embedder, Registerer: reg, Logger: log,
+		})
+		if err != nil && !transientNATS(err) {
+			return permanentError{err}
+		}
+		return err
 	})
 	if err != nil {
+		var p permanentError
+		if errors.As(err, &p) {
+			err = p.error
+		}
 		return nil, err
 	}
 	cl.push(rep.Close)

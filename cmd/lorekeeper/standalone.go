@@ -298,7 +298,7 @@ func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock,
 		return nil, err
 	}
 	reg := newRegistry()
-	node, err := startNode(ctx, st.sup, st.js, filepath.Join(cfg.dataDir, "badger"), &cfg.node, reg, &readiness{}, log)
+	node, err := startNode(ctx, st.sup, st.js, filepath.Join(cfg.dataDir, "badger"), &cfg.node, reg, &readiness{}, nil, log)
 	if err != nil {
 		return nil, err
 	}

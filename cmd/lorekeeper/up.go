@@ -162,7 +162,7 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 	st.onClose(ops.close)
 	st.metricsAddr = ops.addr()
 
-	node, err := startNode(runCtx, st.sup, js, filepath.Join(cfg.dataDir, "badger"), &cfg.node, reg, ready, log)
+	node, err := startNode(runCtx, st.sup, js, filepath.Join(cfg.dataDir, "badger"), &cfg.node, reg, ready, nil, log)
 	if err != nil {
 		return nil, err
 	}

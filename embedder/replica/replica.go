@@ -51,6 +51,10 @@ type Options struct {
 	MaxPending uint64
 	// ProgressEvery is how often Run logs progress while behind (default 5 s).
 	ProgressEvery time.Duration
+	// Embedder, if set, wraps the model the consumer embeds entities with
+	// (the query service uses the model itself). It must give the model's
+	// own vectors: tests share one cache of them between replicas.
+	Embedder func(natsconsume.Model) natsconsume.Model
 	// Registerer receives the model's, index's and consumer's metrics.
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
@@ -152,7 +156,11 @@ func Open(ctx context.Context, js jetstream.JetStream, dir string, opts *Options
 	}
 	r.closers = append(r.closers, r.store.Close)
 
-	r.consumer = natsconsume.New(js, r.store, r.model, &natsconsume.Options{
+	var embed natsconsume.Model = r.model
+	if o.Embedder != nil {
+		embed = o.Embedder(embed)
+	}
+	r.consumer = natsconsume.New(js, r.store, embed, &natsconsume.Options{
 		Durable: o.Durable, Logger: log, Metrics: natsconsume.NewMetrics(reg),
 	})
 	if reembed {
