@@ -61,7 +61,7 @@ func TestCompose_strict(t *testing.T) {
 			return strings.Replace(s, "query2-data:/var/lib/lorekeeper", "query3-data:/var/lib/lorekeeper", 1)
 		},
 		"dependency on a missing service": func(s string) string {
-			return strings.Replace(s, "query1: {condition: service_healthy}", "query9: {condition: service_healthy}", 1)
+			return strings.Replace(s, "query1: {condition: service_started}", "query9: {condition: service_started}", 1)
 		},
 		"undefined secret": func(s string) string {
 			return strings.Replace(s, "      - mcp-token\n", "      - mcp-tokn\n", 1)
@@ -180,9 +180,20 @@ func TestCompose_services(t *testing.T) {
 	if len(m.Secrets) != 1 || env(m, "LOREKEEPER_MCP_TOKEN_FILE") != "/run/secrets/"+m.Secrets[0].Source {
 		t.Errorf("mcp: LOREKEEPER_MCP_TOKEN_FILE %q, secrets %v: want the mounted secret", env(m, "LOREKEEPER_MCP_TOKEN_FILE"), m.Secrets)
 	}
-	host, _, _ := net.SplitHostPort(env(m, "LOREKEEPER_GRPC_ADDR"))
-	if !slices.Contains(q1.Networks["default"].Aliases, host) || !slices.Contains(q2.Networks["default"].Aliases, host) {
-		t.Errorf("mcp dials %q, which is not an alias of both query nodes", host)
+	// Every address of a name both nodes answer to, round robin.
+	target := env(m, "LOREKEEPER_GRPC_ADDR")
+	host, _, _ := net.SplitHostPort(strings.TrimPrefix(target, "dns:///"))
+	if !strings.HasPrefix(target, "dns:///") || !slices.Contains(q1.Networks["default"].Aliases, host) || !slices.Contains(q2.Networks["default"].Aliases, host) {
+		t.Errorf("mcp dials %q, want dns:/// and an alias of both query nodes", target)
+	}
+	// Start order does not matter: no LoreKeeper role waits for another
+	// service to be healthy before it starts (each waits by itself).
+	for name, s := range lk {
+		for dep, d := range s.DependsOn {
+			if d.Condition == types.ServiceConditionHealthy {
+				t.Errorf("%s waits for %s to be healthy; roles wait by themselves", name, dep)
+			}
+		}
 	}
 
 	// NATS: a JetStream cluster of three, each routing to all.

@@ -374,7 +374,7 @@ func checkPodSpec(t *testing.T, w workload, cms map[string]*corev1.ConfigMap, se
 			if !ok || strings.HasPrefix(v, "0.0.0.0:") {
 				continue
 			}
-			hostPort := v
+			hostPort := strings.TrimPrefix(v, "dns:///") // a gRPC target: every address of the name
 			if u, err := url.Parse(v); err == nil && u.Scheme != "" && u.Host != "" {
 				hostPort = u.Host
 			}

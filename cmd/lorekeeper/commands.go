@@ -8,11 +8,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"lorekeeper.dev/embedder/natsconsume"
 	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/open5e"
 	"lorekeeper.dev/ingest/orcbrew"
@@ -38,14 +38,14 @@ type roleProcess struct {
 	waits  *waits
 	close  func()
 
-	shutdownTimeout time.Duration
+	shutdown shutdownFlags
 }
 
 func (p *roleProcess) register(fs *flagSet, metricsAddr string) {
 	p.nats.register(fs)
 	p.log.register(fs)
 	fs.String(&p.metrics, "metrics-addr", metricsAddr, "address of /metrics, /healthz and /readyz")
-	registerShutdownTimeout(fs, &p.shutdownTimeout)
+	p.shutdown.register(fs)
 	registerPprof(fs, &p.pprof)
 }
 
@@ -102,6 +102,12 @@ func (p *roleProcess) start(ctx context.Context, name string, stderr io.Writer) 
 }
 
 func runNode(ctx context.Context, args []string, stderr io.Writer) error {
+	return runNodeWith(ctx, args, stderr, nil)
+}
+
+// runNodeWith is runNode with the consumer's embedder wrapped by embedder
+// (when not nil): tests running several nodes share one cache of vectors.
+func runNodeWith(ctx context.Context, args []string, stderr io.Writer, embedder func(natsconsume.Model) natsconsume.Model) error {
 	fs := newFlagSet("node", `Usage: lorekeeper node [flags]
 
 Runs a query node: a durable consumer of the ENTITIES stream that embeds and
@@ -133,6 +139,7 @@ over it. Run one per replica, each with its own --data-dir and --consumer.`, std
 			return err
 		}
 		node.replicas = p.nats.replicas
+		node.embedder = embedder
 		n, err := startNode(sup.Context(), sup, p.js, filepath.Join(dataDir, "badger"), &node, p.reg, p.ready, p.waits, p.logger)
 		if err != nil {
 			return err
@@ -144,7 +151,7 @@ over it. Run one per replica, each with its own --data-dir and --consumer.`, std
 		<-sup.Context().Done()
 		p.logger.Info("shutting down")
 	}
-	return errors.Join(err, sup.Shutdown(&cl, p.shutdownTimeout))
+	return errors.Join(err, sup.Shutdown(&cl, p.shutdown.timeout))
 }
 
 func runIngest(ctx context.Context, args []string, stderr io.Writer) error {
@@ -172,7 +179,7 @@ two resyncs from running at once.`, stderr)
 		<-sup.Context().Done()
 		p.logger.Info("shutting down")
 	}
-	return errors.Join(err, sup.Shutdown(&cl, p.shutdownTimeout))
+	return errors.Join(err, sup.Shutdown(&cl, p.shutdown.timeout))
 }
 
 func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -191,11 +198,11 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 	var httpMode bool
 	var metricsAddr string
 	var withPprof bool
-	var shutdownTimeout time.Duration
+	var sf shutdownFlags
 	cf.register(fs)
 	mf.register(fs)
 	lf.register(fs)
-	registerShutdownTimeout(fs, &shutdownTimeout)
+	sf.register(fs)
 	fs.Bool(&httpMode, "http", false, "serve streamable HTTP on --mcp-addr instead of stdio")
 	var standalone bool
 	fs.Bool(&standalone, "standalone", false, "run all of LoreKeeper in this process, MCP on stdio: the desktop setup (lorekeeper mcp --standalone --help)")
@@ -231,7 +238,7 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 			<-sup.Context().Done()
 			log.Info("shutting down")
 		}
-		return errors.Join(err, sup.Shutdown(&cl, shutdownTimeout))
+		return errors.Join(err, sup.Shutdown(&cl, sf.timeout))
 	}
 	conn, client, err := dialQuery(cf.addr, &cf.tls)
 	if err != nil {

@@ -83,6 +83,11 @@ func (s *supervisor) Shutdown(cl *closers, timeout time.Duration) error {
 	return closeErr
 }
 
-func registerShutdownTimeout(fs *flagSet, p *time.Duration) {
-	fs.Duration(p, "shutdown-timeout", defaultShutdownTimeout, "longest a graceful stop may take (the batch in flight stored, calls in flight answered) before the process exits anyway")
+// shutdownFlags bound a role process's graceful stop.
+type shutdownFlags struct {
+	timeout time.Duration
+}
+
+func (s *shutdownFlags) register(fs *flagSet) {
+	fs.Duration(&s.timeout, "shutdown-timeout", defaultShutdownTimeout, "longest a graceful stop may take (the batch in flight stored, calls in flight answered) before the process exits anyway")
 }

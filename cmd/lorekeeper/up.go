@@ -21,12 +21,12 @@ type upConfig struct {
 	natsListen  string
 	metricsAddr string
 	pprof       bool
-	// shutdownTimeout bounds the graceful stop of every role together.
-	shutdownTimeout time.Duration
-	log             logFlags
-	node            nodeFlags
-	ingest          ingestFlags
-	mcp             mcpHTTPFlags
+	// shutdown bounds the graceful stop of every role together.
+	shutdown shutdownFlags
+	log      logFlags
+	node     nodeFlags
+	ingest   ingestFlags
+	mcp      mcpHTTPFlags
 	// grpcClient is how the MCP role reaches the query service when it
 	// serves TLS.
 	grpcClient clientTLSFlags
@@ -48,7 +48,7 @@ func (c *upConfig) register(fs *flagSet) {
 	fs.String(&c.natsListen, "nats-listen", "127.0.0.1:4222", "the embedded NATS server's address (port 0: any free port)")
 	fs.String(&c.metricsAddr, "metrics-addr", "127.0.0.1:7410", "address of /metrics, /healthz and /readyz")
 	registerPprof(fs, &c.pprof)
-	registerShutdownTimeout(fs, &c.shutdownTimeout)
+	c.shutdown.register(fs)
 	c.log.register(fs)
 	c.node.register(fs)
 	c.ingest.register(fs)
@@ -110,7 +110,7 @@ func (s *upStack) close() error {
 func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, err error) {
 	// Roles run under the supervisor's context: it ends on a signal or
 	// when a role fails; close stops them in order either way.
-	st := &upStack{log: log, sup: newSupervisor(ctx, log), shutdownTimeout: cfg.shutdownTimeout}
+	st := &upStack{log: log, sup: newSupervisor(ctx, log), shutdownTimeout: cfg.shutdown.timeout}
 	runCtx := st.sup.Context()
 	defer func() {
 		if err != nil {
