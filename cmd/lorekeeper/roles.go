@@ -128,26 +128,17 @@ func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, bad
 	if cfg.maxLag > 0 {
 		maxPending = uint64(cfg.maxLag)
 	}
-	// Opening binds the durable consumer, which a cluster that is still
-	// forming (or has just lost a server) may refuse for a while: wait.
-	var rep *replica.Replica
-	err = waitFor(ctx, log, waits, "the consumer "+cfg.durable+" on "+ingest.StreamName, func(ctx context.Context) error {
-		var err error
-		rep, err = replica.Open(ctx, js, badgerDir, &replica.Options{
-			ModelDir: cfg.modelDir, Model: cfg.model, OpenIndex: openIndex,
-			Stream: ingest.StreamName, Durable: cfg.durable, Replicas: cfg.replicas,
-			MaxPending: maxPending, Embedder: cfg.embedder, Registerer: reg, Logger: log,
-		})
-		if err != nil && !transientNATS(err) {
-			return permanentError{err}
-		}
-		return err
+	rep, err := replica.Open(ctx, js, badgerDir, &replica.Options{
+		ModelDir: cfg.modelDir, Model: cfg.model, OpenIndex: openIndex,
+		Stream: ingest.StreamName, Durable: cfg.durable, Replicas: cfg.replicas,
+		MaxPending: maxPending, Embedder: cfg.embedder, Registerer: reg, Logger: log,
+		// A cluster that is forming (or has just lost a server) may refuse
+		// the consumer for a while: wait for it.
+		Retry: func(ctx context.Context, what string, f func(context.Context) error) error {
+			return waitFor(ctx, log, waits, what, f)
+		},
 	})
 	if err != nil {
-		var p permanentError
-		if errors.As(err, &p) {
-			err = p.error
-		}
 		return nil, err
 	}
 	cl.push(rep.Close)

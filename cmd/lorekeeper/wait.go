@@ -70,10 +70,6 @@ func waitFor(ctx context.Context, log *slog.Logger, w *waits, what string, f fun
 // overlap, a name in use with another configuration, replicas the cluster
 // cannot have), or the credentials.
 func isConfigError(err error) bool {
-	var p permanentError
-	if errors.As(err, &p) {
-		return true
-	}
 	if errors.Is(err, nats.ErrAuthorization) || errors.Is(err, nats.ErrAuthExpired) || errors.Is(err, nats.ErrAuthRevoked) {
 		return true
 	}
@@ -137,27 +133,4 @@ func waitConnected(ctx context.Context, log *slog.Logger, w *waits, nc *nats.Con
 		}
 		return errors.New("not connected yet")
 	})
-}
-
-// permanentError marks an error waitFor must not retry.
-type permanentError struct{ error }
-
-func (p permanentError) Unwrap() error { return p.error }
-
-// transientNATS reports whether err is one a NATS server or a cluster that
-// is starting, electing a leader or losing a server gives, which a retry
-// may get past; everything else (a missing model, a locked directory) is
-// not retried.
-func transientNATS(err error) bool {
-	if isConfigError(err) {
-		return false
-	}
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) ||
-		errors.Is(err, context.DeadlineExceeded) ||
-		errors.Is(err, nats.ErrTimeout) ||
-		errors.Is(err, nats.ErrNoResponders) ||
-		errors.Is(err, nats.ErrConnectionClosed) ||
-		errors.Is(err, nats.ErrConnectionReconnecting) ||
-		errors.Is(err, jetstream.ErrJetStreamNotEnabled)
 }

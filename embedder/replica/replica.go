@@ -55,6 +55,11 @@ type Options struct {
 	// (the query service uses the model itself). It must give the model's
 	// own vectors: tests share one cache of them between replicas.
 	Embedder func(natsconsume.Model) natsconsume.Model
+	// Retry, if set, runs the creation of the durable consumer (and the
+	// dead-letter stream) until it succeeds or fails for good: a cluster
+	// that is forming or has just lost a server refuses it for a while.
+	// Default: one attempt.
+	Retry func(ctx context.Context, what string, f func(context.Context) error) error
 	// Registerer receives the model's, index's and consumer's metrics.
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
@@ -177,7 +182,17 @@ func Open(ctx context.Context, js jetstream.JetStream, dir string, opts *Options
 	if err := r.store.SetModel(ctx, info); err != nil {
 		return nil, err
 	}
-	if r.jc, err = r.consumer.Ensure(ctx, o.Stream, o.Replicas); err != nil {
+	ensure := func(ctx context.Context) error {
+		var err error
+		r.jc, err = r.consumer.Ensure(ctx, o.Stream, o.Replicas)
+		return err
+	}
+	if o.Retry != nil {
+		err = o.Retry(ctx, "the consumer "+o.Durable+" on "+o.Stream, ensure)
+	} else {
+		err = ensure(ctx)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return r, nil
