@@ -16,7 +16,9 @@ BIN         := bin/lorekeeper
 MODEL_DIR   ?= $(CURDIR)/.models
 export LOREKEEPER_MODEL_DIR ?= $(MODEL_DIR)
 GOLANGCI_LINT_VERSION := v2.15.0
-TEST_TIMEOUT ?= 15m
+# cmd/lorekeeper runs whole deployments (a NATS cluster with two nodes, lorekeeper up
+# killed and restarted): minutes on a quiet machine, far more on a loaded one.
+TEST_TIMEOUT ?= 30m
 RUN_FLAGS   ?=
 BENCH_FLAGS ?=
 

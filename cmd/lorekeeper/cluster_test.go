@@ -319,11 +319,8 @@ func (n *clusterNode) readyz(t *testing.T) (int, string) {
 func TestCluster_AnyStartOrderAndFaults(t *testing.T) {
 	began := time.Now()
 	phase := func(what string) { t.Logf("%6.1fs %s", time.Since(began).Seconds(), what) }
-	es, err := open5e.SnapshotEntities(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := uint64(len(es))
+	// What the nodes must end with, read while they start.
+	snapshot := snapshotCount(t)
 	cluster := newNATSCluster(t, 3)
 	common := []string{"--nats-url", cluster.urls(), "--nats-replicas", "3", "--log-level", "warn"}
 	addr := func() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t))) }
@@ -358,6 +355,7 @@ func TestCluster_AnyStartOrderAndFaults(t *testing.T) {
 	}
 	phase("NATS cluster started")
 
+	want := snapshot()
 	stored := func(n *clusterNode) uint64 {
 		s, ok := n.status(t)
 		if !ok {
@@ -415,6 +413,30 @@ func TestCluster_AnyStartOrderAndFaults(t *testing.T) {
 		t.Errorf("a resync after the load published %d messages, want none:\n%s", after-before, out.String())
 	}
 	phase(fmt.Sprintf("resync published nothing (%d messages on the stream)", before))
+}
+
+// snapshotCount counts the bundled snapshot's entities in the background
+// (the real fetch, slow under the race detector); the returned func waits
+// for the count.
+func snapshotCount(t *testing.T) func() uint64 {
+	type result struct {
+		n   uint64
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		es, err := open5e.SnapshotEntities(context.Background())
+		ch <- result{uint64(len(es)), err}
+	}()
+	return func() uint64 {
+		t.Helper()
+		r := <-ch
+		ch <- r
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		return r.n
+	}
 }
 
 // streamMsgsOf is the number of messages on a stream; 0 when it does not

@@ -15,7 +15,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"lorekeeper.dev/embedder/natsconsume"
-	"lorekeeper.dev/ingest/open5e"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -77,15 +76,12 @@ func loopbackAddr(t *testing.T) string {
 // and the time embedding what remained takes at the first run's rate, are
 // logged (figures, not assertions).
 func TestUp_SIGKILLDuringFirstLoad(t *testing.T) {
-	es, err := open5e.SnapshotEntities(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := uint64(len(es))
+	snapshot := snapshotCount(t)
 	p := &upProcess{bin: buildBinary(t), dir: t.TempDir(),
 		natsAddr: loopbackAddr(t), grpcAddr: loopbackAddr(t), mcpAddr: loopbackAddr(t)}
 
 	p.start(t)
+	want := snapshot()
 	// Kill it a third of the way in, noting the rate it embedded at.
 	var firstAt time.Time
 	var firstN, killedAt uint64
