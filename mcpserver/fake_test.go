@@ -335,6 +335,9 @@ func (f *fakeQuery) Search(_ context.Context, r *lkv1.SearchRequest) (*lkv1.Sear
 	if r.GetDocuments() != nil && len(r.GetDocuments().GetDocuments()) == 0 {
 		return resp, nil
 	}
+	if strings.EqualFold(r.GetQuery(), "beholder") {
+		resp.NotOpenContent = "Beholder"
+	}
 	words := strings.Fields(strings.ToLower(r.GetQuery()))
 	groups := map[lkv1.Kind]*lkv1.ResultGroup{}
 	var order []lkv1.Kind

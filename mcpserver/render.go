@@ -547,6 +547,9 @@ func renderSearch(out *SearchOutput) string {
 	} else {
 		fmt.Fprintf(&b, "Found %d %s for %q in %d %s (%s ranking).\n", out.Total, plural("result", out.Total), out.Query, len(out.Groups), plural("content type", len(out.Groups)), out.Ranking)
 	}
+	if out.NotOpenContent != "" {
+		fmt.Fprintf(&b, "\n> %s is not in any open-licensed document LoreKeeper holds (the SRD and the other open books leave it out); these are the nearest open content.\n", out.NotOpenContent)
+	}
 	renderNotes(&b, out.FallbackReason, out.Warnings)
 	for _, g := range out.Groups {
 		fmt.Fprintf(&b, "\n### %s (%d)\n\n", title(strings.ReplaceAll(g.EntityType, "-", " ")), g.Count)

@@ -254,6 +254,7 @@ type SearchOutput struct {
 	Warnings       []string      `json:"warnings,omitempty"`
 	Message        string        `json:"message,omitempty"`
 	NextCursor     string        `json:"next_cursor,omitempty"`
+	NotOpenContent string        `json:"not_open_content,omitempty" jsonschema:"Set when the query is a well-known name that no open-licensed document carries (e.g. beholder); the groups are then the nearest open content."`
 }
 
 // DocumentInfo is one document in list_documents.

@@ -316,7 +316,7 @@ Use it for "What does Grappled do?" (rule_type="condition", name="grappled"), "o
 		Name:        "search_dnd_content",
 		Annotations: readOnly("Search all D&D content"),
 		Description: `Search every kind of D&D content at once (spells, creatures, equipment, character options, rules, ...) by meaning, keyword and typo-tolerant name, with results grouped by type and a lorekeeper:// URI for each.
-Use it when the kind is unknown or mixed: "fire damage", "bigbys hand" (names from the books find the SRD's), "healing magic" with entity_types=["spells","magicitems"], "dragon breath" with documents=["srd-2014"], or a misspelt name ("firbal"). semantic=false gives keyword/name matching only. limit is per type. Follow up with a lookup_* tool or read the URI for full details.`,
+Use it when the kind is unknown or mixed: "fire damage", "bigbys hand" (names from the books find the SRD's; a well-known name no open book carries, like "beholder", is said to be so), "healing magic" with entity_types=["spells","magicitems"], "dragon breath" with documents=["srd-2014"], or a misspelt name ("firbal"). semantic=false gives keyword/name matching only. limit is per type. Follow up with a lookup_* tool or read the URI for full details.`,
 	}, s.search)
 	addTool(s, &mcp.Tool{
 		Name:        "list_documents",
@@ -399,6 +399,7 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 		FallbackReason: resp.GetFallbackReason(),
 		Warnings:       resp.GetWarnings(),
 		NextCursor:     resp.GetNextCursor(),
+		NotOpenContent: resp.GetNotOpenContent(),
 	}
 	var links []mcp.Content
 	for _, g := range resp.GetGroups() {

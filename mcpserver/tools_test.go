@@ -355,6 +355,16 @@ func TestLookup_Suggestions(t *testing.T) {
 	wantContains(t, text(res), "No creature named 'beholder'. Beholder is not in any open-licensed document", "Nearest open content by description: ")
 }
 
+func TestSearch_NotOpenContent(t *testing.T) {
+	h := newHarness(t)
+	res := h.call(t, "search_dnd_content", map[string]any{"query": "beholder"})
+	mustOK(t, res)
+	if out := decode[mcpserver.SearchOutput](t, res); out.NotOpenContent != "Beholder" {
+		t.Errorf("not_open_content = %q, want Beholder", out.NotOpenContent)
+	}
+	wantContains(t, text(res), "Beholder is not in any open-licensed document")
+}
+
 func TestSearch_Grouped(t *testing.T) {
 	h := newHarness(t)
 	res := h.call(t, "search_dnd_content", map[string]any{"query": "fire"})

@@ -102,10 +102,15 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 			}
 		}
 		hits := scoredAll[:0]
+		exact := false
 		for _, sc := range scoredAll {
 			if sc.hit && (sc.score >= relevance.RelativeFloor*best || sc.exact) {
 				hits = append(hits, sc)
+				exact = exact || sc.exact
 			}
+		}
+		if a, ok := notOpen(q); ok && !exact {
+			resp.NotOpenContent = a.Known
 		}
 		// One ranking per kind; groups ordered by their best result.
 		byKind := map[lkv1.Kind][]scored{}

@@ -255,6 +255,28 @@ func TestLookup_NotOpenContent(t *testing.T) {
 	}
 }
 
+// Search says so too, and still ranks the nearest open content.
+func TestSearch_NotOpenContent(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	resp, err := c.Search(ctx, &lkv1.SearchRequest{Query: "beholder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.GetNotOpenContent() != "Beholder" {
+		t.Errorf("search beholder: not_open_content %q, want Beholder", resp.GetNotOpenContent())
+	}
+	for _, q := range []string{"goblin", "fire damage"} {
+		resp, err := c.Search(ctx, &lkv1.SearchRequest{Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.GetNotOpenContent() != "" || len(resp.GetGroups()) == 0 {
+			t.Errorf("search %s: not_open_content %q, %d groups", q, resp.GetNotOpenContent(), len(resp.GetGroups()))
+		}
+	}
+}
+
 // Search finds an entity by the name the books give it.
 func TestSearch_Aliases(t *testing.T) {
 	c := client(t)

@@ -1583,9 +1583,13 @@ type SearchResponse struct {
 	Warnings       []string       `protobuf:"bytes,4,rep,name=warnings,proto3" json:"warnings,omitempty"`
 	// Set when some kind has more results: the next page gives each kind its
 	// next limit results.
-	NextCursor    string `protobuf:"bytes,50,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	NextCursor string `protobuf:"bytes,50,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	// When the query is a well-known name that no open-licensed document
+	// carries ("beholder") and nothing has that name: that name. The groups
+	// are then the nearest open content.
+	NotOpenContent string `protobuf:"bytes,60,opt,name=not_open_content,json=notOpenContent,proto3" json:"not_open_content,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *SearchResponse) Reset() {
@@ -1649,6 +1653,13 @@ func (x *SearchResponse) GetWarnings() []string {
 func (x *SearchResponse) GetNextCursor() string {
 	if x != nil {
 		return x.NextCursor
+	}
+	return ""
+}
+
+func (x *SearchResponse) GetNotOpenContent() string {
+	if x != nil {
+		return x.NotOpenContent
 	}
 	return ""
 }
@@ -2485,14 +2496,15 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\vResultGroup\x12'\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x13.lorekeeper.v1.KindR\x04kind\x12/\n" +
 	"\aresults\x18\x02 \x03(\v2\x15.lorekeeper.v1.ResultR\aresults\x12\x14\n" +
-	"\x05total\x182 \x01(\x04R\x05total\"\xdc\x01\n" +
+	"\x05total\x182 \x01(\x04R\x05total\"\x86\x02\n" +
 	"\x0eSearchResponse\x122\n" +
 	"\x06groups\x18\x01 \x03(\v2\x1a.lorekeeper.v1.ResultGroupR\x06groups\x120\n" +
 	"\aranking\x18\x02 \x01(\x0e2\x16.lorekeeper.v1.RankingR\aranking\x12'\n" +
 	"\x0ffallback_reason\x18\x03 \x01(\tR\x0efallbackReason\x12\x1a\n" +
 	"\bwarnings\x18\x04 \x03(\tR\bwarnings\x12\x1f\n" +
 	"\vnext_cursor\x182 \x01(\tR\n" +
-	"nextCursor\"$\n" +
+	"nextCursor\x12(\n" +
+	"\x10not_open_content\x18< \x01(\tR\x0enotOpenContent\"$\n" +
 	"\x10GetEntityRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\"T\n" +
 	"\x11GetEntityResponse\x12-\n" +
