@@ -69,7 +69,7 @@ func spellLine(sp *lkv1.SpellDetails) string {
 	if sp.GetLevel() == 0 {
 		return strings.TrimSpace(school + " cantrip.")
 	}
-	return strings.TrimSpace(ordinal(int(sp.GetLevel()))+"-level "+school) + " spell."
+	return strings.TrimSpace(lkv1.Ordinal(sp.GetLevel())+"-level "+school) + " spell."
 }
 
 // castingTime is the casting time as words: "a bonus action", "a
@@ -84,28 +84,6 @@ func castingTime(key string) string {
 		return "a reaction"
 	}
 	return strings.ReplaceAll(key, "-", " ")
-}
-
-func ordinal(n int) string {
-	switch n {
-	case 1:
-		return "1st"
-	case 2:
-		return "2nd"
-	case 3:
-		return "3rd"
-	}
-	return itoa(n) + "th"
-}
-
-func itoa(n int) string {
-	if n < 0 {
-		return "-" + itoa(-n)
-	}
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return itoa(n/10) + string(rune('0'+n%10))
 }
 
 func creatureText(b *textBuilder, e *lkv1.Entity) {

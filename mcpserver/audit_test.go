@@ -273,7 +273,7 @@ func auditKeyFacts(p *lkv1.Entity, e *Entity, card string) []string {
 		if s.Level == 0 {
 			need("the level", "cantrip")
 		} else {
-			need("the level", ordinal(s.Level)+"-level")
+			need("the level", lkv1.Ordinal(s.Level)+"-level")
 		}
 		if s.School != "" && !strings.Contains(strings.ToLower(card), strings.ToLower(s.School)) {
 			out = append(out, "card does not show the school")
@@ -320,7 +320,7 @@ func auditKeyFacts(p *lkv1.Entity, e *Entity, card string) []string {
 		if o.ClassTable != nil {
 			need("the class table", "| Level | Proficiency Bonus | Features |")
 			for _, l := range o.ClassTable.Levels {
-				need(fmt.Sprintf("table level %d", l.Level), "| "+ordinal(l.Level)+" | ")
+				need(fmt.Sprintf("table level %d", l.Level), "| "+lkv1.Ordinal(l.Level)+" | ")
 			}
 		}
 		if o.HitDice != "" {

@@ -63,7 +63,7 @@ func renderClassTable(b *strings.Builder, name string, t *ClassTable) {
 		if len(l.Features) > 0 {
 			features = cell(strings.Join(l.Features, ", "))
 		}
-		fmt.Fprintf(b, "| %s | %s | %s |", ordinal(l.Level), pb, features)
+		fmt.Fprintf(b, "| %s | %s | %s |", lkv1.Ordinal(l.Level), pb, features)
 		for _, c := range t.Columns {
 			v := l.Columns[c]
 			if v == "" {

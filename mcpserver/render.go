@@ -32,18 +32,6 @@ func renderEntity(e *Entity) string {
 	return strings.TrimRight(b.String(), "\n") + "\n"
 }
 
-func ordinal(n int32) string {
-	switch n {
-	case 1:
-		return "1st"
-	case 2:
-		return "2nd"
-	case 3:
-		return "3rd"
-	}
-	return fmt.Sprintf("%dth", n)
-}
-
 func title(s string) string {
 	if s == "" {
 		return s
@@ -62,7 +50,7 @@ func line(b *strings.Builder, label, value string) {
 func renderSpell(b *strings.Builder, e *Entity) {
 	s := e.Spell
 	fmt.Fprintf(b, "## %s\n", e.Name)
-	kind := fmt.Sprintf("%s-level %s", ordinal(s.Level), s.School)
+	kind := fmt.Sprintf("%s-level %s", lkv1.Ordinal(s.Level), s.School)
 	if s.Level == 0 {
 		kind = title(s.School) + " cantrip"
 	}
@@ -572,7 +560,7 @@ func summary(e *Entity) string {
 		if e.Spell.Level == 0 {
 			return title(e.Spell.School) + " cantrip"
 		}
-		return fmt.Sprintf("%s-level %s", ordinal(e.Spell.Level), e.Spell.School)
+		return fmt.Sprintf("%s-level %s", lkv1.Ordinal(e.Spell.Level), e.Spell.School)
 	case e.Creature != nil:
 		return fmt.Sprintf("%s %s, CR %s", title(e.Creature.Size), e.Creature.Type, e.Creature.ChallengeRatingText)
 	case e.Item != nil:

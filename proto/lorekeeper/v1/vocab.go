@@ -265,3 +265,20 @@ func castingTimeWords(s string) []string {
 	}
 	return out
 }
+
+// Ordinal writes n as the books write levels: 1 -> "1st", 2 -> "2nd",
+// 11 -> "11th", 21 -> "21st".
+func Ordinal(n int32) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return strconv.FormatInt(int64(n), 10) + suffix
+}

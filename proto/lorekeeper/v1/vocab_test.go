@@ -169,3 +169,12 @@ func TestKindGroups(t *testing.T) {
 		t.Errorf("groups hold %d kinds, want %d", got, want)
 	}
 }
+
+func TestOrdinal(t *testing.T) {
+	for n, want := range map[int32]string{0: "0th", 1: "1st", 2: "2nd", 3: "3rd", 4: "4th", 9: "9th", 11: "11th",
+		12: "12th", 13: "13th", 20: "20th", 21: "21st", 22: "22nd", 103: "103rd", 111: "111th"} {
+		if got := lkv1.Ordinal(n); got != want {
+			t.Errorf("Ordinal(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
