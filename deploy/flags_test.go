@@ -36,7 +36,7 @@ func commandFlags(t *testing.T) map[string]map[string]bool {
 	return cmdFlags
 }
 
-var flagMethods = map[string]bool{"String": true, "Bool": true, "Int": true, "Duration": true, "Float64": true, "Uint": true, "Int64": true}
+var flagMethods = map[string]bool{"String": true, "Bool": true, "Int": true, "Duration": true, "Float64": true, "Uint": true, "Int64": true, "OptionalString": true, "ByteSize": true}
 
 func readCommandFlags(dir string) (map[string]map[string]bool, error) {
 	fset := token.NewFileSet()
