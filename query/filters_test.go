@@ -176,6 +176,12 @@ func TestLookup_Filters(t *testing.T) {
 		}, ok: func(e *lkv1.Entity) bool {
 			return isCreature(e) && hasDamage(e.GetCreature().GetDamageVulnerabilities(), "radiant")
 		}},
+		{name: "forest or swamp dwellers (environments)", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, Environments: []string{"Forest-or-Jungle", "swamp-or-marsh"}})
+		}, ok: func(e *lkv1.Entity) bool {
+			env := e.GetCreature().GetEnvironments()
+			return isCreature(e) && (hasValue(env, "forest-or-jungle") || hasValue(env, "swamp-or-marsh"))
+		}},
 		{name: "all equipment", call: func() (*lkv1.LookupResponse, error) {
 			return svc.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all})
 		}, ok: func(e *lkv1.Entity) bool { return slices.Contains(lkv1.EquipmentKinds(), e.GetKind()) }},
