@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -32,9 +31,7 @@ import (
 func testModelDir(t testing.TB) string {
 	t.Helper()
 	dir := modeltest.Dir()
-	if _, err := os.Stat(filepath.Join(dir, "libonnxruntime.so.1")); err != nil {
-		t.Fatalf("no ONNX Runtime in %s: run `make model` first", dir)
-	}
+	modeltest.Need(t, filepath.Join(dir, "libonnxruntime.so.1"))
 	return dir
 }
 

@@ -33,9 +33,7 @@ import (
 func modelDir(t *testing.T) string {
 	t.Helper()
 	d := modeltest.Dir()
-	if _, err := os.Stat(filepath.Join(d, "use-lite", "tfjs", "model.json")); err != nil {
-		t.Fatalf("the model is not installed (run `make model`, or set LOREKEEPER_MODEL_DIR): %v", err)
-	}
+	modeltest.Need(t, filepath.Join(d, "use-lite", "tfjs", "model.json"))
 	return d
 }
 

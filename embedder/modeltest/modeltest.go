@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"testing"
 )
 
 // Dir is the model directory for tests: LOREKEEPER_MODEL_DIR (the
@@ -18,4 +19,14 @@ func Dir() string {
 	}
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..", ".models")
+}
+
+// Need fails the test, naming `make model`, unless every path exists.
+func Need(tb testing.TB, paths ...string) {
+	tb.Helper()
+	for _, p := range paths {
+		if _, err := os.Stat(p); err != nil {
+			tb.Fatalf("model files missing (%v): run `make model`, or set LOREKEEPER_MODEL_DIR", err)
+		}
+	}
 }

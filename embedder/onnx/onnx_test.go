@@ -30,11 +30,7 @@ func modelDir(t testing.TB) string {
 	t.Helper()
 	dir := modeltest.Dir()
 	use, _ := modelfile.Lookup(modelfile.USELite)
-	for _, p := range []string{modelfile.LibraryPath(dir), use.ModelPath(dir), use.VocabPath(dir)} {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("model files missing (%v): run `make model` first", err)
-		}
-	}
+	modeltest.Need(t, modelfile.LibraryPath(dir), use.ModelPath(dir), use.VocabPath(dir))
 	return dir
 }
 

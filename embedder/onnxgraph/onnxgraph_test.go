@@ -3,7 +3,6 @@ package onnxgraph_test
 import (
 	"math"
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -19,9 +18,7 @@ func initRuntime(t *testing.T) {
 	t.Helper()
 	dir := modeltest.Dir()
 	lib := modelfile.LibraryPath(dir)
-	if _, err := os.Stat(lib); err != nil {
-		t.Fatalf("onnx runtime missing (%v): run `make model` first", err)
-	}
+	modeltest.Need(t, lib)
 	if ort.IsInitialized() {
 		return
 	}

@@ -22,11 +22,7 @@ import (
 func modelDir(t testing.TB) string {
 	t.Helper()
 	dir := modeltest.Dir()
-	for _, p := range []string{modelfile.LibraryPath(dir), filepath.Join(tfjsDir(dir), "model.json")} {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("model files missing (%v): run `make model` first", err)
-		}
-	}
+	modeltest.Need(t, modelfile.LibraryPath(dir), filepath.Join(tfjsDir(dir), "model.json"))
 	return dir
 }
 
