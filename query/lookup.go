@@ -109,14 +109,9 @@ func (s *Service) LookupSpells(ctx context.Context, req *lkv1.LookupSpellsReques
 			return nil, invalid("levels", "level %d is not in 0-9", l)
 		}
 	}
-	for _, f := range []struct {
-		name string
-		vals []string
-	}{{"schools", req.GetSchools()}, {"classes", req.GetClasses()}, {"casting_times", req.GetCastingTimes()},
-		{"damage_types", req.GetDamageTypes()}, {"saving_throws", req.GetSavingThrows()}} {
-		if err := checkValues(f.name, f.vals); err != nil {
-			return nil, err
-		}
+	if err := checkAll(values{"schools", req.GetSchools()}, values{"classes", req.GetClasses()}, values{"casting_times", req.GetCastingTimes()},
+		values{"damage_types", req.GetDamageTypes()}, values{"saving_throws", req.GetSavingThrows()}); err != nil {
+		return nil, err
 	}
 	lr, err := intRange("level_range", badgerstore.FieldLevel, req.GetLevelRange())
 	if err != nil {
@@ -156,15 +151,10 @@ func (s *Service) LookupCreatures(ctx context.Context, req *lkv1.LookupCreatures
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range []struct {
-		name string
-		vals []string
-	}{{"types", req.GetTypes()}, {"sizes", req.GetSizes()}, {"damage_immunities", req.GetDamageImmunities()},
-		{"damage_resistances", req.GetDamageResistances()}, {"damage_vulnerabilities", req.GetDamageVulnerabilities()},
-		{"environments", req.GetEnvironments()}} {
-		if err := checkValues(f.name, f.vals); err != nil {
-			return nil, err
-		}
+	if err := checkAll(values{"types", req.GetTypes()}, values{"sizes", req.GetSizes()}, values{"damage_immunities", req.GetDamageImmunities()},
+		values{"damage_resistances", req.GetDamageResistances()}, values{"damage_vulnerabilities", req.GetDamageVulnerabilities()},
+		values{"environments", req.GetEnvironments()}); err != nil {
+		return nil, err
 	}
 	p.add(func(v *badgerstore.View, set *badgerstore.Set) {
 		set.And(v.Postings(badgerstore.FieldKind, lkv1.Kind_KIND_CREATURE.Slug()))
@@ -218,14 +208,9 @@ func (s *Service) LookupEquipment(ctx context.Context, req *lkv1.LookupEquipment
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range []struct {
-		name string
-		vals []string
-	}{{"rarities", req.GetRarities()}, {"damage_dice", req.GetDamageDice()}, {"damage_types", req.GetDamageTypes()},
-		{"properties", req.GetProperties()}, {"armor_categories", req.GetArmorCategories()}, {"categories", req.GetCategories()}} {
-		if err := checkValues(f.name, f.vals); err != nil {
-			return nil, err
-		}
+	if err := checkAll(values{"rarities", req.GetRarities()}, values{"damage_dice", req.GetDamageDice()}, values{"damage_types", req.GetDamageTypes()},
+		values{"properties", req.GetProperties()}, values{"armor_categories", req.GetArmorCategories()}, values{"categories", req.GetCategories()}); err != nil {
+		return nil, err
 	}
 	kf, _, err := kindFilter("kinds", req.GetKinds(), lkv1.EquipmentKinds())
 	if err != nil {

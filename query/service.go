@@ -161,6 +161,23 @@ func (s *Service) limit(field string, l uint32) (int, error) {
 	return int(l), nil
 }
 
+// values are a request field's values, with the field's name for
+// errors.
+type values struct {
+	name string
+	vals []string
+}
+
+// checkAll is checkValues over several fields, in order.
+func checkAll(fields ...values) error {
+	for _, f := range fields {
+		if err := checkValues(f.name, f.vals); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func checkValues(field string, vals []string) error {
 	if len(vals) > MaxFilterValues {
 		return invalid(field, "%d values, at most %d allowed", len(vals), MaxFilterValues)
