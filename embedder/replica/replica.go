@@ -60,6 +60,10 @@ type Options struct {
 	// that is forming or has just lost a server refuses it for a while.
 	// Default: one attempt.
 	Retry func(ctx context.Context, what string, f func(context.Context) error) error
+	// CaughtUp, if set, is called (from Run's progress reporter) each time
+	// the replica has caught up with the stream after being behind: the
+	// command returns the load's garbage to the operating system then.
+	CaughtUp func()
 	// Registerer receives the model's, index's and consumer's metrics.
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
@@ -286,6 +290,9 @@ func (r *Replica) reportProgress(ctx context.Context) {
 		case behind:
 			behind = false
 			r.log.Info("caught up with the stream", "entities", stored)
+			if r.opts.CaughtUp != nil {
+				r.opts.CaughtUp()
+			}
 		}
 	}
 }
