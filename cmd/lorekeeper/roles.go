@@ -129,6 +129,19 @@ func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, bad
 	if cfg.maxLag > 0 {
 		maxPending = uint64(cfg.maxLag)
 	}
+	// A load's heap is mostly short-lived (messages, batches, JSON):
+	// collected twice as often until the replica first catches up, it peaks
+	// lower; then it is returned to the operating system, so a node idles
+	// at its live heap rather than at its loading high-water mark. An
+	// operator's GOGC wins.
+	caughtUp := debug.FreeOSMemory
+	if _, set := os.LookupEnv("GOGC"); !set {
+		prev := debug.SetGCPercent(50)
+		caughtUp = func() {
+			debug.SetGCPercent(prev)
+			debug.FreeOSMemory()
+		}
+	}
 	rep, err := replica.Open(ctx, js, badgerDir, &replica.Options{
 		ModelDir: cfg.modelDir, Model: cfg.model, OpenIndex: openIndex,
 		Stream: ingest.StreamName, Durable: cfg.durable, Replicas: cfg.replicas,
@@ -138,10 +151,7 @@ func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, bad
 		Retry: func(ctx context.Context, what string, f func(context.Context) error) error {
 			return waitFor(ctx, log, waits, what, f)
 		},
-		// A load leaves its garbage (messages, batches, JSON) as heap the
-		// runtime keeps for the next one: return it, so a node idles at
-		// its live heap rather than at its loading high-water mark.
-		CaughtUp: debug.FreeOSMemory,
+		CaughtUp: caughtUp,
 	})
 	if err != nil {
 		return nil, err

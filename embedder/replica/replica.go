@@ -60,9 +60,10 @@ type Options struct {
 	// that is forming or has just lost a server refuses it for a while.
 	// Default: one attempt.
 	Retry func(ctx context.Context, what string, f func(context.Context) error) error
-	// CaughtUp, if set, is called (from Run's progress reporter) each time
-	// the replica has caught up with the stream after being behind: the
-	// command returns the load's garbage to the operating system then.
+	// CaughtUp, if set, is called (from Run's progress reporter) the first
+	// time the replica is found caught up with the stream, and each time
+	// it catches up after being behind: the command returns the load's
+	// garbage to the operating system then.
 	CaughtUp func()
 	// Registerer receives the model's, index's and consumer's metrics.
 	Registerer prometheus.Registerer
@@ -274,22 +275,24 @@ func (r *Replica) Close(context.Context) error {
 func (r *Replica) reportProgress(ctx context.Context) {
 	t := time.NewTicker(r.opts.ProgressEvery)
 	defer t.Stop()
-	behind := false
+	behind, notified := false, false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		pending, _ := r.lag()
+		pending, known := r.lag()
 		stored := r.store.Stats().Entities
 		switch {
 		case pending > 0:
 			behind = true
 			r.log.Info("storing and embedding entities", "stored", stored, "pending", pending)
-		case behind:
-			behind = false
-			r.log.Info("caught up with the stream", "entities", stored)
+		case behind || known && !notified:
+			if behind {
+				r.log.Info("caught up with the stream", "entities", stored)
+			}
+			behind, notified = false, true
 			if r.opts.CaughtUp != nil {
 				r.opts.CaughtUp()
 			}

@@ -2,6 +2,7 @@ package replica_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,7 +36,9 @@ func TestReplica_Lifecycle(t *testing.T) {
 		}
 	}
 	dir := t.TempDir()
-	opts := &replica.Options{ModelDir: modeltest.Dir(), Stream: ingest.StreamName, MaxPending: 5}
+	var caughtUp atomic.Int32
+	opts := &replica.Options{ModelDir: modeltest.Dir(), Stream: ingest.StreamName, MaxPending: 5,
+		ProgressEvery: 20 * time.Millisecond, CaughtUp: func() { caughtUp.Add(1) }}
 
 	rep, err := replica.Open(ctx, js, dir, opts)
 	if err != nil {
@@ -54,6 +57,11 @@ func TestReplica_Lifecycle(t *testing.T) {
 	}
 	if err := rep.Ready(ctx); err != nil {
 		t.Errorf("Ready after catching up: %v", err)
+	}
+	for deadline := time.Now().Add(time.Minute); caughtUp.Load() == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("caught up, but Options.CaughtUp was not called")
+		}
 	}
 	if got, err := rep.Store().VectorIndex().Count(ctx); err != nil || got != len(es) {
 		t.Errorf("vectors = %d, %v; want %d", got, err, len(es))
