@@ -363,13 +363,13 @@ func TestCluster_AnyStartOrderAndFaults(t *testing.T) {
 		}
 		return s.GetEntities()
 	}
-	waitUntilFor(t, 10*time.Minute, "node-a a quarter loaded", func() bool { return stored(nodes[0]) >= want/4 })
+	var at uint64
+	waitUntilFor(t, 10*time.Minute, "node-a a quarter loaded", func() bool { at = stored(nodes[0]); return at >= want/4 })
 	down := cluster.serverWithout(t, "lorekeeper ingest")
 	cluster.stop(down)
-	phase(fmt.Sprintf("NATS server %d shut down (node-a at %d of %d)", down, stored(nodes[0]), want))
+	phase(fmt.Sprintf("NATS server %d shut down (node-a at %d of %d)", down, at, want))
 
-	waitUntilFor(t, 10*time.Minute, "node-b half loaded", func() bool { return stored(nodes[1]) >= want/2 })
-	at := stored(nodes[1])
+	waitUntilFor(t, 10*time.Minute, "node-b half loaded", func() bool { at = stored(nodes[1]); return at >= want/2 })
 	nodes[1].run.stop(t)
 	nodes[1].start(t, cache)
 	phase(fmt.Sprintf("node-b stopped at %d and started again", at))
