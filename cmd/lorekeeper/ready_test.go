@@ -41,7 +41,9 @@ func TestReadiness_MCPListener(t *testing.T) {
 // test, because /readyz is polled before startUp returns the addresses.
 func TestUp_ReadyMeansServing(t *testing.T) {
 	cfg := testUpConfig(t, t.TempDir())
-	cfg.metricsAddr, cfg.node.grpcAddr, cfg.mcp.addr = "127.0.0.1:26410", "127.0.0.1:26411", "127.0.0.1:26412"
+	// The addresses are probed while startUp runs, so they are chosen
+	// before it: free loopback ports, not fixed ones another run may hold.
+	cfg.metricsAddr, cfg.node.grpcAddr, cfg.mcp.addr = freeAddr(t), freeAddr(t), freeAddr(t)
 	started := make(chan *upStack, 1)
 	go func() {
 		st, err := startUp(t.Context(), cfg, testLogger(t))
@@ -51,8 +53,9 @@ func TestUp_ReadyMeansServing(t *testing.T) {
 		started <- st
 	}()
 	var st *upStack
+	received := false // whether started has been read: it is sent once
 	defer func() {
-		if st == nil {
+		if !received {
 			st = <-started
 		}
 		if st != nil {
@@ -64,9 +67,10 @@ func TestUp_ReadyMeansServing(t *testing.T) {
 	hc := &http.Client{Timeout: 2 * time.Second}
 	deadline := time.Now().Add(5 * time.Minute)
 	for polls := 0; ; polls++ {
-		if st == nil {
+		if !received {
 			select {
 			case st = <-started:
+				received = true
 				if st == nil {
 					return
 				}
@@ -95,8 +99,11 @@ func TestUp_ReadyMeansServing(t *testing.T) {
 			}
 			c.Close()
 		}
-		if st == nil {
-			st = <-started
+		if !received {
+			st, received = <-started, true
+			if st == nil {
+				return
+			}
 		}
 		n := streamMsgs(t, st.natsURL)
 		conn, client, err := dialQuery(cfg.node.grpcAddr, nil)
@@ -118,4 +125,15 @@ func TestUp_ReadyMeansServing(t *testing.T) {
 		}
 		return
 	}
+}
+
+// freeAddr is a loopback address with a port free at the time of asking.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
