@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 	"sigs.k8s.io/yaml"
@@ -133,7 +134,7 @@ func selector(vs *parser.VectorSelector) (string, []string, error) {
 	name := vs.Name
 	var lbls []string
 	for _, m := range vs.LabelMatchers {
-		if m.Name != labels.MetricName {
+		if m.Name != model.MetricNameLabel {
 			lbls = append(lbls, m.Name)
 			continue
 		}

@@ -113,7 +113,7 @@ scrape_configs:
 	s := &Server{URL: "http://" + addr, cmd: cmd, done: make(chan error, 1)}
 	go func() { s.done <- cmd.Wait() }()
 	if err := s.waitReady(ctx); err != nil {
-		s.Close()
+		_ = s.Close() // the readiness error is the one to report
 		return nil, err
 	}
 	return s, nil
@@ -125,8 +125,11 @@ func freeAddr() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		return "", err
+	}
+	return addr, nil
 }
 
 func (s *Server) waitReady(ctx context.Context) error {
@@ -154,12 +157,20 @@ func (s *Server) Close() error {
 	if s.cmd.Process == nil {
 		return nil
 	}
-	s.cmd.Process.Signal(os.Interrupt)
+	// Prometheus exits on an interrupt with a status that says so: its
+	// exit error is expected, not worth reporting.
+	if err := s.cmd.Process.Signal(os.Interrupt); err != nil {
+		return fmt.Errorf("stop prometheus: %w", err)
+	}
 	select {
-	case <-s.done:
+	case err := <-s.done:
+		_ = err
 	case <-time.After(10 * time.Second):
-		s.cmd.Process.Kill()
-		<-s.done
+		if err := s.cmd.Process.Kill(); err != nil {
+			return fmt.Errorf("kill prometheus: %w", err)
+		}
+		err := <-s.done
+		_ = err
 	}
 	return nil
 }
