@@ -8,7 +8,6 @@ import (
 	"net"
 	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,9 +32,7 @@ import (
 // query texts, gRPC on loopback. Each entity's vector is a pseudo-random
 // unit vector seeded by its key: ranking quality is not measured here, and
 // embedding the catalogue would take minutes; the index does the same work.
-var benchNode struct {
-	once   sync.Once
-	err    error
+type benchNode struct {
 	client lkv1.QueryServiceClient
 	conn   *grpc.ClientConn
 	// queryTime is the duration of the last query service call, last
@@ -49,66 +46,65 @@ type grpcCall struct {
 	req, reply proto.Message
 }
 
-func startBenchNode(b *testing.B) lkv1.QueryServiceClient {
+// startBenchNode starts a node that b's cleanup stops (before b's temp
+// dir goes: Badger must not outlive its directory).
+func startBenchNode(b *testing.B) *benchNode {
 	b.Helper()
-	benchNode.once.Do(func() { benchNode.err = openBenchNode(b.TempDir(), testModelDir(b)) })
-	if benchNode.err != nil {
-		b.Fatal(benchNode.err)
-	}
-	return benchNode.client
-}
-
-func openBenchNode(dir, modelDir string) error {
 	ctx := context.Background()
 	es, err := open5e.SnapshotEntities(ctx)
 	if err != nil {
-		return err
+		b.Fatal(err)
 	}
-	model, err := onnx.Open(modelDir, nil)
+	model, err := onnx.Open(testModelDir(b), nil)
 	if err != nil {
-		return err
+		b.Fatal(err)
 	}
+	b.Cleanup(func() { _ = model.Close() })
 	info := model.Info()
 	idx, err := embeddedindex.Open(&vectorindex.Options{Dimensions: info.Dimensions, Model: info.Name, Fields: badgerstore.PayloadFields()})
 	if err != nil {
-		return err
+		b.Fatal(err)
 	}
-	st, err := badgerstore.Open(dir, idx, &badgerstore.Options{Model: info.Name})
+	b.Cleanup(func() { _ = idx.Close() })
+	st, err := badgerstore.Open(b.TempDir(), idx, &badgerstore.Options{Model: info.Name})
 	if err != nil {
-		return err
+		b.Fatal(err)
 	}
+	b.Cleanup(func() { _ = st.Close() })
 	for i := 0; i < len(es); i += 256 {
 		var ws []badgerstore.Write
 		for _, e := range es[i:min(i+256, len(es))] {
 			ws = append(ws, badgerstore.Write{Entity: e, Vector: pseudoVector(e.GetKey(), info.Dimensions)})
 		}
 		if err := st.Apply(ctx, ws); err != nil {
-			return err
+			b.Fatal(err)
 		}
 	}
 	if err := st.SetModel(ctx, info); err != nil {
-		return err
+		b.Fatal(err)
 	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		b.Fatal(err)
 	}
 	srv := query.NewServer(query.NewService(st, model, nil), nil)
 	go func() { _ = srv.Serve(lis) }()
+	b.Cleanup(srv.Stop)
+	n := &benchNode{}
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 			start := time.Now()
 			err := invoker(ctx, method, req, reply, cc, opts...)
-			benchNode.queryTime.Store(int64(time.Since(start)))
-			benchNode.last.Store(&grpcCall{method, req.(proto.Message), reply.(proto.Message)})
+			n.queryTime.Store(int64(time.Since(start)))
+			n.last.Store(&grpcCall{method, req.(proto.Message), reply.(proto.Message)})
 			return err
 		}))
 	if err != nil {
-		return err
+		b.Fatal(err)
 	}
-	// The node lives as long as the test binary: benchmarks share it.
-	benchNode.client, benchNode.conn = lkv1.NewQueryServiceClient(conn), conn
-	return nil
+	b.Cleanup(func() { _ = conn.Close() })
+	n.client, n.conn = lkv1.NewQueryServiceClient(conn), conn
+	return n
 }
 
 func pseudoVector(key string, dims int) []float32 {
@@ -151,8 +147,8 @@ var mcpCalls = []struct {
 // microseconds, and allocations per call of the whole path and of a
 // direct gRPC call of the same query.
 func BenchmarkMCP(b *testing.B) {
-	client := startBenchNode(b)
-	srv := mcpserver.New(client, nil)
+	node := startBenchNode(b)
+	srv := mcpserver.New(node.client, nil)
 	var handlerTime atomic.Int64
 	srv.MCP().AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -195,7 +191,7 @@ func BenchmarkMCP(b *testing.B) {
 				start := time.Now()
 				call()
 				e2e = append(e2e, time.Since(start))
-				h, q := time.Duration(handlerTime.Load()), time.Duration(benchNode.queryTime.Load())
+				h, q := time.Duration(handlerTime.Load()), time.Duration(node.queryTime.Load())
 				handler = append(handler, h)
 				queryT = append(queryT, q)
 				overhead = append(overhead, h-q)
@@ -212,10 +208,10 @@ func BenchmarkMCP(b *testing.B) {
 			// The same query as a direct gRPC call, for its allocations:
 			// the tool call's less these are the MCP layer's (both
 			// sides of the in-memory transport).
-			last := benchNode.last.Load()
+			last := node.last.Load()
 			direct := func() {
 				reply := last.reply.ProtoReflect().New().Interface()
-				if err := benchNode.conn.Invoke(ctx, last.method, last.req, reply); err != nil {
+				if err := node.conn.Invoke(ctx, last.method, last.req, reply); err != nil {
 					b.Fatal(err)
 				}
 			}
