@@ -2,7 +2,10 @@ module lorekeeper.dev/embedder
 
 go 1.26.0
 
-replace lorekeeper.dev/proto => ../proto
+replace (
+	lorekeeper.dev/ingest => ../ingest
+	lorekeeper.dev/proto => ../proto
+)
 
 require (
 	github.com/dgraph-io/badger/v4 v4.9.6
@@ -15,6 +18,8 @@ require (
 	golang.org/x/text v0.43.0
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12
+	lorekeeper.dev/ingest v0.0.0-00010101000000-000000000000
+	lorekeeper.dev/proto v0.0.0-00010101000000-000000000000
 )
 
 require (

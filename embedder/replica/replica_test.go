@@ -13,6 +13,7 @@ import (
 	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/ingesttest"
 	"lorekeeper.dev/ingest/open5e"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
 // TestReplica_Lifecycle opens a replica on a real stream, store and model,
@@ -26,15 +27,7 @@ func TestReplica_Lifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	es = es[:40]
-	for _, e := range es {
-		m, err := ingest.UpsertMsg(e, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := js.PublishMsg(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
+	publish(t, js, es)
 	dir := t.TempDir()
 	var caughtUp atomic.Int32
 	opts := &replica.Options{ModelDir: modeltest.Dir(), Stream: ingest.StreamName, MaxPending: 5,
@@ -82,14 +75,8 @@ func TestReplica_Lifecycle(t *testing.T) {
 		if e.ContentHash, err = ingest.ContentHash(e); err != nil {
 			t.Fatal(err)
 		}
-		m, err := ingest.UpsertMsg(e, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := js.PublishMsg(ctx, m); err != nil {
-			t.Fatal(err)
-		}
 	}
+	publish(t, js, es[:10])
 	rep, err = replica.Open(ctx, js, dir, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -135,15 +122,7 @@ func TestReplica_ReadyAfterCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	es = es[:100]
-	for _, e := range es {
-		m, err := ingest.UpsertMsg(e, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := js.PublishMsg(ctx, m); err != nil {
-			t.Fatal(err)
-		}
-	}
+	publish(t, js, es)
 	rep, err := replica.Open(ctx, js, t.TempDir(), &replica.Options{ModelDir: modeltest.Dir(), Stream: ingest.StreamName, MaxPending: 1000})
 	if err != nil {
 		t.Fatal(err)
@@ -188,5 +167,19 @@ func TestReplica_ReadyAfterCrash(t *testing.T) {
 			t.Fatalf("not ready after 2 minutes: %v; stored %d of %d", err, stored, len(es))
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// publish puts upserts of es on the stream, one acknowledged publish each.
+func publish(t *testing.T, js jetstream.JetStream, es []*lkv1.Entity) {
+	t.Helper()
+	for _, e := range es {
+		m, err := ingest.UpsertMsg(e, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := js.PublishMsg(t.Context(), m); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
