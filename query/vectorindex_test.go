@@ -42,28 +42,7 @@ func qdrantStore(t *testing.T) (*badgerstore.Store, *qdranttest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := badgerstore.Open(t.TempDir(), idx, &badgerstore.Options{Model: info.Name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	var ws []badgerstore.Write
-	for _, e := range snap.entities {
-		if e.GetKind() != lkv1.Kind_KIND_SPELL || e.GetDocument().GetKey() != "srd-2014" {
-			continue
-		}
-		v, ok, err := snap.store.CachedVector(ctx, info.Name, e.GetContentHash())
-		if err != nil || !ok {
-			t.Fatalf("no cached vector for %s: %v", e.GetKey(), err)
-		}
-		ws = append(ws, badgerstore.Write{Entity: e, Vector: v})
-	}
-	if err := st.Apply(ctx, ws); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.SetModel(ctx, info); err != nil {
-		t.Fatal(err)
-	}
+	st, _ := srdSpellStore(t, idx)
 	return st, srv
 }
 

@@ -54,12 +54,22 @@ func (g *gatedIndex) Search(ctx context.Context, vector []float32, f *driver.Fil
 // vectors, and one of its writes (a spell with its vector) to apply again.
 func gatedStore(tb testing.TB, g *gatedIndex) (*badgerstore.Store, badgerstore.Write) {
 	tb.Helper()
-	ctx := context.Background()
 	snapshotStore(tb) // the model, the entities and their cached vectors
 	info := snap.store.Model()
 	g.Index = embeddedindex.New(info.Dimensions)
 	idx := vectorindex.New(g, &vectorindex.Options{Dimensions: info.Dimensions, Model: info.Name, Fields: badgerstore.PayloadFields()})
 	tb.Cleanup(func() { _ = idx.Close() })
+	st, ws := srdSpellStore(tb, idx)
+	return st, ws[0]
+}
+
+// srdSpellStore opens a store over idx holding the SRD 5.1 spells with
+// their real vectors (cached by the snapshot load), and returns the writes
+// it applied.
+func srdSpellStore(tb testing.TB, idx *vectorindex.Index) (*badgerstore.Store, []badgerstore.Write) {
+	tb.Helper()
+	ctx := context.Background()
+	info := snap.store.Model()
 	st, err := badgerstore.Open(tb.TempDir(), idx, &badgerstore.Options{Model: info.Name})
 	if err != nil {
 		tb.Fatal(err)
@@ -82,7 +92,7 @@ func gatedStore(tb testing.TB, g *gatedIndex) (*badgerstore.Store, badgerstore.W
 	if err := st.SetModel(ctx, info); err != nil {
 		tb.Fatal(err)
 	}
-	return st, ws[0]
+	return st, ws
 }
 
 // semanticCalls are the two calls that search the vector index.

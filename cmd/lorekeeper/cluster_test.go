@@ -286,16 +286,7 @@ func (n *clusterNode) start(t *testing.T, cache *vectorCache) {
 }
 
 func (n *clusterNode) status(t *testing.T) (*lkv1.StatusResponse, bool) {
-	t.Helper()
-	conn, client, err := dialQuery(n.grpcAddr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
-	defer cancel()
-	s, err := client.Status(ctx, &lkv1.StatusRequest{})
-	return s, err == nil
+	return queryStatus(t, n.grpcAddr)
 }
 
 func (n *clusterNode) readyz(t *testing.T) (int, string) {

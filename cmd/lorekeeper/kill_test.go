@@ -52,8 +52,14 @@ func (p *upProcess) start(t *testing.T) {
 
 // status asks the query service; ok is false while it does not answer.
 func (p *upProcess) status(t *testing.T) (*lkv1.StatusResponse, bool) {
+	return queryStatus(t, p.grpcAddr)
+}
+
+// queryStatus asks the query service at addr for its status, waiting at
+// most 2 s; ok is false while it does not answer.
+func queryStatus(t *testing.T, addr string) (_ *lkv1.StatusResponse, ok bool) {
 	t.Helper()
-	conn, client, err := dialQuery(p.grpcAddr, nil)
+	conn, client, err := dialQuery(addr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

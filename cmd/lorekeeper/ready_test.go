@@ -43,7 +43,7 @@ func TestUp_ReadyMeansServing(t *testing.T) {
 	cfg := testUpConfig(t, t.TempDir())
 	// The addresses are probed while startUp runs, so they are chosen
 	// before it: free loopback ports, not fixed ones another run may hold.
-	cfg.metricsAddr, cfg.node.grpcAddr, cfg.mcp.addr = freeAddr(t), freeAddr(t), freeAddr(t)
+	cfg.metricsAddr, cfg.node.grpcAddr, cfg.mcp.addr = loopbackAddr(t), loopbackAddr(t), loopbackAddr(t)
 	started := make(chan *upStack, 1)
 	go func() {
 		st, err := startUp(t.Context(), cfg, testLogger(t))
@@ -125,15 +125,4 @@ func TestUp_ReadyMeansServing(t *testing.T) {
 		}
 		return
 	}
-}
-
-// freeAddr is a loopback address with a port free at the time of asking.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
