@@ -91,30 +91,35 @@ func (n *natsFlags) dial(name string, log *slog.Logger, extra ...nats.Option) (*
 }
 
 // embeddedNATS starts a NATS server with JetStream storing under dir,
-// listening on listen ("host:port"; port 0 picks a free one). Other
-// processes (lorekeeper import, sync, status) reach it there.
+// listening on listen ("host:port"; port 0 picks a free one), where other
+// processes (lorekeeper import, sync, status) reach it. An empty listen
+// starts it with no network listener: only this process connects.
 func embeddedNATS(dir, listen string, log *slog.Logger) (*natsserver.Server, error) {
-	host, portStr, err := net.SplitHostPort(listen)
-	if err != nil {
-		return nil, fmt.Errorf("--nats-listen %q: %w", listen, err)
-	}
-	port, err := strconv.Atoi(portStr)
-	if err != nil {
-		return nil, fmt.Errorf("--nats-listen %q: bad port", listen)
-	}
-	if port == 0 {
-		port = natsserver.RANDOM_PORT
-	}
-	ns, err := natsserver.NewServer(&natsserver.Options{
+	opts := &natsserver.Options{
 		ServerName: "lorekeeper",
-		Host:       host,
-		Port:       port,
 		JetStream:  true,
 		StoreDir:   filepath.Join(dir, "nats"),
 		NoSigs:     true,
 		NoLog:      true,
 		MaxPayload: 8 << 20,
-	})
+		DontListen: listen == "",
+	}
+	where, hint := "in process, no listener", ""
+	if listen != "" {
+		host, portStr, err := net.SplitHostPort(listen)
+		if err != nil {
+			return nil, fmt.Errorf("--nats-listen %q: %w", listen, err)
+		}
+		port, err := strconv.Atoi(portStr)
+		if err != nil {
+			return nil, fmt.Errorf("--nats-listen %q: bad port", listen)
+		}
+		if port == 0 {
+			port = natsserver.RANDOM_PORT
+		}
+		opts.Host, opts.Port, where, hint = host, port, "on "+listen, " (set --nats-listen to a free port)"
+	}
+	ns, err := natsserver.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("embedded NATS: %w", err)
 	}
@@ -128,15 +133,15 @@ func embeddedNATS(dir, listen string, log *slog.Logger) (*natsserver.Server, err
 		select {
 		case msg := <-nl.fatal:
 			ns.Shutdown()
-			return nil, fmt.Errorf("embedded NATS on %s: %s (set --nats-listen to a free port)", listen, msg)
+			return nil, fmt.Errorf("embedded NATS %s: %s%s", where, msg, hint)
 		default:
 		}
 		if time.Now().After(deadline) {
 			ns.Shutdown()
-			return nil, fmt.Errorf("embedded NATS did not start listening on %s within 30s (set --nats-listen)", listen)
+			return nil, fmt.Errorf("embedded NATS %s did not start within 30s%s", where, hint)
 		}
 	}
-	log.Info("embedded NATS ready", "url", ns.ClientURL(), "store", filepath.Join(dir, "nats"))
+	log.Info("embedded NATS ready", "where", where, "store", filepath.Join(dir, "nats"))
 	return ns, nil
 }
 

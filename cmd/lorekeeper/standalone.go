@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc"
@@ -281,7 +280,7 @@ func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock,
 	if err := ensureModel(ctx, cfg.node.modelDir, stderr, log); err != nil {
 		return nil, err
 	}
-	ns, err := inProcessNATS(cfg.dataDir, log)
+	ns, err := embeddedNATS(cfg.dataDir, "", log)
 	if err != nil {
 		return nil, err
 	}
@@ -318,30 +317,6 @@ func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock,
 	}
 	st.closers.push(ing.close)
 	return st, nil
-}
-
-// inProcessNATS starts NATS with JetStream storing under dir/nats, with no
-// network listener: only this process connects.
-func inProcessNATS(dir string, log *slog.Logger) (*natsserver.Server, error) {
-	ns, err := natsserver.NewServer(&natsserver.Options{
-		ServerName: "lorekeeper",
-		DontListen: true,
-		JetStream:  true,
-		StoreDir:   filepath.Join(dir, "nats"),
-		NoSigs:     true,
-		NoLog:      true,
-		MaxPayload: 8 << 20,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("embedded NATS: %w", err)
-	}
-	ns.Start()
-	if !ns.ReadyForConnections(30 * time.Second) {
-		ns.Shutdown()
-		return nil, errors.New("embedded NATS did not start")
-	}
-	log.Info("embedded NATS ready (in process, no listener)", "store", filepath.Join(dir, "nats"))
-	return ns, nil
 }
 
 // watchLoad tells the client how the load goes until it is complete: the
