@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/gob"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -428,22 +427,4 @@ func snapshotCount(t *testing.T) func() uint64 {
 		}
 		return r.n
 	}
-}
-
-// streamMsgsOf is the number of messages on a stream; 0 when it does not
-// exist.
-func streamMsgsOf(t *testing.T, js jetstream.JetStream, name string) uint64 {
-	t.Helper()
-	s, err := js.Stream(t.Context(), name)
-	if err != nil {
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			return 0
-		}
-		t.Fatal(err)
-	}
-	info, err := s.Info(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info.State.Msgs
 }

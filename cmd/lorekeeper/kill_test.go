@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -10,9 +9,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"lorekeeper.dev/embedder/natsconsume"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
@@ -145,32 +141,6 @@ func TestUp_SIGKILLDuringFirstLoad(t *testing.T) {
 	if err := p.cmd.Wait(); err != nil {
 		t.Errorf("graceful stop after the restart: %v", err)
 	}
-}
-
-// streamLen is the number of messages on a stream; 0 when it does not exist.
-func streamLen(t *testing.T, url, stream string) uint64 {
-	t.Helper()
-	nc, err := nats.Connect(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := js.Stream(t.Context(), stream)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		return 0
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := s.Info(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info.State.Msgs
 }
 
 func waitUntilFor(t *testing.T, bound time.Duration, what string, cond func() bool) {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -105,24 +106,40 @@ func startTestStack(t *testing.T, cfg *upConfig) *upStack {
 }
 
 // streamMsgs is the number of messages on the ENTITIES stream.
-func streamMsgs(t testing.TB, url string) uint64 {
-	t.Helper()
+func streamMsgs(tb testing.TB, url string) uint64 {
+	tb.Helper()
+	return streamLen(tb, url, ingest.StreamName)
+}
+
+// streamLen is the number of messages on a stream; 0 when it does not exist.
+func streamLen(tb testing.TB, url, stream string) uint64 {
+	tb.Helper()
 	nc, err := nats.Connect(url)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer nc.Close()
 	js, err := jetstream.New(nc)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	s, err := js.Stream(t.Context(), ingest.StreamName)
-	if err != nil {
-		t.Fatal(err)
+	return streamMsgsOf(tb, js, stream)
+}
+
+// streamMsgsOf is the number of messages on a stream; 0 when it does not
+// exist.
+func streamMsgsOf(tb testing.TB, js jetstream.JetStream, name string) uint64 {
+	tb.Helper()
+	s, err := js.Stream(tb.Context(), name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return 0
 	}
-	info, err := s.Info(t.Context())
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
+	}
+	info, err := s.Info(tb.Context())
+	if err != nil {
+		tb.Fatal(err)
 	}
 	return info.State.Msgs
 }
