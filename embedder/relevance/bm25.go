@@ -82,50 +82,36 @@ func BM25(ix Postings, terms []string, cand Candidates, scores []float64) {
 	for _, t := range terms {
 		idfs[t] = idfOf(t)
 	}
-	// Prefix expansion, never with a higher idf than the term itself has.
-	vocab := ix.Vocabulary()
-	for _, t := range terms {
-		if len(t) < PrefixMin {
-			continue
-		}
-		base := idfs[t]
-		i := sort.SearchStrings(vocab, t)
-		for k := 0; i < len(vocab) && k < PrefixMax && strings.HasPrefix(vocab[i], t); i++ {
-			w := vocab[i]
-			if w == t {
+	// expand gives the vocabulary words found by key(term) in vocab (words
+	// the term starts, or ends when vocab is reversed) weight times their
+	// idf, never more than the term's own idf.
+	expand := func(minLen int, weight float64, vocab []string, key, word func(string) string) {
+		for _, t := range terms {
+			if len(t) < minLen {
 				continue
 			}
-			k++
-			idf := idfOf(w)
-			if base > 0 {
-				idf = min(idf, base)
+			base, kt := idfs[t], key(t)
+			i := sort.SearchStrings(vocab, kt)
+			for k := 0; i < len(vocab) && k < PrefixMax && strings.HasPrefix(vocab[i], kt); i++ {
+				w := word(vocab[i])
+				if w == t {
+					continue
+				}
+				k++
+				idf := idfOf(w)
+				if base > 0 {
+					idf = min(idf, base)
+				}
+				idfs[w] = max(idfs[w], weight*idf)
 			}
-			idfs[w] = max(idfs[w], PrefixWeight*idf)
 		}
 	}
+	same := func(s string) string { return s }
+	// Prefix expansion ("fire" -> "fireball").
+	expand(PrefixMin, PrefixWeight, ix.Vocabulary(), same, same)
 	// Suffix expansion: the compounds a term ends ("staff" ->
 	// "quarterstaff", "wolf" -> "werewolf"), at a lower weight still.
-	rvocab := ix.ReversedVocabulary()
-	for _, t := range terms {
-		if len(t) < SuffixMin {
-			continue
-		}
-		base := idfs[t]
-		rt := Reverse(t)
-		i := sort.SearchStrings(rvocab, rt)
-		for k := 0; i < len(rvocab) && k < PrefixMax && strings.HasPrefix(rvocab[i], rt); i++ {
-			w := Reverse(rvocab[i])
-			if w == t {
-				continue
-			}
-			k++
-			idf := idfOf(w)
-			if base > 0 {
-				idf = min(idf, base)
-			}
-			idfs[w] = max(idfs[w], SuffixWeight*idf)
-		}
-	}
+	expand(SuffixMin, SuffixWeight, ix.ReversedVocabulary(), Reverse, Reverse)
 	for t, idf := range idfs {
 		if idf == 0 {
 			continue
