@@ -8,7 +8,6 @@ import (
 
 	"lorekeeper.dev/embedder/badgerstore"
 	"lorekeeper.dev/embedder/relevance"
-	"lorekeeper.dev/embedder/vectorindex"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -504,10 +503,13 @@ func (s *Service) embedQuery(ctx context.Context, q string) ([]float32, string) 
 }
 
 // vectorHits are a semantic query's similarities from the vector index,
-// by entity key, or the reason there are none.
+// by candidate, or the reason there are none. The candidates are named by
+// key and by the slot they had when they were read.
 type vectorHits struct {
-	hits   []vectorindex.Hit
-	reason string // set: no similarities, rank by keywords
+	keys   []string
+	slots  []uint32
+	scores []float32 // NaN: the index does not hold the key
+	reason string    // set: no similarities, rank by keywords
 }
 
 // searchVectors scores the entities candidates picks by cosine similarity
@@ -518,7 +520,7 @@ type vectorHits struct {
 // or timeout the reason is set and the caller ranks by keywords.
 func (s *Service) searchVectors(ctx context.Context, qvec []float32, candidates func(*badgerstore.View) badgerstore.Set) (*vectorHits, error) {
 	idx := s.store.VectorIndex()
-	var ids []string
+	h := &vectorHits{}
 	fits := false
 	err := s.store.View(ctx, func(v *badgerstore.View) error {
 		ok, dims := v.HasVectors()
@@ -526,9 +528,11 @@ func (s *Service) searchVectors(ctx context.Context, qvec []float32, candidates 
 			return nil
 		}
 		cand := candidates(v)
-		ids = make([]string, 0, cand.Len())
+		h.keys = make([]string, 0, cand.Len())
+		h.slots = make([]uint32, 0, cand.Len())
 		cand.Each(func(slot uint32) bool {
-			ids = append(ids, v.Key(slot))
+			h.keys = append(h.keys, v.Key(slot))
+			h.slots = append(h.slots, slot)
 			return true
 		})
 		return nil
@@ -540,12 +544,14 @@ func (s *Service) searchVectors(ctx context.Context, qvec []float32, candidates 
 		s.fallback("vectors")
 		return &vectorHits{reason: "no stored vectors fit the query model"}, nil
 	}
-	if len(ids) == 0 {
-		return &vectorHits{}, nil
+	if len(h.keys) == 0 {
+		return h, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.SemanticTimeout)
 	defer cancel()
-	hits, err := idx.Search(ctx, qvec, &vectorindex.Filter{IDs: ids}, len(ids))
+	// Every candidate is scored, in candidate order: no ranking in the
+	// index and no lookup of its hits by key here.
+	h.scores, err = idx.Scores(ctx, qvec, h.keys)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		s.fallback("timeout")
@@ -556,22 +562,34 @@ func (s *Service) searchVectors(ctx context.Context, qvec []float32, candidates 
 		s.log.Warn("vector search failed; keyword ranking", "backend", idx.Backend(), "err", err)
 		return &vectorHits{reason: "semantic ranking unavailable: the vector index failed"}, nil
 	}
-	return &vectorHits{hits: hits}, nil
+	return h, nil
 }
 
 // cosine returns the similarities by slot of v, or nil when the search
-// failed. Entities written since the search have none.
+// failed. Entities written since the search have none. A candidate keeps
+// its slot unless a write since removed it (and may have given its slot to
+// another entity): then its key finds it, if it is still there.
 func (h *vectorHits) cosine(v *badgerstore.View) *cosine {
 	if h.reason != "" {
 		return nil
 	}
-	cos := &cosine{scores: make([]float64, v.Capacity())}
-	slots := make([]uint32, 0, len(h.hits))
-	for _, x := range h.hits {
-		if slot, ok := v.Slot(x.ID); ok {
-			cos.scores[slot] = float64(x.Score)
-			slots = append(slots, slot)
+	n := v.Capacity()
+	cos := &cosine{scores: make([]float64, n)}
+	slots := make([]uint32, 0, len(h.keys))
+	for i, key := range h.keys {
+		score := h.scores[i]
+		if score != score { // NaN: not in the index
+			continue
 		}
+		slot := h.slots[i]
+		if int(slot) >= n || v.Key(slot) != key {
+			var ok bool
+			if slot, ok = v.Slot(key); !ok {
+				continue
+			}
+		}
+		cos.scores[slot] = float64(score)
+		slots = append(slots, slot)
 	}
 	cos.with = badgerstore.SetOf(slots...)
 	return cos

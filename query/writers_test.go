@@ -15,18 +15,20 @@ import (
 	"lorekeeper.dev/query"
 )
 
-// gatedIndex is the embedded vector index with a Search that waits first:
-// until release is closed (when set), then delay, which stands for a
-// remote backend's round trip. entered receives (without blocking) each
-// time a Search starts.
+// gatedIndex is the embedded vector index with a Search and Scores that
+// wait first: until release is closed (when set), then delay, which
+// stands for a remote backend's round trip. entered receives (without
+// blocking) each time a call starts. With late, Scores waits after
+// scoring instead, so that its answer predates the writes made meanwhile.
 type gatedIndex struct {
 	driver.Index
 	delay   time.Duration
 	entered chan struct{}
 	release chan struct{}
+	late    bool
 }
 
-func (g *gatedIndex) Search(ctx context.Context, vector []float32, f *driver.Filter, limit int) ([]driver.Hit, error) {
+func (g *gatedIndex) wait(ctx context.Context) error {
 	select {
 	case g.entered <- struct{}{}:
 	default:
@@ -35,7 +37,7 @@ func (g *gatedIndex) Search(ctx context.Context, vector []float32, f *driver.Fil
 		select {
 		case <-g.release:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 	}
 	if g.delay > 0 {
@@ -44,23 +46,44 @@ func (g *gatedIndex) Search(ctx context.Context, vector []float32, f *driver.Fil
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
+	}
+	return nil
+}
+
+func (g *gatedIndex) Search(ctx context.Context, vector []float32, f *driver.Filter, limit int) ([]driver.Hit, error) {
+	if err := g.wait(ctx); err != nil {
+		return nil, err
 	}
 	return g.Index.Search(ctx, vector, f, limit)
 }
 
+func (g *gatedIndex) Scores(ctx context.Context, vector []float32, ids []string, out []float32) error {
+	if !g.late {
+		if err := g.wait(ctx); err != nil {
+			return err
+		}
+	}
+	if err := g.Index.(driver.Scorer).Scores(ctx, vector, ids, out); err != nil {
+		return err
+	}
+	if g.late {
+		return g.wait(ctx)
+	}
+	return nil
+}
+
 // gatedStore is a store over g holding the SRD 5.1 spells with their real
-// vectors, and one of its writes (a spell with its vector) to apply again.
-func gatedStore(tb testing.TB, g *gatedIndex) (*badgerstore.Store, badgerstore.Write) {
+// vectors, and the writes (a spell with its vector each) it applied.
+func gatedStore(tb testing.TB, g *gatedIndex) (*badgerstore.Store, []badgerstore.Write) {
 	tb.Helper()
 	snapshotStore(tb) // the model, the entities and their cached vectors
 	info := snap.store.Model()
 	g.Index = embeddedindex.New(info.Dimensions)
 	idx := vectorindex.New(g, &vectorindex.Options{Dimensions: info.Dimensions, Model: info.Name, Fields: badgerstore.PayloadFields()})
 	tb.Cleanup(func() { _ = idx.Close() })
-	st, ws := srdSpellStore(tb, idx)
-	return st, ws[0]
+	return srdSpellStore(tb, idx)
 }
 
 // srdSpellStore opens a store over idx holding the SRD 5.1 spells with
@@ -117,7 +140,8 @@ func TestSemantic_WritersDoNotWaitForTheVectorIndex(t *testing.T) {
 	for _, c := range semanticCalls {
 		t.Run(c.name, func(t *testing.T) {
 			g := &gatedIndex{entered: make(chan struct{}, 1), release: make(chan struct{})}
-			st, w := gatedStore(t, g)
+			st, ws := gatedStore(t, g)
+			w := ws[0]
 			svc := query.NewService(st, snap.emb, &query.Options{SemanticTimeout: time.Minute})
 			type result struct {
 				ranking lkv1.Ranking
@@ -159,6 +183,65 @@ func TestSemantic_WritersDoNotWaitForTheVectorIndex(t *testing.T) {
 	}
 }
 
+// TestSemantic_SlotReusedDuringSearch: an entity deleted just after the
+// vector index scored it gives its slot to an entity written at the same
+// time; the newcomer must not inherit the similarity scored for the
+// entity it replaced (it would rank among the best; with none it is last).
+func TestSemantic_SlotReusedDuringSearch(t *testing.T) {
+	g := &gatedIndex{entered: make(chan struct{}, 1), release: make(chan struct{}), late: true}
+	st, ws := gatedStore(t, g)
+	var cure badgerstore.Write
+	for _, w := range ws {
+		if w.Entity.GetName() == "Cure Wounds" {
+			cure = w
+		}
+	}
+	// No text of its own: only a stolen similarity could rank it.
+	newcomer := &lkv1.Entity{Key: "test:srd-2014:spell:qwzx", Slug: "qwzx", Name: "Qwzx", Kind: lkv1.Kind_KIND_SPELL,
+		Document: cure.Entity.GetDocument(), Details: &lkv1.Entity_Spell{Spell: &lkv1.SpellDetails{}}}
+	before := slotOf(t, st, cure.Entity.GetKey())
+	svc := query.NewService(st, snap.emb, &query.Options{SemanticTimeout: time.Minute})
+	type result struct {
+		resp *lkv1.LookupResponse
+		err  error
+	}
+	queried := make(chan result, 1)
+	go func() {
+		r, err := svc.LookupSpells(t.Context(), &lkv1.LookupSpellsRequest{Common: &lkv1.Common{SemanticQuery: "restore health and cure wounds", Limit: 100}})
+		queried <- result{r, err}
+	}()
+	<-g.entered
+	if err := st.Apply(t.Context(), []badgerstore.Write{{DeleteKey: cure.Entity.GetKey()}, {Entity: newcomer, Vector: cure.Vector}}); err != nil {
+		t.Fatal(err)
+	}
+	if after := slotOf(t, st, newcomer.GetKey()); after != before {
+		t.Fatalf("the newcomer has slot %d, Cure Wounds had %d: the test needs the slot reused", after, before)
+	}
+	close(g.release)
+	r := <-queried
+	got := names(r.resp.GetResults())
+	if r.err != nil || r.resp.GetRanking() != lkv1.Ranking_RANKING_HYBRID || len(got) != 100 {
+		t.Fatalf("lookup: ranking %v, %d results, err %v; want 100 hybrid results", r.resp.GetRanking(), len(got), r.err)
+	}
+	if indexOf(got, "Qwzx") >= 0 || indexOf(got, "Cure Wounds") >= 0 {
+		t.Errorf("results %v: the newcomer took the deleted Cure Wounds's similarity, or Cure Wounds came back", got)
+	}
+}
+
+func slotOf(tb testing.TB, st *badgerstore.Store, key string) uint32 {
+	tb.Helper()
+	var slot uint32
+	var ok bool
+	_ = st.View(tb.Context(), func(v *badgerstore.View) error {
+		slot, ok = v.Slot(key)
+		return nil
+	})
+	if !ok {
+		tb.Fatalf("no slot for %s", key)
+	}
+	return slot
+}
+
 // BenchmarkWriterDuringSemantic reports how long a write (one entity,
 // synced) takes while four callers run semantic lookups back to back,
 // with the vector index answering at once (embedded) or after 2 ms (a
@@ -171,7 +254,8 @@ func BenchmarkWriterDuringSemantic(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			g := &gatedIndex{delay: delay}
-			st, w := gatedStore(b, g)
+			st, ws := gatedStore(b, g)
+			w := ws[0]
 			svc := query.NewService(st, snap.emb, &query.Options{SemanticTimeout: time.Minute})
 			ctx, cancel := context.WithCancel(context.Background())
 			var wg sync.WaitGroup

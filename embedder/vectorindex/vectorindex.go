@@ -246,6 +246,55 @@ func (x *Index) Search(ctx context.Context, vector []float32, f *Filter, limit i
 	return hits, nil
 }
 
+// Scores returns the cosine similarity of vector to each point of ids, in
+// the order of ids: NaN for an ID the index does not hold. It is a search
+// restricted to ids that keeps them all, without ranking them, for callers
+// that score every candidate themselves. Drivers without the
+// driver.Scorer capability answer through Search.
+func (x *Index) Scores(ctx context.Context, vector []float32, ids []string) ([]float32, error) {
+	if err := x.check(ctx); err != nil {
+		return nil, err
+	}
+	if err := x.checkVector(vector); err != nil {
+		return nil, fmt.Errorf("scores: %w", err)
+	}
+	for _, id := range ids {
+		if id == "" {
+			return nil, fmt.Errorf("scores: empty id: %w", ErrInvalidArgument)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	start := time.Now()
+	out := make([]float32, len(ids))
+	if sc, ok := x.d.(driver.Scorer); ok {
+		if err := sc.Scores(ctx, vector, ids, out); err != nil {
+			return nil, x.fail(ctx, "search", err)
+		}
+	} else {
+		hits, err := x.d.Search(ctx, vector, &Filter{IDs: ids}, len(ids))
+		if err != nil {
+			return nil, x.fail(ctx, "search", err)
+		}
+		byID := make(map[string]float32, len(hits))
+		for _, h := range hits {
+			byID[h.ID] = h.Score
+		}
+		for i, id := range ids {
+			s, ok := byID[id]
+			if !ok {
+				s = float32(math.NaN())
+			}
+			out[i] = s
+		}
+	}
+	if x.metrics != nil {
+		x.metrics.searchDuration.WithLabelValues(x.backend).Observe(time.Since(start).Seconds())
+	}
+	return out, nil
+}
+
 // IDs returns the IDs of the points that match f (nil: all), in no
 // particular order: a scroll, for reconciling the index with the documents.
 func (x *Index) IDs(ctx context.Context, f *Filter) ([]string, error) {

@@ -111,3 +111,15 @@ type Index interface {
 	// Close releases what the driver itself created.
 	Close() error
 }
+
+// Scorer is an optional capability of a driver: the similarity of given
+// points to a vector, in the order given, without ranking them. A caller
+// that scores every candidate (the query service's hybrid ranking) then
+// pays for no sort and no lookup of hits by ID. The portable Index falls
+// back to Search for drivers without it.
+type Scorer interface {
+	// Scores sets out[i] to the cosine similarity of vector and point
+	// ids[i], or NaN when the index has no such point. len(out) ==
+	// len(ids).
+	Scores(ctx context.Context, vector []float32, ids []string, out []float32) error
+}

@@ -22,3 +22,21 @@ func TestConformance(t *testing.T) {
 		return harness{}, nil
 	})
 }
+
+// searchOnly hides the driver's Scorer capability, so that the portable
+// index answers Scores through Search, as it does for Qdrant.
+type searchOnly struct{ driver.Index }
+
+type searchOnlyHarness struct{}
+
+func (searchOnlyHarness) MakeDriver(_ context.Context, dims int, _ []driver.FieldSchema) (driver.Index, error) {
+	return searchOnly{embeddedindex.New(dims)}, nil
+}
+
+func (searchOnlyHarness) Close() {}
+
+func TestConformance_WithoutScorer(t *testing.T) {
+	vectorindextest.RunConformanceTests(t, func(context.Context, *testing.T) (vectorindextest.Harness, error) {
+		return searchOnlyHarness{}, nil
+	})
+}

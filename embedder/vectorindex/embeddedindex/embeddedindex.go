@@ -251,6 +251,33 @@ func (x *Index) Search(ctx context.Context, vector []float32, f *driver.Filter, 
 	return h.sorted(x.ids), nil
 }
 
+// Scores sets out[i] to the similarity of vector and point ids[i] (NaN for
+// an unknown ID), in the order asked: no sort, no hits to build.
+func (x *Index) Scores(ctx context.Context, vector []float32, ids []string, out []float32) error {
+	q := make([]float32, x.dims)
+	normalize(q, vector)
+	nan := float32(math.NaN())
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	d := x.dims
+	for i, id := range ids {
+		if i%checkEvery == checkEvery-1 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		j, ok := x.pos[id]
+		if !ok {
+			out[i] = nan
+			continue
+		}
+		out[i] = dot(q, x.vecs[j*d:(j+1)*d])
+	}
+	return ctx.Err()
+}
+
+var _ driver.Scorer = (*Index)(nil)
+
 // parallelMin is the number of points per goroutine below which a scan
 // stays on one goroutine.
 const parallelMin = 32768

@@ -59,6 +59,7 @@ func RunConformanceTests(t *testing.T, newHarness HarnessMaker) {
 		{"Ordering", testOrdering},
 		{"ScaleInvariance", testScaleInvariance},
 		{"Limit", testLimit},
+		{"Scores", testScores},
 		{"Filters", testFilters},
 		{"InvalidFilter", testInvalidFilter},
 		{"NotFound", testNotFound},
@@ -356,6 +357,55 @@ func testScaleInvariance(t *testing.T, h Harness) {
 	got := search(t, x, v, nil, 1)
 	if len(got) != 1 || got[0].ID != "big" || math.Abs(float64(got[0].Score)-1) > 1e-5 {
 		t.Errorf("Search(v) = %v, want big with cosine 1 whatever the norms", got)
+	}
+}
+
+// testScores: Scores gives every asked point its similarity, in the order
+// asked (repeats included), NaN for unknown IDs, the same values Search
+// gives, and validates its input like Search.
+func testScores(t *testing.T, h Harness) {
+	x := open(t, h, dims)
+	angles := map[string]float64{"a": 0.1, "b": 0.5, "c": 0.9, "d": 1.3, "e": 1.9, "f": 2.6, "g": 3.0}
+	var pts []vectorindex.Point
+	for _, id := range []string{"d", "g", "a", "f", "c", "e", "b"} {
+		pts = append(pts, vectorindex.Point{ID: id, Vector: axis(angles[id])})
+	}
+	upsert(t, x, pts...)
+	q := axis(0.2)
+	asked := []string{"g", "absent", "a", "c", "a", "e"}
+	got, err := x.Scores(t.Context(), q, asked)
+	if err != nil {
+		t.Fatalf("Scores: %v", err)
+	}
+	if len(got) != len(asked) {
+		t.Fatalf("Scores returned %d scores for %d ids", len(got), len(asked))
+	}
+	byID := map[string]float32{}
+	for _, hit := range search(t, x, q, nil, 10) {
+		byID[hit.ID] = hit.Score
+	}
+	for i, id := range asked {
+		want, ok := byID[id]
+		switch {
+		case !ok && !math.IsNaN(float64(got[i])):
+			t.Errorf("score %d (%s, not in the index) = %v, want NaN", i, id, got[i])
+		case ok && math.Abs(float64(got[i]-want)) > 1e-6:
+			t.Errorf("score %d (%s) = %v, want %v as Search gives", i, id, got[i], want)
+		case ok && math.Abs(float64(got[i])-math.Cos(angles[id]-0.2)) > 1e-5:
+			t.Errorf("score %d (%s) = %v, want cos = %v", i, id, got[i], math.Cos(angles[id]-0.2))
+		}
+	}
+	if got, err := x.Scores(t.Context(), q, nil); err != nil || len(got) != 0 {
+		t.Errorf("Scores(no ids) = %v, %v; want none", got, err)
+	}
+	if _, err := x.Scores(t.Context(), q, []string{"a", ""}); !errors.Is(err, vectorindex.ErrInvalidArgument) {
+		t.Errorf("Scores(empty id) = %v, want ErrInvalidArgument", err)
+	}
+	if _, err := x.Scores(t.Context(), make([]float32, dims), []string{"a"}); !errors.Is(err, vectorindex.ErrInvalidArgument) {
+		t.Errorf("Scores(zero vector) = %v, want ErrInvalidArgument", err)
+	}
+	if _, err := x.Scores(t.Context(), q[:dims-1], []string{"a"}); !errors.Is(err, vectorindex.ErrDimensionMismatch) {
+		t.Errorf("Scores(short vector) = %v, want ErrDimensionMismatch", err)
 	}
 }
 
