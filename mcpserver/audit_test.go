@@ -383,3 +383,41 @@ func TestRender_placeholders(t *testing.T) {
 		}
 	}
 }
+
+// SRD 5.1 classes show their own columns (Open5e keeps them in its v1
+// records) on the card and in the structured table.
+func TestAudit_srd51ClassColumns(t *testing.T) {
+	byKey := map[string]*lkv1.Entity{}
+	for _, e := range snapshot(t) {
+		byKey[e.GetKey()] = e
+	}
+	for _, c := range []struct {
+		class, header, row string
+		level              int
+		columns            map[string]string
+	}{
+		{"barbarian", "| Level | Proficiency Bonus | Features | Rages | Rage Damage |", "| 20th | +6 | Primal Champion | Unlimited | +4 |", 20, map[string]string{"Rages": "Unlimited", "Rage Damage": "+4"}},
+		{"monk", "| Level | Proficiency Bonus | Features | Martial Arts | Ki Points | Unarmored Movement |", "| 1st | +2 | Martial Arts, Unarmored Defense | 1d4 | — | — |", 5, map[string]string{"Martial Arts": "1d6", "Ki Points": "5", "Unarmored Movement": "+10 ft."}},
+		{"rogue", "| Level | Proficiency Bonus | Features | Sneak Attack |", "| 3rd | +2 | Roguish Archetype | 2d6 |", 3, map[string]string{"Sneak Attack": "2d6"}},
+	} {
+		t.Run(c.class, func(t *testing.T) {
+			p := byKey["open5e_v2:srd-2014:class:"+c.class]
+			if p == nil {
+				t.Fatal("not in the snapshot")
+			}
+			e := entityFromProto(p, "")
+			card := renderEntity(&e)
+			for _, want := range []string{c.header, c.row} {
+				if !strings.Contains(card, want) {
+					t.Errorf("card lacks %q:\n%s", want, card)
+				}
+			}
+			got := e.CharacterOption.ClassTable.Levels[c.level-1].Columns
+			for k, v := range c.columns {
+				if got[k] != v {
+					t.Errorf("level %d %s = %q, want %q (%v)", c.level, k, got[k], v, got)
+				}
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"lorekeeper.dev/ingest"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -225,4 +226,198 @@ var placeholderText = regexp.MustCompile(`^\[[^\[\]()]{1,40}\]$`)
 // text: "[Column data]", "[None provided]".
 func isPlaceholder(s string) bool {
 	return placeholderText.MatchString(strings.TrimSpace(s))
+}
+
+// Open5e's v2 records of SRD 5.1 classes lack the class's own table
+// columns (the Barbarian's Rages and Rage Damage, the Monk's Martial Arts
+// and Ki Points, the Rogue's Sneak Attack, the spells known of the Bard,
+// Ranger, Sorcerer and Warlock, ...), while the v1 records of the same book
+// carry the whole table as markdown. mergeV1Tables adds the missing
+// columns to the v2 classes, in the book's order.
+
+// v1ClassesEndpoint is where the v1 tables come from.
+var v1ClassesEndpoint = Endpoint{"v1", "classes", lkv1.Kind_KIND_CLASS}
+
+// v1Table is a v1 class's markdown table: columns after Level, each with a
+// value per level (index level-1).
+type v1Table struct {
+	columns []string
+	values  map[string]*[maxClassLevel]string // by lower-case column name
+}
+
+// parseV1Table reads a v1 class record's "table": a markdown table whose
+// first column is the level ("1st" ... "20th"). It returns nil when the
+// record has no such table.
+func parseV1Table(raw []byte) *v1Table {
+	o, err := decodeObject(raw)
+	if err != nil {
+		return nil
+	}
+	var header []string
+	t := &v1Table{values: map[string]*[maxClassLevel]string{}}
+	rows := 0
+	for _, line := range strings.Split(normalizeNewlines(o.str("table")), "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "|") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		switch {
+		case header == nil:
+			header = cells
+			if len(header) < 2 || !strings.EqualFold(header[0], "level") {
+				return nil
+			}
+			for _, c := range header[1:] {
+				t.columns = append(t.columns, c)
+				t.values[strings.ToLower(c)] = new([maxClassLevel]string)
+			}
+		case strings.Trim(line, "|-: ") == "":
+			// The separator row.
+		default:
+			// "1st" ... "20th"
+			l, err := strconv.Atoi(strings.TrimRightFunc(cells[0], func(r rune) bool { return r < '0' || r > '9' }))
+			if err != nil || l < 1 || l > maxClassLevel {
+				continue
+			}
+			for i, c := range cells[1:min(len(cells), len(header))] {
+				if c == "-" || c == "—" || c == "–" {
+					c = ""
+				}
+				t.values[strings.ToLower(header[i+1])][l-1] = c
+			}
+			rows++
+		}
+	}
+	if rows == 0 {
+		return nil
+	}
+	return t
+}
+
+// v1TableSkips are the v1 columns a ClassProgression holds elsewhere: the
+// level, proficiency bonus and features have their own fields, and the
+// spell slots ("1st" ... "9th") their own list.
+func v1TableSkips(col string) bool {
+	switch strings.ToLower(col) {
+	case "level", "proficiency bonus", "features":
+		return true
+	}
+	return spellLevelOf(col, "") > 0
+}
+
+// mergeV1Tables adds to each v2 class the table columns that the v1 record
+// of the same class in the same book has and the v2 record lacks. The v2
+// entity's own values win where both have a column. Merged entities get a
+// new content hash. v1 lists v1 entities of any kind; it returns how many
+// classes gained columns.
+func mergeV1Tables(v2, v1 []*lkv1.Entity) (int, error) {
+	tables := map[string]*v1Table{} // v2 document + "\x00" + lower-case name
+	for _, e := range v1 {
+		if e.GetKind() != lkv1.Kind_KIND_CLASS {
+			continue
+		}
+		t := parseV1Table(e.GetSourceRecord())
+		if t == nil {
+			continue
+		}
+		for _, doc := range V1Equivalents[e.GetDocument().GetKey()] {
+			tables[doc+"\x00"+strings.ToLower(e.GetName())] = t
+		}
+	}
+	merged := 0
+	for _, e := range v2 {
+		if e.GetKind() != lkv1.Kind_KIND_CLASS {
+			continue
+		}
+		t := tables[e.GetDocument().GetKey()+"\x00"+strings.ToLower(e.GetName())]
+		co := e.GetCharacterOption()
+		if t == nil || co == nil || co.GetProgression() == nil {
+			continue
+		}
+		if !mergeColumns(co.GetProgression(), t) {
+			continue
+		}
+		h, err := ingest.ContentHash(e)
+		if err != nil {
+			return merged, fmt.Errorf("merge %s: %w", e.GetKey(), err)
+		}
+		e.ContentHash = h
+		merged++
+	}
+	return merged, nil
+}
+
+// mergeColumns adds t's missing columns to p, reporting whether any was
+// added. The class's own columns end up in t's order, followed by any only
+// p has, then p's spell slots as they were.
+func mergeColumns(p *lkv1.ClassProgression, t *v1Table) bool {
+	slotsFrom := len(p.GetColumns())
+	for i, c := range p.GetColumns() {
+		if spellLevelOf(c, "") > 0 {
+			slotsFrom = i
+			break
+		}
+	}
+	own := map[string]int{} // lower-case name -> index in p.Columns
+	for i, c := range p.GetColumns()[:slotsFrom] {
+		own[strings.ToLower(c)] = i
+	}
+	added := false
+	for _, c := range t.columns {
+		if _, ok := own[strings.ToLower(c)]; !ok && !v1TableSkips(c) {
+			added = true
+		}
+	}
+	if !added {
+		return false
+	}
+	// The new order: index into p.Columns (>= 0) or into t's columns
+	// (encoded as -1-i).
+	var order []int
+	used := map[int]bool{}
+	for i, c := range t.columns {
+		if v1TableSkips(c) {
+			continue
+		}
+		if j, ok := own[strings.ToLower(c)]; ok {
+			order = append(order, j)
+			used[j] = true
+		} else {
+			order = append(order, -1-i)
+		}
+	}
+	for j := range slotsFrom {
+		if !used[j] {
+			order = append(order, j)
+		}
+	}
+	for j := slotsFrom; j < len(p.GetColumns()); j++ {
+		order = append(order, j)
+	}
+	cols := make([]string, len(order))
+	for k, o := range order {
+		if o >= 0 {
+			cols[k] = p.Columns[o]
+		} else {
+			cols[k] = t.columns[-1-o]
+		}
+	}
+	for _, l := range p.GetLevels() {
+		vals := make([]string, len(order))
+		for k, o := range order {
+			switch {
+			case o >= 0 && o < len(l.Values):
+				vals[k] = l.Values[o]
+			case o < 0 && l.GetLevel() >= 1 && l.GetLevel() <= maxClassLevel:
+				vals[k] = t.values[strings.ToLower(t.columns[-1-o])][l.GetLevel()-1]
+			}
+		}
+		l.Values = vals
+	}
+	p.Columns = cols
+	return true
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -442,6 +443,48 @@ func TestFetcher_Sync_faults(t *testing.T) {
 				t.Errorf("during backoff: %v, %+v", err, sum.Endpoints)
 			}
 		})
+	}
+}
+
+// The SRD 5.1 classes take their own columns from the v1 records: through
+// a resync too, and when the v1 endpoint fails, nothing is published and
+// what is stored stays.
+func TestFetcher_Sync_classTables(t *testing.T) {
+	js := ingesttest.JetStream(t, nil)
+	up := newUpstream(t)
+	f := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/classes")})
+	mustSync(t, f)
+	const barbarian = "open5e_v2:srd-2014:class:barbarian"
+	var got *lkv1.Entity
+	for _, ev := range events(t, js, 1) {
+		if ev.GetUpsert().GetKey() == barbarian {
+			got = ev.GetUpsert()
+		}
+	}
+	if cols := got.GetCharacterOption().GetProgression().GetColumns(); !slices.Equal(cols, []string{"Rages", "Rage Damage"}) {
+		t.Fatalf("published barbarian columns %q", cols)
+	}
+	base := streamMsgs(t, js)
+	before := state(t, js, "sync.v2.classes")
+
+	up.set(func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if r.URL.Path == "/v1/classes/" {
+			http.Error(w, "boom", http.StatusInternalServerError)
+			return true
+		}
+		return false
+	}, nil, nil)
+	f = fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/classes"), Client: &open5e.ClientOptions{Retries: 1}})
+	_, err := f.Sync(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "v1 class tables") {
+		t.Fatalf("sync with /v1/classes/ failing: %v", err)
+	}
+	if n := streamMsgs(t, js); n != base {
+		t.Errorf("published %d messages without the v1 tables", n-base)
+	}
+	after := state(t, js, "sync.v2.classes")
+	if after.GetDigest() != before.GetDigest() || len(after.GetEntities()) != len(before.GetEntities()) || after.GetBackoffUntil() == nil {
+		t.Errorf("state: %d entities (was %d), digest kept %v, backoff %v", len(after.GetEntities()), len(before.GetEntities()), after.GetDigest() == before.GetDigest(), after.GetBackoffUntil())
 	}
 }
 

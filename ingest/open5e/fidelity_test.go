@@ -325,3 +325,45 @@ func FuzzCrossCheck_attacks(f *testing.F) {
 		}
 	})
 }
+
+// SRD 5.1's v2 class records lack the class's own columns; the v1 records
+// of the same book have them, and every SRD 5.1 class ends up with them,
+// in the book's order, beside the v2 columns and slots it had.
+func TestClassProgression_srd51ColumnsFromV1(t *testing.T) {
+	for _, c := range []struct {
+		class string
+		cols  []string
+		level int
+		want  map[string]string
+	}{
+		{"barbarian", []string{"Rages", "Rage Damage"}, 9, map[string]string{"Rages": "4", "Rage Damage": "+3"}},
+		{"barbarian", []string{"Rages", "Rage Damage"}, 20, map[string]string{"Rages": "Unlimited", "Rage Damage": "+4"}},
+		{"monk", []string{"Martial Arts", "Ki Points", "Unarmored Movement"}, 1, map[string]string{"Martial Arts": "1d4", "Ki Points": "", "Unarmored Movement": ""}},
+		{"monk", []string{"Martial Arts", "Ki Points", "Unarmored Movement"}, 6, map[string]string{"Martial Arts": "1d6", "Ki Points": "6", "Unarmored Movement": "+15 ft."}},
+		{"rogue", []string{"Sneak Attack"}, 11, map[string]string{"Sneak Attack": "6d6"}},
+		{"bard", []string{"Cantrips Known", "Spells Known", "1st", "2nd", "3rd", "4th", "5th", "6th", "7th", "8th", "9th"}, 5, map[string]string{"Cantrips Known": "3", "Spells Known": "8", "3rd": "2"}},
+		{"ranger", []string{"Spells Known", "1st", "2nd", "3rd", "4th", "5th"}, 2, map[string]string{"Spells Known": "2", "1st": "2"}},
+		{"sorcerer", []string{"Sorcery Points", "Cantrips Known", "Spells Known", "1st", "2nd", "3rd", "4th", "5th", "6th", "7th", "8th", "9th"}, 3, map[string]string{"Sorcery Points": "3", "Spells Known": "4"}},
+		{"warlock", []string{"Cantrips Known", "Spells Known", "Spell Slots", "Slot Level", "Invocations Known"}, 5, map[string]string{"Spell Slots": "2", "Slot Level": "3rd", "Invocations Known": "3"}},
+		{"fighter", nil, 1, map[string]string{}},
+		{"wizard", []string{"Cantrips Known", "1st", "2nd", "3rd", "4th", "5th", "6th", "7th", "8th", "9th"}, 5, map[string]string{"Cantrips Known": "4", "3rd": "2"}},
+	} {
+		t.Run(fmt.Sprint(c.class, "/", c.level), func(t *testing.T) {
+			p := find(t, "open5e_v2:srd-2014:class:"+c.class).GetCharacterOption().GetProgression()
+			if !slices.Equal(p.GetColumns(), c.cols) {
+				t.Fatalf("columns %q, want %q", p.GetColumns(), c.cols)
+			}
+			for _, l := range p.GetLevels() {
+				if len(l.GetValues()) != len(c.cols) {
+					t.Fatalf("level %d: %d values for %d columns", l.GetLevel(), len(l.GetValues()), len(c.cols))
+				}
+			}
+			row := p.GetLevels()[c.level-1]
+			for col, want := range c.want {
+				if got := row.GetValues()[slices.Index(c.cols, col)]; got != want {
+					t.Errorf("level %d %s = %q, want %q", c.level, col, got, want)
+				}
+			}
+		})
+	}
+}

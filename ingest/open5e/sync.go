@@ -194,6 +194,19 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 		}
 	})
 	entities := res.Entities
+	if ep == (Endpoint{"v2", "classes", lkv1.Kind_KIND_CLASS}) && res.Complete() {
+		// The v2 SRD 5.1 classes lack columns their v1 records have. Without
+		// the v1 tables the classes would lose them: publish nothing and
+		// fail the endpoint, which keeps what is stored.
+		v1 := FetchEndpoint(ctx, f.client, v1ClassesEndpoint, cat, nil)
+		if v1.Err == nil {
+			_, v1.Err = mergeV1Tables(entities, v1.Entities)
+		}
+		if v1.Err != nil {
+			res.Err = fmt.Errorf("the v1 class tables: %w", v1.Err)
+			entities = nil
+		}
+	}
 	if ep.Version == "v1" {
 		cov := CoverageFromKeys(v2Keys)
 		entities = FilterV1(entities, cov)
