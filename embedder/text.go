@@ -89,8 +89,14 @@ func castingTime(key string) string {
 func creatureText(b *textBuilder, e *lkv1.Entity) {
 	c := e.GetCreature()
 	line := strings.TrimSpace(capitalise(c.GetSize()) + " " + c.GetType())
-	if st := c.GetSubtype(); st != "" {
-		line += " (" + st + ")"
+	var paren []string
+	for _, s := range []string{c.GetSubtype(), c.GetGroup()} {
+		if s != "" {
+			paren = append(paren, s)
+		}
+	}
+	if len(paren) > 0 {
+		line += " (" + strings.Join(paren, "; ") + ")"
 	}
 	if line != "" {
 		b.sentence(line + ".")

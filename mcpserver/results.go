@@ -108,6 +108,7 @@ type Creature struct {
 	ChallengeRatingText   string           `json:"challenge_rating_text"`
 	Type                  string           `json:"type"`
 	Subtype               string           `json:"subtype,omitempty"`
+	Group                 string           `json:"group,omitempty" jsonschema:"The book's heading the stat block is grouped under (Dragons, Chromatic); not a subtype."`
 	Size                  string           `json:"size"`
 	Alignment             string           `json:"alignment,omitempty"`
 	ArmorClass            int32            `json:"armor_class"`
@@ -349,7 +350,7 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 	if c := p.GetCreature(); c != nil {
 		e.Creature = &Creature{
 			ChallengeRating: c.GetChallengeRating(), ChallengeRatingText: crText(c), Type: c.GetType(),
-			Subtype: c.GetSubtype(), Size: c.GetSize(), Alignment: c.GetAlignment(), ArmorClass: c.GetArmorClass(),
+			Subtype: c.GetSubtype(), Group: c.GetGroup(), Size: c.GetSize(), Alignment: c.GetAlignment(), ArmorClass: c.GetArmorClass(),
 			ArmorDetail: c.GetArmorDetail(), HitPoints: c.GetHitPoints(), HitDice: c.GetHitDice(),
 			Speed: c.GetSpeed(), SpeedText: c.GetSpeedText(), SavingThrows: c.GetSavingThrows(), Skills: c.GetSkills(),
 			Senses: c.GetSenses(), PassivePerception: c.GetPassivePerception(), Languages: c.GetLanguages(),

@@ -163,7 +163,7 @@ func TestLookupCreature_StatBlocks(t *testing.T) {
 			t.Errorf("creature = %+v", c)
 		}
 		wantContains(t, text(res),
-			"## Goblin", "*Small humanoid, neutral evil*", "**Armor Class** 15 (leather armor, shield)",
+			"## Goblin", "*Small humanoid (goblinoid), neutral evil*", "**Armor Class** 15 (leather armor, shield)",
 			"**Hit Points** 7 (2d6)", "**Speed** 30 ft.", "| STR | DEX | CON | INT | WIS | CHA |",
 			"| 8 (-1) | 14 (+2) | 10 (+0) | 10 (+0) | 8 (-1) | 8 (-1) |", "**Skills** Stealth +6",
 			"**Senses** darkvision 60 ft., passive Perception 9", "**Languages** Common, Goblin",
@@ -180,7 +180,7 @@ func TestLookupCreature_StatBlocks(t *testing.T) {
 			t.Fatalf("out = %+v", out)
 		}
 		wantContains(t, text(res),
-			"*Huge dragon (Dragons, Chromatic), chaotic evil*", "**Speed** 40 ft., climb 40 ft., fly 80 ft.",
+			"*Huge dragon, chaotic evil*", "**Speed** 40 ft., climb 40 ft., fly 80 ft.",
 			"| 27 (+8) | 10 (+0) | 25 (+7) | 16 (+3) | 13 (+1) | 21 (+5) |",
 			"**Saving Throws** Dex +6, Con +13, Wis +7, Cha +11", "**Damage Immunities** fire",
 			"**Senses** blindsight 60 ft., darkvision 120 ft., passive Perception 23", "**Challenge** 17 (18,000 XP)",

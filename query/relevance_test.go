@@ -212,8 +212,8 @@ func relevance(t *testing.T, cl lkv1.QueryServiceClient) {
 	if total.share() < 0.87 || total.mrr() < 0.74 {
 		t.Errorf("all: top-5 share %.3f, MRR %.3f; want at least 0.87 and 0.74 (goals 0.95 and 0.85)", total.share(), total.mrr())
 	}
-	if first.share() < 0.95 || first.mrr() < 0.82 {
-		t.Errorf("relevance.jsonl: top-5 share %.3f, MRR %.3f; want at least 0.95 and 0.82", first.share(), first.mrr())
+	if first.share() < 0.95 || first.mrr() < 0.81 {
+		t.Errorf("relevance.jsonl: top-5 share %.3f, MRR %.3f; want at least 0.95 and 0.81", first.share(), first.mrr())
 	}
 }
 

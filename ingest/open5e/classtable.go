@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"lorekeeper.dev/ingest"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -228,15 +227,11 @@ func isPlaceholder(s string) bool {
 	return placeholderText.MatchString(strings.TrimSpace(s))
 }
 
-// Open5e's v2 records of SRD 5.1 classes lack the class's own table
-// columns (the Barbarian's Rages and Rage Damage, the Monk's Martial Arts
-// and Ki Points, the Rogue's Sneak Attack, the spells known of the Bard,
-// Ranger, Sorcerer and Warlock, ...), while the v1 records of the same book
-// carry the whole table as markdown. mergeV1Tables adds the missing
-// columns to the v2 classes, in the book's order.
-
-// v1ClassesEndpoint is where the v1 tables come from.
-var v1ClassesEndpoint = Endpoint{"v1", "classes", lkv1.Kind_KIND_CLASS}
+// The v2 records of SRD 5.1 classes lack the class's own table columns
+// (the Barbarian's Rages and Rage Damage, the Monk's Martial Arts and Ki
+// Points, the Rogue's Sneak Attack, the spells known of the Bard, Ranger,
+// Sorcerer and Warlock, ...), which the v1 records of the same book carry in
+// their markdown table: mergeV1Tables adds them (see supplements).
 
 // v1Table is a v1 class's markdown table: columns after Level, each with a
 // value per level (index level-1).
@@ -310,45 +305,29 @@ func v1TableSkips(col string) bool {
 }
 
 // mergeV1Tables adds to each v2 class the table columns that the v1 record
-// of the same class in the same book has and the v2 record lacks. The v2
-// entity's own values win where both have a column. Merged entities get a
-// new content hash. v1 lists v1 entities of any kind; it returns how many
-// classes gained columns.
-func mergeV1Tables(v2, v1 []*lkv1.Entity) (int, error) {
-	tables := map[string]*v1Table{} // v2 document + "\x00" + lower-case name
+// of the same class in the same book has and the v2 record lacks; the v2
+// record's own values win where both have a column. It returns the classes
+// it changed.
+func mergeV1Tables(v2, v1 []*lkv1.Entity) []*lkv1.Entity {
+	tables := map[string]*v1Table{}
 	for _, e := range v1 {
-		if e.GetKind() != lkv1.Kind_KIND_CLASS {
-			continue
-		}
-		t := parseV1Table(e.GetSourceRecord())
-		if t == nil {
-			continue
-		}
-		for _, doc := range V1Equivalents[e.GetDocument().GetKey()] {
-			tables[doc+"\x00"+strings.ToLower(e.GetName())] = t
+		if e.GetKind() == lkv1.Kind_KIND_CLASS {
+			if t := parseV1Table(e.GetSourceRecord()); t != nil {
+				for _, k := range v2Twins(e) {
+					tables[k] = t
+				}
+			}
 		}
 	}
-	merged := 0
+	var changed []*lkv1.Entity
 	for _, e := range v2 {
-		if e.GetKind() != lkv1.Kind_KIND_CLASS {
-			continue
+		t := tables[twinKey(e.GetDocument().GetKey(), e)]
+		p := e.GetCharacterOption().GetProgression()
+		if e.GetKind() == lkv1.Kind_KIND_CLASS && t != nil && p != nil && mergeColumns(p, t) {
+			changed = append(changed, e)
 		}
-		t := tables[e.GetDocument().GetKey()+"\x00"+strings.ToLower(e.GetName())]
-		co := e.GetCharacterOption()
-		if t == nil || co == nil || co.GetProgression() == nil {
-			continue
-		}
-		if !mergeColumns(co.GetProgression(), t) {
-			continue
-		}
-		h, err := ingest.ContentHash(e)
-		if err != nil {
-			return merged, fmt.Errorf("merge %s: %w", e.GetKey(), err)
-		}
-		e.ContentHash = h
-		merged++
 	}
-	return merged, nil
+	return changed
 }
 
 // mergeColumns adds t's missing columns to p, reporting whether any was

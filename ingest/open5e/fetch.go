@@ -119,8 +119,10 @@ func FetchAll(ctx context.Context, c *Client) ([]*lkv1.Entity, error) {
 			v1 = append(v1, res.Entities...)
 		}
 	}
-	if _, err := mergeV1Tables(v2, v1); err != nil {
-		return nil, fmt.Errorf("fetch open5e: %w", err)
+	for _, s := range supplements {
+		if err := s.apply(v2, v1); err != nil {
+			return nil, fmt.Errorf("fetch open5e: %w", err)
+		}
 	}
 	return append(v2, FilterV1(v1, CoverageOf(v2))...), nil
 }

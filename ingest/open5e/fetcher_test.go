@@ -446,45 +446,83 @@ func TestFetcher_Sync_faults(t *testing.T) {
 	}
 }
 
-// The SRD 5.1 classes take their own columns from the v1 records: through
-// a resync too, and when the v1 endpoint fails, nothing is published and
-// what is stored stays.
-func TestFetcher_Sync_classTables(t *testing.T) {
-	js := ingesttest.JetStream(t, nil)
-	up := newUpstream(t)
-	f := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/classes")})
-	mustSync(t, f)
-	const barbarian = "open5e_v2:srd-2014:class:barbarian"
-	var got *lkv1.Entity
-	for _, ev := range events(t, js, 1) {
-		if ev.GetUpsert().GetKey() == barbarian {
-			got = ev.GetUpsert()
-		}
-	}
-	if cols := got.GetCharacterOption().GetProgression().GetColumns(); !slices.Equal(cols, []string{"Rages", "Rage Damage"}) {
-		t.Fatalf("published barbarian columns %q", cols)
-	}
-	base := streamMsgs(t, js)
-	before := state(t, js, "sync.v2.classes")
+// The v2 SRD 5.1 classes and creatures are completed from the v1 records
+// of the same book (class columns, creature subtypes) through a resync
+// too, each v1 page read once; when the v1 endpoint fails, nothing of the
+// v2 endpoint is published and what is stored stays.
+func TestFetcher_Sync_supplements(t *testing.T) {
+	for _, c := range []struct {
+		v2, v1 string
+		key    string
+		check  func(*lkv1.Entity) bool
+	}{
+		{"v2/classes", "v1/classes", "open5e_v2:srd-2014:class:barbarian", func(e *lkv1.Entity) bool {
+			return slices.Equal(e.GetCharacterOption().GetProgression().GetColumns(), []string{"Rages", "Rage Damage"})
+		}},
+		{"v2/creatures", "v1/monsters", "open5e_v2:srd-2014:creature:barbed-devil", func(e *lkv1.Entity) bool {
+			return e.GetCreature().GetSubtype() == "devil" && e.GetCreature().GetGroup() == "Devils"
+		}},
+	} {
+		t.Run(c.v2, func(t *testing.T) {
+			js := ingesttest.JetStream(t, nil)
+			up := newUpstream(t)
+			v1Path := "/" + c.v1 + "/"
+			var mu sync.Mutex
+			reads := map[string]int{}
+			up.set(func(w http.ResponseWriter, r *http.Request, n int) bool {
+				mu.Lock()
+				defer mu.Unlock()
+				reads[r.URL.String()]++
+				return false
+			}, nil, nil)
+			mustSync(t, fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints(c.v2, c.v1)}))
+			var got *lkv1.Entity
+			for _, ev := range events(t, js, 1) {
+				if ev.GetUpsert().GetKey() == c.key {
+					got = ev.GetUpsert()
+				}
+			}
+			if !c.check(got) {
+				t.Fatalf("published %s: %v", c.key, got)
+			}
+			mu.Lock()
+			v1Pages := 0
+			for u, n := range reads {
+				if strings.HasPrefix(u, v1Path) {
+					v1Pages++
+					if n != 1 {
+						t.Errorf("%s read %d times in one run", u, n)
+					}
+				}
+			}
+			mu.Unlock()
+			if v1Pages == 0 {
+				t.Errorf("%s never read", v1Path)
+			}
+			base := streamMsgs(t, js)
+			stateKey := "sync." + strings.ReplaceAll(c.v2, "/", ".")
+			before := state(t, js, stateKey)
 
-	up.set(func(w http.ResponseWriter, r *http.Request, n int) bool {
-		if r.URL.Path == "/v1/classes/" {
-			http.Error(w, "boom", http.StatusInternalServerError)
-			return true
-		}
-		return false
-	}, nil, nil)
-	f = fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/classes"), Client: &open5e.ClientOptions{Retries: 1}})
-	_, err := f.Sync(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "v1 class tables") {
-		t.Fatalf("sync with /v1/classes/ failing: %v", err)
-	}
-	if n := streamMsgs(t, js); n != base {
-		t.Errorf("published %d messages without the v1 tables", n-base)
-	}
-	after := state(t, js, "sync.v2.classes")
-	if after.GetDigest() != before.GetDigest() || len(after.GetEntities()) != len(before.GetEntities()) || after.GetBackoffUntil() == nil {
-		t.Errorf("state: %d entities (was %d), digest kept %v, backoff %v", len(after.GetEntities()), len(before.GetEntities()), after.GetDigest() == before.GetDigest(), after.GetBackoffUntil())
+			up.set(func(w http.ResponseWriter, r *http.Request, n int) bool {
+				if r.URL.Path == v1Path {
+					http.Error(w, "boom", http.StatusInternalServerError)
+					return true
+				}
+				return false
+			}, nil, nil)
+			f := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints(c.v2), Client: &open5e.ClientOptions{Retries: 1}})
+			_, err := f.Sync(context.Background())
+			if err == nil || !strings.Contains(err.Error(), v1Path) {
+				t.Fatalf("sync with %s failing: %v", v1Path, err)
+			}
+			if n := streamMsgs(t, js); n != base {
+				t.Errorf("published %d messages without the v1 records", n-base)
+			}
+			after := state(t, js, stateKey)
+			if after.GetDigest() != before.GetDigest() || len(after.GetEntities()) != len(before.GetEntities()) || after.GetBackoffUntil() == nil {
+				t.Errorf("state: %d entities (was %d), digest kept %v, backoff %v", len(after.GetEntities()), len(before.GetEntities()), after.GetDigest() == before.GetDigest(), after.GetBackoffUntil())
+			}
+		})
 	}
 }
 

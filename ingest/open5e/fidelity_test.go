@@ -1,6 +1,7 @@
 package open5e_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -365,5 +366,61 @@ func TestClassProgression_srd51ColumnsFromV1(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Every SRD 5.1 creature has the subtype its v1 record gives (v2 has
+// none), and the book's grouping as its group, never as its subtype.
+func TestCreatureSubtypes_srd51(t *testing.T) {
+	up := newUpstream(t)
+	c, err := open5e.NewClient(up.srv.URL, &open5e.ClientOptions{PageSize: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cat, err := open5e.FetchCatalog(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := open5e.FetchEndpoint(ctx, c, endpoints("v1/monsters")[0], cat, nil)
+	if !v1.Complete() {
+		t.Fatalf("v1 monsters: %v %v", v1.Err, v1.Invalid)
+	}
+	want := map[string]string{}
+	for _, e := range v1.Entities {
+		if e.GetDocument().GetKey() == "wotc-srd" {
+			want[strings.ToLower(e.GetName())] = e.GetCreature().GetSubtype()
+		}
+	}
+	checked, withSubtype := 0, 0
+	for _, e := range snapshot(t) {
+		cr := e.GetCreature()
+		if cr == nil || e.GetDocument().GetKey() != "srd-2014" {
+			continue
+		}
+		checked++
+		if cr.GetSubtype() != "" {
+			withSubtype++
+		}
+		if w := want[strings.ToLower(e.GetName())]; cr.GetSubtype() != w {
+			t.Errorf("%s: subtype %q, want %q", e.GetName(), cr.GetSubtype(), w)
+		}
+		if cr.GetGroup() != "" && cr.GetSubtype() == cr.GetGroup() {
+			t.Errorf("%s: group %q as its subtype", e.GetName(), cr.GetGroup())
+		}
+	}
+	if checked != 325 || withSubtype == 0 {
+		t.Errorf("checked %d SRD 5.1 creatures (%d with a subtype), want 325", checked, withSubtype)
+	}
+	for key, w := range map[string][2]string{
+		"open5e_v2:srd-2014:creature:barbed-devil":     {"devil", "Devils"},
+		"open5e_v2:srd-2014:creature:adult-red-dragon": {"", "Dragons, Chromatic"},
+		"open5e_v2:srd-2014:creature:acolyte":          {"any race", ""},
+		"open5e_v2:srd-2014:creature:werewolf":         {"human", "Lycanthropes"},
+	} {
+		cr := find(t, key).GetCreature()
+		if cr.GetSubtype() != w[0] || cr.GetGroup() != w[1] {
+			t.Errorf("%s: subtype %q group %q, want %q %q", key, cr.GetSubtype(), cr.GetGroup(), w[0], w[1])
+		}
 	}
 }

@@ -95,6 +95,8 @@ type run struct {
 	kv  jetstream.KeyValue
 	sum *Summary
 	eps []Endpoint
+	// v1: v1 endpoints read early for a supplement, read once per run.
+	v1 map[Endpoint]EndpointResult
 }
 
 func (r *run) do(ctx context.Context) error {
@@ -176,6 +178,23 @@ func (r *run) do(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// fetchV1 returns the v1 endpoint's records, read once per run: the v1
+// endpoint's own sync later uses the same result when it succeeded.
+func (r *run) fetchV1(ctx context.Context, ep Endpoint, cat *Catalog) ([]*lkv1.Entity, error) {
+	if res, ok := r.v1[ep]; ok {
+		return res.Entities, nil
+	}
+	res := FetchEndpoint(ctx, r.f.client, ep, cat, nil)
+	if res.Err != nil {
+		return nil, res.Err
+	}
+	if r.v1 == nil {
+		r.v1 = map[Endpoint]EndpointResult{}
+	}
+	r.v1[ep] = res
+	return res.Entities, nil
+}
+
 // failed records an endpoint failure in its state; backoff leaves the
 // endpoint alone for EndpointBackoff.
 func (r *run) failed(st *lkv1.EndpointState, now time.Time, err error, backoff bool) {
@@ -188,22 +207,26 @@ func (r *run) failed(st *lkv1.EndpointState, now time.Time, err error, backoff b
 func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Catalog, st *lkv1.EndpointState, v2Keys []string, es *EndpointSummary) {
 	f := r.f
 	now := time.Now()
-	res := FetchEndpoint(ctx, f.client, ep, cat, func(p Page) {
-		if f.opts.Progress != nil {
-			f.opts.Progress(Progress{Endpoint: ep.Path(), Index: i + 1, Endpoints: n, Page: p.Number, Done: p.Records, Total: p.Count})
-		}
-	})
+	var res EndpointResult
+	if got, ok := r.v1[ep]; ok {
+		res = got
+	} else {
+		res = FetchEndpoint(ctx, f.client, ep, cat, func(p Page) {
+			if f.opts.Progress != nil {
+				f.opts.Progress(Progress{Endpoint: ep.Path(), Index: i + 1, Endpoints: n, Page: p.Number, Done: p.Records, Total: p.Count})
+			}
+		})
+	}
 	entities := res.Entities
-	if ep == (Endpoint{"v2", "classes", lkv1.Kind_KIND_CLASS}) && res.Complete() {
-		// The v2 SRD 5.1 classes lack columns their v1 records have. Without
-		// the v1 tables the classes would lose them: publish nothing and
-		// fail the endpoint, which keeps what is stored.
-		v1 := FetchEndpoint(ctx, f.client, v1ClassesEndpoint, cat, nil)
-		if v1.Err == nil {
-			_, v1.Err = mergeV1Tables(entities, v1.Entities)
+	if sup, ok := supplementOf(ep); ok && res.Complete() {
+		// Without the v1 records the entities would lose what they add:
+		// publish nothing and fail the endpoint, which keeps what is stored.
+		v1, err := r.fetchV1(ctx, sup.v1, cat)
+		if err == nil {
+			err = sup.apply(entities, v1)
 		}
-		if v1.Err != nil {
-			res.Err = fmt.Errorf("the v1 class tables: %w", v1.Err)
+		if err != nil {
+			res.Err = fmt.Errorf("the records of %s that complete it: %w", sup.v1.Path(), err)
 			entities = nil
 		}
 	}

@@ -198,7 +198,9 @@ func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock, []*lkv1.Correc
 		PassivePerception: o.int32("passive_perception"),
 		ExperiencePoints:  o.int32("experience_points"),
 		ProficiencyBonus:  o.int32("proficiency_bonus"),
-		Subtype:           o.str("subcategory"),
+		// subcategory is the book's grouping, not a subtype: v2 has no
+		// subtype (mergeV1Subtypes brings SRD 5.1's from v1).
+		Group: o.str("subcategory"),
 	}
 	if cr, ok := o.num("challenge_rating"); ok {
 		c.ChallengeRating = cr

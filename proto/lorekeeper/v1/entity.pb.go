@@ -1096,6 +1096,9 @@ type CreatureDetails struct {
 	Type string `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`
 	// E.g. "goblinoid", "shapechanger".
 	Subtype string `protobuf:"bytes,4,opt,name=subtype,proto3" json:"subtype,omitempty"`
+	// The book's heading the stat block is grouped under ("Dragons,
+	// Chromatic", "Devils"): Open5e's subcategory. Not a subtype.
+	Group string `protobuf:"bytes,28,opt,name=group,proto3" json:"group,omitempty"`
 	// Lower-case size key: "tiny" ... "gargantuan".
 	Size        string `protobuf:"bytes,5,opt,name=size,proto3" json:"size,omitempty"`
 	Alignment   string `protobuf:"bytes,6,opt,name=alignment,proto3" json:"alignment,omitempty"`
@@ -1182,6 +1185,13 @@ func (x *CreatureDetails) GetType() string {
 func (x *CreatureDetails) GetSubtype() string {
 	if x != nil {
 		return x.Subtype
+	}
+	return ""
+}
+
+func (x *CreatureDetails) GetGroup() string {
+	if x != nil {
+		return x.Group
 	}
 	return ""
 }
@@ -2102,13 +2112,14 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\fconstitution\x18\x03 \x01(\x05R\fconstitution\x12\"\n" +
 	"\fintelligence\x18\x04 \x01(\x05R\fintelligence\x12\x16\n" +
 	"\x06wisdom\x18\x05 \x01(\x05R\x06wisdom\x12\x1a\n" +
-	"\bcharisma\x18\x06 \x01(\x05R\bcharisma\"\xcb\n" +
+	"\bcharisma\x18\x06 \x01(\x05R\bcharisma\"\xe1\n" +
 	"\n" +
 	"\x0fCreatureDetails\x12)\n" +
 	"\x10challenge_rating\x18\x01 \x01(\x01R\x0fchallengeRating\x122\n" +
 	"\x15challenge_rating_text\x18\x02 \x01(\tR\x13challengeRatingText\x12\x12\n" +
 	"\x04type\x18\x03 \x01(\tR\x04type\x12\x18\n" +
-	"\asubtype\x18\x04 \x01(\tR\asubtype\x12\x12\n" +
+	"\asubtype\x18\x04 \x01(\tR\asubtype\x12\x14\n" +
+	"\x05group\x18\x1c \x01(\tR\x05group\x12\x12\n" +
 	"\x04size\x18\x05 \x01(\tR\x04size\x12\x1c\n" +
 	"\talignment\x18\x06 \x01(\tR\talignment\x12\x1f\n" +
 	"\varmor_class\x18\a \x01(\x05R\n" +

@@ -1,0 +1,86 @@
+package open5e
+
+import (
+	"fmt"
+	"strings"
+
+	"lorekeeper.dev/ingest"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// Open5e's v2 records of SRD 5.1 content lack some of what the v1 records
+// of the same book carry (v1's records are otherwise left out as
+// duplicates, see Coverage.V1Fill). A supplement completes a v2 endpoint's
+// entities from a v1 endpoint's.
+type supplement struct {
+	v2, v1 Endpoint
+	// merge completes v2 from v1 and returns the entities it changed.
+	merge func(v2, v1 []*lkv1.Entity) []*lkv1.Entity
+}
+
+var supplements = []supplement{
+	// Class table columns (classtable.go).
+	{Endpoint{"v2", "classes", lkv1.Kind_KIND_CLASS}, Endpoint{"v1", "classes", lkv1.Kind_KIND_CLASS}, mergeV1Tables},
+	// Creature subtypes: v2 has none ("fiend (devil)", "humanoid (any
+	// race)"), only the book's grouping.
+	{Endpoint{"v2", "creatures", lkv1.Kind_KIND_CREATURE}, Endpoint{"v1", "monsters", lkv1.Kind_KIND_CREATURE}, mergeV1Subtypes},
+}
+
+// supplementOf returns the supplement that completes the v2 endpoint ep.
+func supplementOf(ep Endpoint) (supplement, bool) {
+	for _, s := range supplements {
+		if s.v2 == ep {
+			return s, true
+		}
+	}
+	return supplement{}, false
+}
+
+// apply completes v2 from v1 and gives the changed entities their new
+// content hash.
+func (s supplement) apply(v2, v1 []*lkv1.Entity) error {
+	for _, e := range s.merge(v2, v1) {
+		h, err := ingest.ContentHash(e)
+		if err != nil {
+			return fmt.Errorf("complete %s: %w", e.GetKey(), err)
+		}
+		e.ContentHash = h
+	}
+	return nil
+}
+
+// v2Twins are the keys (see twinKey) under which a v1 entity's v2 twins
+// are found: same kind and name, in a v2 document of the same book.
+func v2Twins(e *lkv1.Entity) []string {
+	var out []string
+	for _, doc := range V1Equivalents[e.GetDocument().GetKey()] {
+		out = append(out, twinKey(doc, e))
+	}
+	return out
+}
+
+func twinKey(doc string, e *lkv1.Entity) string {
+	return doc + "\x00" + e.GetKind().String() + "\x00" + strings.ToLower(e.GetName())
+}
+
+// mergeV1Subtypes gives each v2 creature the subtype of the v1 record of
+// the same creature in the same book. It returns the creatures it changed.
+func mergeV1Subtypes(v2, v1 []*lkv1.Entity) []*lkv1.Entity {
+	subtypes := map[string]string{}
+	for _, e := range v1 {
+		if st := e.GetCreature().GetSubtype(); st != "" {
+			for _, k := range v2Twins(e) {
+				subtypes[k] = st
+			}
+		}
+	}
+	var changed []*lkv1.Entity
+	for _, e := range v2 {
+		c := e.GetCreature()
+		if st, ok := subtypes[twinKey(e.GetDocument().GetKey(), e)]; ok && c != nil && c.Subtype != st {
+			c.Subtype = st
+			changed = append(changed, e)
+		}
+	}
+	return changed
+}
