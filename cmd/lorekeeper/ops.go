@@ -87,6 +87,31 @@ func (r *readiness) run(ctx context.Context) map[string]string {
 	return out
 }
 
+// ready reports whether every check passes.
+func (r *readiness) ready(ctx context.Context) bool {
+	for _, v := range r.run(ctx) {
+		if v != "ok" {
+			return false
+		}
+	}
+	return true
+}
+
+// awaitReady returns nil once every check of r passes, polling every
+// interval, or ctx's error if it ends first.
+func awaitReady(ctx context.Context, r *readiness, every time.Duration) error {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for !r.ready(ctx) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
 // opsServer serves /metrics, /healthz (the process is up) and /readyz
 // (every readiness check passes) on addr, and Go's profiler under
 // /debug/pprof/ when asked (--pprof): profiles show the process's code and

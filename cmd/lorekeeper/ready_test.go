@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,6 +33,33 @@ func TestReadiness_MCPListener(t *testing.T) {
 	}
 	if got := ready.run(t.Context())["mcp"]; got == "ok" {
 		t.Error("mcp ready after it closed")
+	}
+}
+
+// awaitReady (what `up` waits on before it says "ready") returns only once
+// every check passes, expected ones included, and gives up with ctx.
+func TestAwaitReady(t *testing.T) {
+	ready := &readiness{}
+	ready.expect("catalogue")
+	var calls atomic.Int32
+	ready.add("grpc", func(context.Context) error {
+		if calls.Add(1) < 3 {
+			return errors.New("not serving")
+		}
+		return nil
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if err := awaitReady(ctx, ready, time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("with the catalogue not started: %v, want the context's deadline", err)
+	}
+	ready.add("catalogue", func(context.Context) error { return nil })
+	calls.Store(0)
+	if err := awaitReady(t.Context(), ready, time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if n := calls.Load(); n < 3 {
+		t.Errorf("ready after %d checks of grpc, want 3", n)
 	}
 }
 

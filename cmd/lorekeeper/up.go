@@ -79,8 +79,15 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "LoreKeeper is ready.\n  MCP (streamable HTTP): %s\n  gRPC query service:   %s\n  NATS:                 %s\n  metrics and health:   http://%s/metrics\n  data:                 %s\nStop with Ctrl-C.\n",
+	fmt.Fprintf(stdout, "LoreKeeper is up.\n  MCP (streamable HTTP): %s\n  gRPC query service:   %s\n  NATS:                 %s\n  metrics and health:   http://%s/metrics\n  data:                 %s\nStop with Ctrl-C.\n",
 		st.mcpURL, st.grpcAddr, st.natsURL, st.metricsAddr, cfg.dataDir)
+	// Answers are partial until the catalogue is stored (a few minutes on
+	// the first start): say when they no longer are, as /readyz does.
+	go func() {
+		if awaitReady(st.sup.Context(), st.ready, time.Second) == nil {
+			fmt.Fprintf(stdout, "LoreKeeper is ready: the catalogue is stored and searchable (http://%s/readyz).\n", st.metricsAddr)
+		}
+	}()
 	<-st.sup.Context().Done()
 	log.Info("shutting down")
 	return st.close()
@@ -93,6 +100,7 @@ type upStack struct {
 	natsURL, grpcAddr, mcpURL, metricsAddr string
 
 	sup             *supervisor
+	ready           *readiness
 	shutdownTimeout time.Duration
 	closers         closers
 }
@@ -127,6 +135,7 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 	st.onClose(func(context.Context) error { lock.release(); return nil })
 	reg := newRegistry()
 	ready := &readiness{}
+	st.ready = ready
 	// Not ready until every listener serves and the node has caught up.
 	ready.expect("replica", "grpc", "mcp", "catalogue")
 
