@@ -94,9 +94,23 @@ func readLock(dir string) (lockInfo, bool) {
 	return info, held
 }
 
-// ownDataDir takes dir's lock for command, or says who holds it.
+// exitWait bounds how long ownDataDir waits for an owner that is exiting
+// to let go of the lock (a process killed with SIGKILL holds it until the
+// kernel has torn down its memory, which for a large Badger store takes a
+// moment).
+const exitWait = 10 * time.Second
+
+// ownDataDir takes dir's lock for command, or says who holds it. An owner
+// that is exiting is waited for, up to exitWait.
 func ownDataDir(dir, command string) (*dataLock, error) {
 	l, err := lockDataDir(dir, command)
+	for deadline := time.Now().Add(exitWait); errors.Is(err, errLocked) && time.Now().Before(deadline); {
+		if info, _ := readLock(dir); !processExiting(info.PID) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+		l, err = lockDataDir(dir, command)
+	}
 	if errors.Is(err, errLocked) {
 		info, _ := readLock(dir)
 		return nil, fmt.Errorf("the data directory %s is in use by LoreKeeper process %d (lorekeeper %s, since %s): stop it, or give this one another --data-dir: %w",
