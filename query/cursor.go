@@ -2,6 +2,7 @@ package query
 
 import (
 	"container/list"
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
@@ -31,8 +32,11 @@ import (
 //     collection (BM25 statistics, rescaling), so new entities reorder the
 //     list. The first page keeps the full ranked order as a snapshot of keys
 //     on this node; later pages read it by offset. Snapshots are kept for
-//     snapshotTTL (at most maxSnapshots); past that the cursor is refused
-//     as expired.
+//     snapshotTTL (at most maxSnapshots). A node that does not hold the
+//     snapshot (another node behind a balancer, or after the TTL) ranks the
+//     request again and keeps the list under the cursor's snapshot id, so
+//     the walk goes on; the list is then as of that moment, and entities
+//     written since the first page can shift it by a place or two.
 type cursor struct {
 	V     int    `json:"v"`
 	Query string `json:"q"`
@@ -150,31 +154,78 @@ func (c *snapshots) put(s *snapshot) string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	id := base64.RawURLEncoding.EncodeToString(b[:])
+	c.putAs(id, s)
+	return id
+}
+
+// putAs keeps s under id, replacing what id held.
+func (c *snapshots) putAs(id string, s *snapshot) {
 	s.created = c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if el, ok := c.byID[id]; ok {
+		c.order.Remove(el)
+	}
 	c.byID[id] = c.order.PushFront(&snapEntry{id: id, snap: s})
 	for c.order.Len() > maxSnapshots {
 		old := c.order.Back()
 		c.order.Remove(old)
 		delete(c.byID, old.Value.(*snapEntry).id)
 	}
-	return id
 }
 
-func (c *snapshots) get(id string) (*snapshot, error) {
+// take removes and returns the snapshot kept under id, if any.
+func (c *snapshots) take(id string) *snapshot {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	el, ok := c.byID[id]
 	if !ok {
-		return nil, invalid("cursor", "has expired (ranked pages are kept %s); repeat the request without a cursor", snapshotTTL)
+		return nil
+	}
+	c.order.Remove(el)
+	delete(c.byID, id)
+	return el.Value.(*snapEntry).snap
+}
+
+func (c *snapshots) get(id string) (*snapshot, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.byID[id]
+	if !ok {
+		return nil, false
 	}
 	s := el.Value.(*snapEntry).snap
 	if c.now().Sub(s.created) > snapshotTTL {
 		c.order.Remove(el)
 		delete(c.byID, id)
-		return nil, invalid("cursor", "has expired (ranked pages are kept %s); repeat the request without a cursor", snapshotTTL)
+		return nil, false
 	}
 	c.order.MoveToFront(el)
+	return s, true
+}
+
+// resume returns the ranked list a cursor continues: the snapshot kept
+// under id, else the list first ranks again (the request without its
+// cursor, asking for one result), kept under id from now on. A list
+// with nothing past the first result is an empty snapshot.
+func (c *snapshots) resume(ctx context.Context, id string, first func(context.Context) (nextCursor string, ranking lkv1.Ranking, fallback string, err error)) (*snapshot, error) {
+	if s, ok := c.get(id); ok {
+		return s, nil
+	}
+	next, ranking, fallback, err := first(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s := &snapshot{ranking: ranking, fallback: fallback}
+	if next != "" {
+		b, _ := base64.RawURLEncoding.DecodeString(next)
+		var cur cursor
+		if json.Unmarshal(b, &cur) == nil {
+			if got := c.take(cur.Snapshot); got != nil {
+				s = got
+			}
+		}
+	}
+	c.putAs(id, s)
 	return s, nil
 }

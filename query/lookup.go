@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+
 	"lorekeeper.dev/embedder/badgerstore"
 	"lorekeeper.dev/embedder/relevance"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
@@ -314,7 +316,15 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 		if cur.Snapshot == "" {
 			return nil, invalid("cursor", "was made for a different request; repeat the same arguments (only limit may change) or start again without a cursor")
 		}
-		if snap, err = s.snaps.get(cur.Snapshot); err != nil {
+		snap, err = s.snaps.resume(ctx, cur.Snapshot, func(ctx context.Context) (string, lkv1.Ranking, string, error) {
+			again := proto.Clone(req).(withCommon)
+			again.GetCommon().Cursor = ""
+			one := *p
+			one.limit = 1
+			resp, err := s.lookup(ctx, &one, again)
+			return resp.GetNextCursor(), resp.GetRanking(), resp.GetFallbackReason(), err
+		})
+		if err != nil {
 			return nil, err
 		}
 		resp.Ranking, resp.FallbackReason = snap.ranking, snap.fallback
@@ -376,6 +386,9 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 			return namePage(v, cand, cur, p.limit, hash, resp)
 		}
 		if snap != nil {
+			if len(snap.groups) == 0 {
+				return nil // ranked again on this node: nothing past the first result
+			}
 			g := &snap.groups[0]
 			items, more := g.page(v, cur.Offset, p.limit, cand)
 			results, err := materialize(v, items, cand, !p.docsSet, resp.Ranking == lkv1.Ranking_RANKING_HYBRID)

@@ -456,3 +456,61 @@ func BenchmarkCompleteValues(b *testing.B) {
 		})
 	}
 }
+
+// Ranked pages on several query nodes (behind a balancer, each page may
+// reach another): a node that did not rank the first page ranks the request
+// again and the walk goes on. Over the same content, every page alternating
+// between two nodes gives the one-node walk exactly.
+func TestPages_RankedAcrossNodes(t *testing.T) {
+	snapshotStore(t)
+	ctx := context.Background()
+	nodes := []lkv1.QueryServiceClient{
+		lkv1.NewQueryServiceClient(dial(t, query.NewService(snap.store, snap.emb, nil), nil)),
+		lkv1.NewQueryServiceClient(dial(t, query.NewService(snap.store, snap.emb, nil), nil)),
+	}
+	for _, tc := range []struct {
+		name string
+		walk func(c func(page int) lkv1.QueryServiceClient) []string
+	}{
+		{"lookup", func(c func(int) lkv1.QueryServiceClient) []string {
+			page := 0
+			return walk(t, func(cur string) (*lkv1.LookupResponse, error) {
+				page++
+				return c(page).LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: &lkv1.Common{
+					SemanticQuery: "protect allies from fire", Limit: 40, Documents: docs("srd-2014"), Cursor: cur}})
+			}, func() {})
+		}},
+		{"search", func(c func(int) lkv1.QueryServiceClient) []string {
+			var keys []string
+			cur := ""
+			for page := 1; page < 100; page++ {
+				resp, err := c(page).Search(ctx, &lkv1.SearchRequest{Query: "fire", Limit: 5, Documents: docs("srd-2014"), Cursor: cur})
+				if err != nil {
+					t.Fatalf("page %d: %v", page, err)
+				}
+				for _, g := range resp.GetGroups() {
+					keys = append(keys, keysOf(g.GetResults())...)
+				}
+				if cur = resp.GetNextCursor(); cur == "" {
+					return keys
+				}
+			}
+			t.Fatal("over 100 pages")
+			return nil
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			one := tc.walk(func(int) lkv1.QueryServiceClient { return nodes[0] })
+			two := tc.walk(func(page int) lkv1.QueryServiceClient { return nodes[page%2] })
+			if len(one) < 100 {
+				t.Fatalf("one-node walk: %d keys, want 100+ (several pages)", len(one))
+			}
+			if !slices.Equal(one, two) {
+				t.Errorf("walk over two nodes differs from one node: %d keys vs %d", len(two), len(one))
+			}
+			if _, repeated := exactlyOnce(nil, two); len(repeated) > 0 {
+				t.Errorf("repeated: %v", repeated)
+			}
+		})
+	}
+}

@@ -57,7 +57,7 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		return resp, nil
 	}
 	if cur != nil {
-		return s.searchPage(ctx, p, cur, resp)
+		return s.searchPage(ctx, req, p, cur, resp)
 	}
 	var qvec []float32
 	if req.Semantic == nil || req.GetSemantic() {
@@ -181,11 +181,16 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 
 // searchPage answers a later page of a search from its snapshot: each
 // kind's next limit results.
-func (s *Service) searchPage(ctx context.Context, p *plan, cur *cursor, resp *lkv1.SearchResponse) (*lkv1.SearchResponse, error) {
+func (s *Service) searchPage(ctx context.Context, req *lkv1.SearchRequest, p *plan, cur *cursor, resp *lkv1.SearchResponse) (*lkv1.SearchResponse, error) {
 	if cur.Snapshot == "" {
 		return nil, invalid("cursor", "was made for a different request; repeat the same arguments (only limit may change) or start again without a cursor")
 	}
-	snap, err := s.snaps.get(cur.Snapshot)
+	snap, err := s.snaps.resume(ctx, cur.Snapshot, func(ctx context.Context) (string, lkv1.Ranking, string, error) {
+		again := proto.Clone(req).(*lkv1.SearchRequest)
+		again.Cursor, again.Limit = "", 1
+		resp, err := s.Search(ctx, again)
+		return resp.GetNextCursor(), resp.GetRanking(), resp.GetFallbackReason(), err
+	})
 	if err != nil {
 		return nil, err
 	}
