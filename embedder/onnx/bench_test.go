@@ -158,3 +158,45 @@ func BenchmarkEmbed_throughput(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEmbed_trim embeds batches of long texts as a first load does,
+// then trims the model: RSS_MB is what the model keeps before, and
+// trimmed-RSS_MB after (the arena given back); trim-ms is what a trim
+// costs.
+func BenchmarkEmbed_trim(b *testing.B) {
+	m := openBench(b, modelDir(b), &onnx.Options{})
+	texts := make([]string, 128)
+	for i := range texts {
+		texts[i] = hundredWords(i)
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		if _, err := m.Embed(ctx, texts); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		peakRSS(b)
+		b.StartTimer()
+		start := time.Now()
+		if err := m.Trim(); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(time.Since(start).Microseconds())/1000, "trim-ms")
+		b.ReportMetric(rssMB(), "trimmed-RSS_MB")
+	}
+}
+
+// rssMB is the process's resident set now, in MB.
+func rssMB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}

@@ -78,6 +78,9 @@ type Model struct {
 	output     string
 	tokenLevel bool // the output is [batch, len, dim] and needs mean pooling
 
+	modelPath string
+	threads   int
+
 	mu      sync.Mutex // serialises Run and guards session
 	session *ort.DynamicAdvancedSession
 }
@@ -198,28 +201,64 @@ func Open(dir string, opts *Options) (*Model, error) {
 		return nil, fmt.Errorf("open model %s: output dimension %d, want %d", name, d, spec.Dimensions)
 	}
 
-	so, err := ort.NewSessionOptions()
-	if err != nil {
+	m.modelPath, m.threads = modelPath, threads
+	if m.session, err = m.newSession(); err != nil {
 		return nil, fmt.Errorf("open model %s: %w", name, err)
 	}
+	log.Info("embedding model loaded", "model", name, "dimensions", spec.Dimensions,
+		"max_tokens", spec.MaxTokens, "threads", threads, "batch_size", batch, "path", modelPath)
+	return m, nil
+}
+
+// newSession creates an ONNX Runtime session for the model.
+func (m *Model) newSession() (*ort.DynamicAdvancedSession, error) {
+	so, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, err
+	}
 	defer so.Destroy()
-	if err := so.SetIntraOpNumThreads(threads); err != nil {
-		return nil, fmt.Errorf("open model %s: set threads: %w", name, err)
+	if err := so.SetIntraOpNumThreads(m.threads); err != nil {
+		return nil, fmt.Errorf("set threads: %w", err)
 	}
 	// ONNX Runtime's CPU arena stays on: without it a short benchmark
 	// keeps less (124 MB instead of 185 MB after USE-lite's batches), but a
 	// node through its first load held more, 640 MB instead of 380 MB
 	// after a minute, as malloc kept the freed activations of every thread.
+	// Trim gives the arena back once the bulk of the work is done.
 	if err := so.SetInterOpNumThreads(1); err != nil {
-		return nil, fmt.Errorf("open model %s: set threads: %w", name, err)
+		return nil, fmt.Errorf("set threads: %w", err)
 	}
-	m.session, err = ort.NewDynamicAdvancedSession(modelPath, m.inputs, []string{m.output}, so)
+	sess, err := ort.NewDynamicAdvancedSession(m.modelPath, m.inputs, []string{m.output}, so)
 	if err != nil {
-		return nil, fmt.Errorf("open model %s: create session: %w", name, err)
+		return nil, fmt.Errorf("create session: %w", err)
 	}
-	log.Info("embedding model loaded", "model", name, "dimensions", spec.Dimensions,
-		"max_tokens", spec.MaxTokens, "threads", threads, "batch_size", batch, "path", modelPath)
-	return m, nil
+	return sess, nil
+}
+
+// Trim releases the memory the session's arena grew to, which it keeps
+// for the largest batch it ever ran (tens of megabytes after a bulk load,
+// while a query embeds one short text): it replaces the session with a
+// fresh one and returns the freed C heap to the operating system. Runs
+// wait for the swap, not for the new session's creation.
+func (m *Model) Trim() error {
+	fresh, err := m.newSession()
+	if err != nil {
+		return fmt.Errorf("trim model %s: %w", m.spec.Name, err)
+	}
+	m.mu.Lock()
+	old := m.session
+	if old == nil {
+		m.mu.Unlock()
+		_ = fresh.Destroy()
+		return ErrClosed
+	}
+	m.session = fresh
+	m.mu.Unlock()
+	if err := old.Destroy(); err != nil {
+		return fmt.Errorf("trim model %s: %w", m.spec.Name, err)
+	}
+	releaseCHeap()
+	return nil
 }
 
 func newEncoder(spec modelfile.Model, dir string) (func(string) []int64, error) {

@@ -353,6 +353,63 @@ func TestModel_Embed_concurrent(t *testing.T) {
 	}
 }
 
+// TestModel_Trim: a trimmed model embeds as before, also while Trim swaps
+// its session under concurrent runs; after Close, Trim says the model is
+// closed.
+func TestModel_Trim(t *testing.T) {
+	m, err := onnx.Open(modelDir(t), &onnx.Options{Logger: slog.New(slog.DiscardHandler), BatchSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{"fire shield", "ice storm", "cure wounds", "fireball", "bag of holding"}
+	want, err := m.Embed(t.Context(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, got [][]float32) {
+		t.Helper()
+		for i := range texts {
+			if c := cosine(got[i], want[i]); math.Abs(c-1) > 1e-5 {
+				t.Errorf("%s: %q has cosine %v to its vector before", what, texts[i], c)
+			}
+		}
+	}
+	errs := make(chan error, 1)
+	go func() {
+		for range 3 {
+			if err := m.Trim(); err != nil {
+				errs <- err
+				return
+			}
+		}
+		errs <- nil
+	}()
+	for range 5 {
+		got, err := m.Embed(t.Context(), texts)
+		if err != nil {
+			t.Fatalf("Embed during Trim: %v", err)
+		}
+		check("during Trim", got)
+	}
+	if err := <-errs; err != nil {
+		t.Fatalf("Trim: %v", err)
+	}
+	got, err := m.Embed(t.Context(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("after Trim", got)
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Trim(); !errors.Is(err, onnx.ErrClosed) {
+		t.Errorf("Trim after Close: err = %v, want ErrClosed", err)
+	}
+	if _, err := m.Embed(t.Context(), texts); !errors.Is(err, onnx.ErrClosed) {
+		t.Errorf("Embed after Trim after Close: err = %v, want ErrClosed", err)
+	}
+}
+
 func TestModel_Embed_afterClose(t *testing.T) {
 	m, err := onnx.Open(modelDir(t), &onnx.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {

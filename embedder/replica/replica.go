@@ -291,6 +291,11 @@ func (r *Replica) reportProgress(ctx context.Context) {
 		case behind || known && !notified:
 			if behind {
 				r.log.Info("caught up with the stream", "entities", stored)
+				// The work's largest batches grew the model's arena,
+				// which it would keep; a query embeds one short text.
+				if err := r.model.Trim(); err != nil && !errors.Is(err, onnx.ErrClosed) {
+					r.log.Warn("could not release the embedding model's working memory", "err", err)
+				}
 			}
 			behind, notified = false, true
 			if r.opts.CaughtUp != nil {
