@@ -157,6 +157,9 @@ const (
 	keyLastWrite = "m/last_write"
 )
 
+// memTableSize is Badger's memtable size.
+const memTableSize = 8 << 20
+
 // Open opens (creating if needed) the store in dir, builds the in-memory
 // index from it and loads the stored vectors into idx (nil: no vector
 // index). The caller keeps ownership of idx.
@@ -171,8 +174,11 @@ func Open(dir string, idx *vectorindex.Index, opts *Options) (*Store, error) {
 	bopts := badger.DefaultOptions(dir).WithSyncWrites(true).WithLogger(nil).WithNumVersionsToKeep(1).
 		// The catalogue is tens of megabytes and queries read through the
 		// in-memory index and entity cache, so Badger's defaults (a 256 MiB
-		// block cache, five 64 MiB memtables) would only hold memory.
-		WithBlockCacheSize(32 << 20).WithMemTableSize(16 << 20).WithNumMemtables(2)
+		// block cache, five 64 MiB memtables) would only hold memory. A
+		// memtable's arena is allocated whole (its size plus 15 % for the
+		// largest batch): 8 MiB keeps that batch (1.2 MiB) above the value
+		// threshold (1 MiB), so any single value still fits a transaction.
+		WithBlockCacheSize(32 << 20).WithMemTableSize(memTableSize).WithNumMemtables(2)
 	if opts.InMemory {
 		bopts = badger.DefaultOptions("").WithInMemory(true).WithLogger(nil)
 	}

@@ -378,3 +378,35 @@ func TestStore_ApplySplitsATooBigTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestStore_LargeEntities: entities just under and over Badger's value
+// threshold (1 MiB, where values move to the value log) are stored and
+// read back whole, alone or next to others in one Apply: the memtable is
+// sized so that its largest batch still holds any single value.
+func TestStore_LargeEntities(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, newIndex(t))
+	var writes []badgerstore.Write
+	for i, size := range []int{1<<20 - 4096, 1<<20 - 64, 1<<20 + 4096, 3 << 20} {
+		e := spell(fmt.Sprintf("huge-%d", i), fmt.Sprintf("Huge Spell %d", i), 1, "evocation", fmt.Sprintf("h%d", i))
+		e.Description = strings.Repeat("x", size)
+		writes = append(writes, badgerstore.Write{Entity: e, Vector: []float32{1, float32(i), 0}},
+			badgerstore.Write{Entity: spell(fmt.Sprintf("small-%d", i), fmt.Sprintf("Small Spell %d", i), 1, "evocation", "s")})
+	}
+	if err := s.Apply(context.Background(), writes); err != nil {
+		t.Fatalf("Apply: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openStore(t, dir, newIndex(t))
+	for _, w := range writes {
+		got, err := s.Get(context.Background(), w.Entity.GetKey())
+		if err != nil {
+			t.Fatalf("%s: %v", w.Entity.GetKey(), err)
+		}
+		if len(got.GetDescription()) != len(w.Entity.GetDescription()) {
+			t.Errorf("%s: description of %d bytes, want %d", w.Entity.GetKey(), len(got.GetDescription()), len(w.Entity.GetDescription()))
+		}
+	}
+}
