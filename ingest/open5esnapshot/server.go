@@ -19,12 +19,19 @@ type Server struct {
 	done chan error
 }
 
-// Start serves the snapshot on 127.0.0.1 on a free port until Close.
+// IdleRelease is how long a started server keeps its unpacked pages
+// without requests: a resync fetches every page within seconds, then the
+// server idles until the next one.
+const IdleRelease = 30 * time.Second
+
+// Start serves the snapshot on 127.0.0.1 on a free port until Close. It
+// releases its pages after IdleRelease without requests.
 func Start() (*Server, error) {
 	h, err := NewHandler()
 	if err != nil {
 		return nil, err
 	}
+	h.ReleaseWhenIdle(IdleRelease)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen for open5e snapshot: %w", err)

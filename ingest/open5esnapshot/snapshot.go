@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 //go:embed open5e.tar.gz
@@ -39,7 +40,20 @@ const DefaultPageSize = 50
 const V1Warning = `299 - "Deprecated API: the Open5e v1 API is deprecated, use /v2/"`
 
 // Handler serves the snapshot. It is safe for concurrent use.
+//
+// The unpacked pages take about 25 MB, while a node fetches them for a few
+// seconds a day: with ReleaseWhenIdle the handler drops them when idle and
+// unpacks them again (a fraction of a second) on the next request.
 type Handler struct {
+	mu    sync.Mutex
+	p     *pages // nil: released
+	users int    // requests in flight
+	idle  time.Duration
+	timer *time.Timer
+}
+
+// pages is the unpacked snapshot, and the lists read from it.
+type pages struct {
 	files map[string][]byte // "v2/spells/page-1.json" -> body
 
 	mu    sync.Mutex
@@ -55,11 +69,72 @@ type list struct {
 
 // NewHandler unpacks the embedded snapshot.
 func NewHandler() (*Handler, error) {
+	p, err := unpackPages()
+	if err != nil {
+		return nil, err
+	}
+	return &Handler{p: p}, nil
+}
+
+func unpackPages() (*pages, error) {
 	files, err := unpack(tarball)
 	if err != nil {
 		return nil, fmt.Errorf("unpack open5e snapshot: %w", err)
 	}
-	return &Handler{files: files, lists: map[string]*list{}}, nil
+	return &pages{files: files, lists: map[string]*list{}}, nil
+}
+
+// ReleaseWhenIdle makes h drop its unpacked pages after d without
+// requests (d <= 0: keep them, the default).
+func (h *Handler) ReleaseWhenIdle(d time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.idle = d
+	h.armLocked()
+}
+
+// acquire returns the pages, unpacking them again if they were released,
+// for one request; release ends it.
+func (h *Handler) acquire() (*pages, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.p == nil {
+		p, err := unpackPages()
+		if err != nil {
+			return nil, err
+		}
+		h.p = p
+	}
+	h.users++
+	return h.p, nil
+}
+
+func (h *Handler) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.users--
+	h.armLocked()
+}
+
+// armLocked starts the idle countdown when nothing is in flight.
+func (h *Handler) armLocked() {
+	if h.idle <= 0 || h.users > 0 {
+		return
+	}
+	if h.timer == nil {
+		h.timer = time.AfterFunc(h.idle, h.drop)
+		return
+	}
+	h.timer.Reset(h.idle)
+}
+
+// drop releases the pages unless a request took them meanwhile.
+func (h *Handler) drop() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.users == 0 {
+		h.p = nil
+	}
 }
 
 func unpack(b []byte) (map[string][]byte, error) {
@@ -93,13 +168,37 @@ func unpack(b []byte) (map[string][]byte, error) {
 // File returns a file of the snapshot by its path inside the open5e folder,
 // e.g. "v2/spells/page-1.json", unchanged.
 func (h *Handler) File(name string) ([]byte, bool) {
-	b, ok := h.files[name]
+	p, err := h.acquire()
+	if err != nil {
+		return nil, false
+	}
+	defer h.release()
+	b, ok := p.files[name]
 	return b, ok
 }
 
 // Endpoints returns the list endpoints of version v ("v1" or "v2") that the
 // snapshot holds, sorted.
 func (h *Handler) Endpoints(v string) []string {
+	p, err := h.acquire()
+	if err != nil {
+		return nil
+	}
+	defer h.release()
+	return p.endpoints(v)
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p, err := h.acquire()
+	if err != nil {
+		writeJSON(w, r, http.StatusInternalServerError, []byte(`{"detail":"A server error occurred."}`))
+		return
+	}
+	defer h.release()
+	p.serveHTTP(w, r)
+}
+
+func (h *pages) endpoints(v string) []string {
 	seen := map[string]bool{}
 	for name := range h.files {
 		parts := strings.Split(name, "/")
@@ -115,7 +214,7 @@ func (h *Handler) Endpoints(v string) []string {
 	return out
 }
 
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *pages) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		writeJSON(w, r, http.StatusMethodNotAllowed, []byte(fmt.Sprintf(`{"detail":"Method \"%s\" not allowed."}`, r.Method)))
@@ -153,7 +252,7 @@ func notFound(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, r, http.StatusNotFound, []byte(`{"detail":"Not found."}`))
 }
 
-func (h *Handler) serveFile(w http.ResponseWriter, r *http.Request, name string) {
+func (h *pages) serveFile(w http.ResponseWriter, r *http.Request, name string) {
 	b, ok := h.files[name]
 	if !ok {
 		notFound(w, r)
@@ -189,7 +288,7 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, body []byte) 
 
 // load returns the records of a folder of pages ("v2/spells" or
 // "queries/v2/spells/document__key=tob"), or nil when there is none.
-func (h *Handler) load(folder, version string) *list {
+func (h *pages) load(folder, version string) *list {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if l, ok := h.lists[folder]; ok {
@@ -271,7 +370,7 @@ var documentFilters = map[string]map[string]bool{
 // filter the others have (MANIFEST: /v2/items/ has only __in and __iexact).
 var unsupportedFilters = map[string]bool{"v2/items:document__key": true}
 
-func (h *Handler) serveList(w http.ResponseWriter, r *http.Request, version, endpoint string) {
+func (h *pages) serveList(w http.ResponseWriter, r *http.Request, version, endpoint string) {
 	base := h.load(version+"/"+endpoint, version)
 	if base == nil {
 		notFound(w, r)
@@ -365,7 +464,7 @@ func writeLink(buf *bytes.Buffer, ok bool, link func() string) {
 // filter applies the document filters. A recorded query folder with exactly
 // these filters is served as recorded; otherwise the snapshot's own records
 // are filtered by their document.
-func (h *Handler) filter(base *list, version, endpoint string, filters url.Values) ([]json.RawMessage, error) {
+func (h *pages) filter(base *list, version, endpoint string, filters url.Values) ([]json.RawMessage, error) {
 	if len(filters) == 0 {
 		return base.records, nil
 	}
@@ -420,7 +519,7 @@ var modelNames = map[string]string{
 	"conditions": "Condition", "rules": "Rule", "rulesets": "RuleSet", "documents": "Document",
 }
 
-func (h *Handler) serveDetail(w http.ResponseWriter, r *http.Request, version, endpoint, key string) {
+func (h *pages) serveDetail(w http.ResponseWriter, r *http.Request, version, endpoint, key string) {
 	if b, ok := h.files["_detail/"+version+"/"+endpoint+"/"+key+"/index.json"]; ok {
 		writeJSON(w, r, http.StatusOK, rewrite(b, r))
 		return

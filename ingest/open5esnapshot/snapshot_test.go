@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -320,4 +321,70 @@ func TestStart(t *testing.T) {
 	if !strings.Contains(open5esnapshot.Notice, "Creative Commons Attribution 4.0") {
 		t.Error("Notice lacks the SRD attribution")
 	}
+}
+
+// TestHandler_releaseWhenIdle: an idle handler drops its pages, never
+// while a request is in flight, and serves the same bytes after
+// unpacking them again.
+func TestHandler_releaseWhenIdle(t *testing.T) {
+	h, srv := newServer(t)
+	const idle = 50 * time.Millisecond
+	_, _, before := get(t, srv.URL+"/v2/spells/?page=3")
+	h.ReleaseWhenIdle(idle)
+	waitUnpacked := func(want bool) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); h.Unpacked() != want; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("Unpacked() = %v after 10 s, want %v", !want, want)
+			}
+		}
+	}
+	waitUnpacked(false)
+	code, _, after := get(t, srv.URL+"/v2/spells/?page=3")
+	if code != http.StatusOK || string(after) != string(before) {
+		t.Fatalf("after release: status %d, body equal %v; want 200 and the same page", code, string(after) == string(before))
+	}
+	if b, ok := h.File("v2/spells/page-1.json"); !ok || len(b) == 0 {
+		t.Error("File after release: no page")
+	}
+	waitUnpacked(false)
+
+	// A request in flight keeps the pages however long it takes, also
+	// when an earlier one started the idle countdown.
+	h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/v2/spells/?page=1", nil))
+	w := &blockingWriter{ResponseRecorder: httptest.NewRecorder(), writing: make(chan struct{}), unblock: make(chan struct{})}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		req := httptest.NewRequest(http.MethodGet, "/v2/spells/?page=3", nil)
+		req.Host = strings.TrimPrefix(srv.URL, "http://") // the links name it
+		h.ServeHTTP(w, req)
+	}()
+	<-w.writing
+	time.Sleep(5 * idle)
+	if !h.Unpacked() {
+		t.Error("the pages were released while a request was being served")
+	}
+	close(w.unblock)
+	<-served
+	if w.Body.String() != string(before) {
+		t.Error("the request served while idle time passed got a different page")
+	}
+	waitUnpacked(false)
+}
+
+// blockingWriter blocks its first Write until unblock is closed, after
+// closing writing.
+type blockingWriter struct {
+	*httptest.ResponseRecorder
+	writing, unblock chan struct{}
+	once             sync.Once
+}
+
+func (w *blockingWriter) Write(b []byte) (int, error) {
+	w.once.Do(func() {
+		close(w.writing)
+		<-w.unblock
+	})
+	return w.ResponseRecorder.Write(b)
 }
