@@ -34,6 +34,11 @@ type Options struct {
 	// EndpointBackoff is how long an endpoint whose fetch failed (after the
 	// client's retries) is left alone; default 5m.
 	EndpointBackoff time.Duration
+	// StreamRetry is how soon Run tries again the endpoints that Open5e
+	// answered but NATS did not take whole (publish acks or the state
+	// write failed: say, the NATS server this process uses went down and
+	// the client moved to another); default 15s.
+	StreamRetry time.Duration
 	// LeaseTTL is how long the resync lease lasts without renewal; the run
 	// renews it every LeaseTTL/3. Default 2m.
 	LeaseTTL time.Duration
@@ -80,6 +85,9 @@ type EndpointSummary struct {
 	Skipped bool
 	// Err is why the endpoint was not read completely (or published), if so.
 	Err error
+	// StreamFailed: Open5e was read, and the failure was NATS's alone (a
+	// publish, a tombstone or the state write), so a retry soon may pass.
+	StreamFailed bool
 }
 
 // String is the one-line summary people read.
@@ -159,6 +167,9 @@ func NewFetcher(js jetstream.JetStream, baseURL string, opts *Options) (*Fetcher
 	}
 	if o.EndpointBackoff <= 0 {
 		o.EndpointBackoff = 5 * time.Minute
+	}
+	if o.StreamRetry <= 0 {
+		o.StreamRetry = 15 * time.Second
 	}
 	if o.LeaseTTL <= 0 {
 		o.LeaseTTL = 2 * time.Minute

@@ -954,3 +954,90 @@ func TestFetcher_Run_retriesFailedEndpoints(t *testing.T) {
 		t.Errorf("conditions after the retry: error %q, %d entities", st.GetLastError(), len(st.GetEntities()))
 	}
 }
+
+// When only NATS failed a run (the stream, or the state bucket before any
+// endpoint), Run tries again after StreamRetry, not after the endpoint
+// backoff or the next scheduled run: the client reconnects to another
+// server within seconds.
+func TestFetcher_Run_retriesStreamFailuresSoon(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		break_ func(t *testing.T, js jetstream.JetStream)
+		// endpointFails: the run reaches the endpoint, which fails (else
+		// the run fails before any endpoint).
+		endpointFails bool
+	}{
+		{"stream gone", func(t *testing.T, js jetstream.JetStream) {
+			if err := js.DeleteStream(t.Context(), ingest.StreamName); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"state bucket gone", func(t *testing.T, js jetstream.JetStream) {
+			if err := js.DeleteKeyValue(t.Context(), ingest.StateBucket); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			js := ingesttest.JetStream(t, nil)
+			up := newUpstream(t)
+			c.break_(t, js)
+			var repaired sync.Once
+			repair := func() {
+				repaired.Do(func() {
+					if err := ingest.EnsureResources(context.Background(), js, 1); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			var mu sync.Mutex
+			var runs []error
+			f := fetcher(t, js, up.srv.URL, &open5e.Options{
+				Endpoints:       endpoints("v2/conditions"),
+				Interval:        time.Hour,
+				EndpointBackoff: time.Hour,
+				StreamRetry:     100 * time.Millisecond,
+				Client:          &open5e.ClientOptions{Retries: 1},
+				Progress: func(p open5e.Progress) {
+					if p.Finished {
+						mu.Lock()
+						runs = append(runs, p.Summary.Err)
+						mu.Unlock()
+						if p.Summary.Err != nil {
+							repair()
+						}
+					}
+				},
+			})
+			ctx, cancel := context.WithCancel(context.Background())
+			errc := make(chan error, 1)
+			go func() { errc <- f.Run(ctx) }()
+			defer func() { cancel(); <-errc }()
+			if !c.endpointFails {
+				// Repaired after the first run failed (it fails at once).
+				time.Sleep(300 * time.Millisecond)
+				repair()
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				mu.Lock()
+				ok := len(runs) > 0 && runs[len(runs)-1] == nil
+				n := len(runs)
+				mu.Unlock()
+				if ok {
+					if c.endpointFails && n < 2 {
+						t.Fatalf("the first run passed: the stream was not gone")
+					}
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no successful run 30 s after NATS was repaired (%d endpoint runs)", n)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if got := streamMsgs(t, js); got != 21 {
+				t.Errorf("stream holds %d messages, want the 21 conditions", got)
+			}
+		})
+	}
+}

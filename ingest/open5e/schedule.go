@@ -25,8 +25,8 @@ func (f *Fetcher) Trigger() {
 // Run resyncs on the schedule until ctx is done: at once when the last run
 // (by any process) finished more than Interval ago, then every Interval
 // plus jitter, and whenever Trigger is called. Endpoints that failed are
-// tried again, alone, once their EndpointBackoff is over. Run returns only
-// ctx's error.
+// tried again, alone, once their EndpointBackoff is over, or after
+// StreamRetry when only NATS failed them. Run returns only ctx's error.
 func (f *Fetcher) Run(ctx context.Context) error {
 	scheduled := f.opts.Interval > 0
 	// Without a schedule, a full run waits for Trigger.
@@ -36,10 +36,16 @@ func (f *Fetcher) Run(ctx context.Context) error {
 		nextFull = time.Now().Add(f.untilDue(ctx))
 	}
 	var retry []Endpoint
+	// retryStream: every endpoint to retry failed on NATS's side alone.
+	retryStream := false
 	for {
 		wake := nextFull
 		if len(retry) > 0 {
-			wake = minTime(wake, time.Now().Add(f.opts.EndpointBackoff))
+			after := f.opts.EndpointBackoff
+			if retryStream {
+				after = f.opts.StreamRetry
+			}
+			wake = minTime(wake, time.Now().Add(after))
 		}
 		t := time.NewTimer(time.Until(wake))
 		full := true
@@ -67,11 +73,18 @@ func (f *Fetcher) Run(ctx context.Context) error {
 		default:
 			f.log.Info("open5e resync done", "duration", sum.Duration, "summary", sum.Totals().String())
 		}
-		retry = nil // eps may be the old retry list
+		retry, retryStream = nil, true // eps may be the old retry list
 		for _, es := range sum.Endpoints {
 			if es.Err != nil && !es.Skipped {
 				retry = append(retry, endpointByPath(eps, es.Endpoint))
+				retryStream = retryStream && es.StreamFailed
 			}
+		}
+		if err != nil && len(sum.Endpoints) == 0 && !errors.Is(err, ErrLeaseHeld) {
+			// NATS failed before any endpoint (the state bucket, the
+			// lease): the whole run is retried soon, not at the next
+			// scheduled one.
+			retry = eps
 		}
 		switch {
 		case !scheduled:

@@ -159,6 +159,7 @@ func (r *run) do(ctx context.Context) error {
 				Pages: uint64(es.Pages),
 			}
 			if err := r.saveState(context.WithoutCancel(ctx), ep, st); err != nil {
+				es.StreamFailed = es.Err == nil || es.StreamFailed
 				es.Err = errors.Join(es.Err, err)
 				es.Errors++
 			}
@@ -283,7 +284,7 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 		r.failed(st, now, es.Err, true)
 		return
 	case pubErr != nil:
-		es.Err = pubErr
+		es.Err, es.StreamFailed = pubErr, true
 		r.failed(st, now, pubErr, false)
 		return
 	case len(res.Invalid) > 0:
@@ -311,7 +312,7 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 		es.Removed++
 	}
 	if pubErr != nil {
-		es.Err = pubErr
+		es.Err, es.StreamFailed = pubErr, true
 		r.failed(st, now, pubErr, false)
 		return
 	}
