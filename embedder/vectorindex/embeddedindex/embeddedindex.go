@@ -37,6 +37,54 @@ type Index struct {
 	vecs     []float32 // len(ids)*dims, row i is point i, unit length
 	payloads []driver.Payload
 	pos      map[string]int
+	// gen counts the writes that moved or added points: rows resolved
+	// before a change are stale after it.
+	gen  uint64
+	rows rowCache
+}
+
+// rowCache remembers the rows of the last few ID lists Scores resolved.
+// The query service asks for the same candidates (the very same key
+// strings) call after call, and resolving thousands of keys through the
+// map costs most of what scoring them does; comparing the lists is a
+// pointer check per key.
+type rowCache struct {
+	mu      sync.Mutex
+	gen     uint64
+	entries [4]rowEntry
+	next    int
+}
+
+type rowEntry struct {
+	ids  []string
+	rows []int32 // -1: not in the index
+}
+
+// get returns the rows cached for ids at generation gen.
+func (c *rowCache) get(gen uint64, ids []string) []int32 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		c.entries, c.next, c.gen = [4]rowEntry{}, 0, gen
+		return nil
+	}
+	for _, e := range c.entries {
+		if e.ids != nil && slices.Equal(e.ids, ids) {
+			return e.rows
+		}
+	}
+	return nil
+}
+
+// put caches rows for ids at generation gen.
+func (c *rowCache) put(gen uint64, ids []string, rows []int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		c.entries, c.next, c.gen = [4]rowEntry{}, 0, gen
+	}
+	c.entries[c.next] = rowEntry{ids: ids, rows: rows}
+	c.next = (c.next + 1) % len(c.entries)
 }
 
 var _ driver.Index = (*Index)(nil)
@@ -89,6 +137,7 @@ func (x *Index) Upsert(ctx context.Context, points []driver.Point) error {
 			continue
 		}
 		x.pos[points[i].ID] = len(x.ids)
+		x.gen++
 		x.ids = append(x.ids, points[i].ID)
 		x.payloads = append(x.payloads, pls[i])
 		x.vecs = append(x.vecs, row...)
@@ -105,6 +154,7 @@ func (x *Index) Delete(ctx context.Context, ids []string) error {
 		if !ok {
 			continue
 		}
+		x.gen++
 		last := len(x.ids) - 1
 		if j != last {
 			x.ids[j] = x.ids[last]
@@ -171,6 +221,7 @@ func (x *Index) Close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.ids, x.vecs, x.payloads, x.pos = nil, nil, nil, map[string]int{}
+	x.gen++
 	return nil
 }
 
@@ -259,19 +310,32 @@ func (x *Index) Scores(ctx context.Context, vector []float32, ids []string, out 
 	nan := float32(math.NaN())
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	rows := x.rows.get(x.gen, ids)
+	if rows == nil {
+		rows = make([]int32, len(ids))
+		for i, id := range ids {
+			j, ok := x.pos[id]
+			if !ok {
+				j = -1
+			}
+			rows[i] = int32(j)
+		}
+		// A copy: the caller may reuse its slice. The strings are shared,
+		// so the next comparison is still a pointer check each.
+		x.rows.put(x.gen, slices.Clone(ids), rows)
+	}
 	d := x.dims
-	for i, id := range ids {
+	for i, j := range rows {
 		if i%checkEvery == checkEvery-1 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		j, ok := x.pos[id]
-		if !ok {
+		if j < 0 {
 			out[i] = nan
 			continue
 		}
-		out[i] = dot(q, x.vecs[j*d:(j+1)*d])
+		out[i] = dot(q, x.vecs[int(j)*d:(int(j)+1)*d])
 	}
 	return ctx.Err()
 }

@@ -395,6 +395,41 @@ func testScores(t *testing.T, h Harness) {
 			t.Errorf("score %d (%s) = %v, want cos = %v", i, id, got[i], math.Cos(angles[id]-0.2))
 		}
 	}
+	// The same list again after writes that move, remove and add points,
+	// and after the caller changed its list in place: fresh answers.
+	check := func(what string, asked []string) {
+		t.Helper()
+		got, err := x.Scores(t.Context(), q, asked)
+		if err != nil {
+			t.Fatalf("%s: Scores: %v", what, err)
+		}
+		present := map[string]bool{}
+		for _, hit := range search(t, x, q, nil, 20) {
+			present[hit.ID] = true
+		}
+		for i, id := range asked {
+			want := float32(math.NaN())
+			if present[id] {
+				want = float32(math.Cos(angles[id] - 0.2))
+			}
+			if math.IsNaN(float64(want)) != math.IsNaN(float64(got[i])) || math.Abs(float64(got[i]-want)) > 1e-5 {
+				t.Errorf("%s: score %d (%s) = %v, want %v", what, i, id, got[i], want)
+			}
+		}
+	}
+	list := []string{"a", "b", "g", "z", "d"}
+	check("first", list)
+	check("again", list)
+	if err := x.Delete(t.Context(), []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	check("after deleting a", list)
+	angles["z"] = 0.3
+	upsert(t, x, vectorindex.Point{ID: "z", Vector: axis(0.3)})
+	check("after adding z", list)
+	list[1] = "c"
+	check("after the caller changed its list", list)
+
 	if got, err := x.Scores(t.Context(), q, nil); err != nil || len(got) != 0 {
 		t.Errorf("Scores(no ids) = %v, %v; want none", got, err)
 	}
