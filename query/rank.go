@@ -46,9 +46,7 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text string, cos *cosine, f
 	var near map[string]float64
 	var alias badgerstore.Set
 	if fuzzy {
-		if !nameContains(v, lower) {
-			near = nearNames(v, lower)
-		}
+		near = fuzzyNames(v, lower)
 		alias, _ = matchAliasName(v, cand, text)
 	}
 	out := make([]scored, 0, cand.Len())
@@ -154,6 +152,18 @@ func minMax(set badgerstore.Set, xs []float64) (lo, hi float64) {
 		return true
 	})
 	return lo, hi
+}
+
+// fuzzyNames is nearNames(q) unless some name contains q, remembered
+// until the next write: both scan every name, on every search.
+func fuzzyNames(v *badgerstore.View, q string) map[string]float64 {
+	near, _ := v.Memo("fuzzy\x00"+q, func() any {
+		if nameContains(v, q) {
+			return map[string]float64(nil)
+		}
+		return nearNames(v, q)
+	}).(map[string]float64)
+	return near
 }
 
 // nearNames returns the stored names within typo distance of q, with their

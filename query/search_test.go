@@ -8,7 +8,9 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"lorekeeper.dev/embedder/badgerstore"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+	"lorekeeper.dev/query"
 )
 
 func group(resp *lkv1.SearchResponse, k lkv1.Kind) []*lkv1.Result {
@@ -141,4 +143,33 @@ func TestSearch(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestSearch_NearNamesFollowWrites: the typo-tolerant names a search
+// remembers for its text are forgotten when the catalogue changes, so a
+// name written since is found through the same misspelling (one that
+// only the near names catch: term correction keeps the first letter).
+func TestSearch_NearNamesFollowWrites(t *testing.T) {
+	snapshotStore(t)
+	st, ws := srdSpellStore(t, nil)
+	svc := query.NewService(st, snap.emb, nil)
+	search := func() []string {
+		t.Helper()
+		resp, err := svc.Search(t.Context(), &lkv1.SearchRequest{Query: "Xorbax", Semantic: proto.Bool(false)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names(group(resp, lkv1.Kind_KIND_SPELL))
+	}
+	if got := search(); slices.Contains(got, "Zorbax") {
+		t.Fatalf("before the write: %v holds a spell not yet written", got)
+	}
+	e := proto.Clone(ws[0].Entity).(*lkv1.Entity)
+	e.Key, e.Slug, e.Name, e.Description, e.HigherLevel, e.Blocks = "test:srd-2014:spell:zorbax", "zorbax", "Zorbax", "", "", nil
+	if err := st.Apply(t.Context(), []badgerstore.Write{{Entity: e}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := search(); len(got) == 0 || got[0] != "Zorbax" {
+		t.Errorf("after the write: %v, want Zorbax first (a near name of Xorbax)", got)
+	}
 }

@@ -101,6 +101,7 @@ type Store struct {
 
 	reads atomic.Uint64 // entities read by views
 	ents  *entityCache
+	memo  memo
 	// cacheModel keys the embedding cache when set (Options.Model).
 	cacheModel string
 }
@@ -438,6 +439,7 @@ func (s *Store) Apply(ctx context.Context, writes []Write) error {
 		s.ents.drop(w.Entity.GetKey())
 	}
 	s.mem.finish()
+	s.memo.clear()
 	s.lastWrite = now
 	return idxErr
 }

@@ -410,3 +410,33 @@ func TestStore_LargeEntities(t *testing.T) {
 		}
 	}
 }
+
+// TestView_Memo: a remembered value is computed once per key and
+// forgotten at the next write.
+func TestView_Memo(t *testing.T) {
+	s := openStore(t, t.TempDir(), newIndex(t))
+	ctx := context.Background()
+	calls := 0
+	memo := func(key string) any {
+		var got any
+		if err := s.View(ctx, func(v *badgerstore.View) error {
+			got = v.Memo(key, func() any { calls++; return calls })
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if a, b := memo("k"), memo("k"); a != 1 || b != 1 || calls != 1 {
+		t.Fatalf("memo(k) twice = %v, %v after %d computations; want 1, 1 after 1", a, b, calls)
+	}
+	if got := memo("other"); got != 2 {
+		t.Errorf("memo(other) = %v, want 2 (its own computation)", got)
+	}
+	if err := s.Apply(ctx, []badgerstore.Write{{Entity: spell("fireball", "Fireball", 3, "evocation", "h")}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := memo("k"); got != 3 {
+		t.Errorf("memo(k) after a write = %v, want 3 (computed again)", got)
+	}
+}

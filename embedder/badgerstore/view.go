@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -34,6 +35,51 @@ func (s *Store) View(ctx context.Context, fn func(v *View) error) error {
 	txn := s.db.NewTransaction(false)
 	defer txn.Discard()
 	return fn(&View{s: s, m: s.mem, txn: txn})
+}
+
+// Memo returns the value remembered under key, computing it with fn the
+// first time: for values derived from the in-memory index alone (a query
+// text's near names, say), which stay valid until the next write. Apply
+// forgets them all. Callers must not modify a remembered value.
+func (v *View) Memo(key string, fn func() any) any {
+	if x, ok := v.s.memo.get(key); ok {
+		return x
+	}
+	x := fn()
+	v.s.memo.put(key, x)
+	return x
+}
+
+// maxMemo bounds the remembered values: past it they are all forgotten.
+const maxMemo = 1024
+
+// memo holds View.Memo's values. Views read and fill it concurrently under
+// the store's read lock; Apply clears it under the write lock.
+type memo struct {
+	mu sync.Mutex
+	m  map[string]any
+}
+
+func (c *memo) get(key string) (any, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	x, ok := c.m[key]
+	return x, ok
+}
+
+func (c *memo) put(key string, x any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxMemo {
+		c.m = map[string]any{}
+	}
+	c.m[key] = x
+}
+
+func (c *memo) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m = nil
 }
 
 // All returns every stored entity's slot.

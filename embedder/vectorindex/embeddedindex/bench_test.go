@@ -113,6 +113,15 @@ func BenchmarkSearch(b *testing.B) {
 						}
 					}
 				})
+				// What the query service calls: Scores, in the order asked.
+				b.Run("scores6000", func(b *testing.B) {
+					for b.Loop() {
+						scores, err := x.Scores(b.Context(), q, all)
+						if err != nil || len(scores) != len(all) {
+							b.Fatalf("Scores = %d scores, %v", len(scores), err)
+						}
+					}
+				})
 			}
 		})
 	}
