@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -88,6 +89,39 @@ func (n *nodeFlags) qdrantConfig() (*qdrant.Config, error) {
 	return c, nil
 }
 
+// loadMemoryLimit is the Go runtime's soft memory limit until the replica
+// first catches up (the bundled catalogue's live heap is about 100 MiB).
+const loadMemoryLimit = 192 << 20
+
+// loadMemory sets the collector up for a load and returns what to call
+// when the replica catches up. A load's heap is mostly short-lived
+// (messages, batches, JSON, Badger's flushes and compactions): collected
+// twice as often (GOGC 50) and under a soft memory limit until the replica
+// first catches up, it peaks lower, and the scavenger returns what the
+// collector frees. Past the limit (a catalogue far larger than the bundled
+// one) the runtime caps the collector's share of CPU, so a load slows down
+// but goes on. At catch-up the defaults come back and the heap is returned
+// to the operating system, so a node idles at its live heap rather than at
+// its loading high-water mark. An operator's GOGC and GOMEMLIMIT (looked
+// up with lookup) win.
+func loadMemory(lookup func(string) (string, bool)) (caughtUp func()) {
+	var restore []func()
+	if _, set := lookup("GOGC"); !set {
+		prev := debug.SetGCPercent(50)
+		restore = append(restore, func() { debug.SetGCPercent(prev) })
+	}
+	if _, set := lookup("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(loadMemoryLimit)
+		restore = append(restore, func() { debug.SetMemoryLimit(math.MaxInt64) })
+	}
+	return func() {
+		for _, f := range restore {
+			f()
+		}
+		debug.FreeOSMemory()
+	}
+}
+
 // runningNode is a started node role.
 type runningNode struct {
 	grpcAddr string
@@ -129,19 +163,7 @@ func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, bad
 	if cfg.maxLag > 0 {
 		maxPending = uint64(cfg.maxLag)
 	}
-	// A load's heap is mostly short-lived (messages, batches, JSON):
-	// collected twice as often until the replica first catches up, it peaks
-	// lower; then it is returned to the operating system, so a node idles
-	// at its live heap rather than at its loading high-water mark. An
-	// operator's GOGC wins.
-	caughtUp := debug.FreeOSMemory
-	if _, set := os.LookupEnv("GOGC"); !set {
-		prev := debug.SetGCPercent(50)
-		caughtUp = func() {
-			debug.SetGCPercent(prev)
-			debug.FreeOSMemory()
-		}
-	}
+	caughtUp := loadMemory(os.LookupEnv)
 	rep, err := replica.Open(ctx, js, badgerDir, &replica.Options{
 		ModelDir: cfg.modelDir, Model: cfg.model, OpenIndex: openIndex,
 		Stream: ingest.StreamName, Durable: cfg.durable, Replicas: cfg.replicas,

@@ -44,9 +44,10 @@ func BenchmarkRSS(b *testing.B) {
 			"--grpc-addr", "127.0.0.1:0", "--mcp-addr", "127.0.0.1:0", "--model-dir", modelDir,
 			"--orcbrew-dir", filepath.Join(dir, "orcbrew"))
 		natsURL := up.match(b, regexp.MustCompile(`NATS:\s+(\S+)`))
-		peak, steady := up.measureLoad(b, func() uint64 { return streamMsgs(b, natsURL) })
+		peak, steady, took := up.measureLoad(b, func() uint64 { return streamMsgs(b, natsURL) })
 		b.ReportMetric(peak, "up-peak-MB")
 		b.ReportMetric(steady, "up-steady-MB")
+		b.ReportMetric(took.Seconds(), "up-load-s")
 		up.stop(b)
 
 		ns, err := embeddedNATS(dir, "127.0.0.1:0", slog.New(slog.DiscardHandler))
@@ -57,9 +58,10 @@ func BenchmarkRSS(b *testing.B) {
 		node := startBinary(b, bin, regexp.MustCompile(`query service listening.* addr=(\S+)`), "node",
 			"--nats-url", ns.ClientURL(), "--data-dir", b.TempDir(), "--consumer", "rss-bench",
 			"--grpc-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--model-dir", modelDir)
-		peak, steady = node.measureLoad(b, func() uint64 { return msgs })
+		peak, steady, took = node.measureLoad(b, func() uint64 { return msgs })
 		b.ReportMetric(peak, "node-peak-MB")
 		b.ReportMetric(steady, "node-steady-MB")
+		b.ReportMetric(took.Seconds(), "node-load-s")
 		node.stop(b)
 		ns.Shutdown()
 		ns.WaitForShutdown()
@@ -120,9 +122,11 @@ func (p *binary) match(b *testing.B, re *regexp.Regexp) string {
 // measureLoad waits until the node has stored everything on the stream
 // (want() messages) and says so three times in a row, then lets it idle.
 // It returns the peak resident set since the start and the median of ten
-// samples a second apart after 20 s idle, in MB.
-func (p *binary) measureLoad(b *testing.B, want func() uint64) (peak, steady float64) {
+// samples a second apart after 20 s idle, in MB, and how long the load
+// took from the first status call (seconds after the start).
+func (p *binary) measureLoad(b *testing.B, want func() uint64) (peak, steady float64, took time.Duration) {
 	b.Helper()
+	start := time.Now()
 	conn, client, err := dialQuery(p.grpc, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -143,6 +147,7 @@ func (p *binary) measureLoad(b *testing.B, want func() uint64) (peak, steady flo
 			ok = 0
 		}
 	}
+	took = time.Since(start)
 	time.Sleep(20 * time.Second)
 	var samples []float64
 	for range 10 {
@@ -150,7 +155,7 @@ func (p *binary) measureLoad(b *testing.B, want func() uint64) (peak, steady flo
 		time.Sleep(time.Second)
 	}
 	slices.Sort(samples)
-	return procStatusMB(b, p.cmd.Process.Pid, "VmHWM"), samples[len(samples)/2]
+	return procStatusMB(b, p.cmd.Process.Pid, "VmHWM"), samples[len(samples)/2], took
 }
 
 // stop ends the process as Ctrl-C does and waits for it.

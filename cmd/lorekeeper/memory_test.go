@@ -1,0 +1,48 @@
+package main
+
+import (
+	"math"
+	"runtime/debug"
+	"testing"
+)
+
+// TestLoadMemory: until the replica catches up the collector runs at GOGC
+// 50 under the load's memory limit; at catch-up both return to the
+// defaults; an operator's GOGC or GOMEMLIMIT is left alone.
+func TestLoadMemory(t *testing.T) {
+	gcPercent := func() int {
+		p := debug.SetGCPercent(100)
+		debug.SetGCPercent(p)
+		return p
+	}
+	limit := func() int64 { return debug.SetMemoryLimit(-1) }
+	prevGC, prevLimit := gcPercent(), limit()
+	t.Cleanup(func() {
+		debug.SetGCPercent(prevGC)
+		debug.SetMemoryLimit(prevLimit)
+	})
+	tests := []struct {
+		name                 string
+		env                  map[string]string
+		loadGC, doneGC       int
+		loadLimit, doneLimit int64
+	}{
+		{"defaults", nil, 50, 100, loadMemoryLimit, math.MaxInt64},
+		{"operator's GOGC", map[string]string{"GOGC": "200"}, 100, 100, loadMemoryLimit, math.MaxInt64},
+		{"operator's GOMEMLIMIT", map[string]string{"GOMEMLIMIT": "1GiB"}, 50, 100, math.MaxInt64, math.MaxInt64},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			debug.SetGCPercent(100)
+			debug.SetMemoryLimit(math.MaxInt64)
+			caughtUp := loadMemory(func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok })
+			if got, got2 := gcPercent(), limit(); got != tt.loadGC || got2 != tt.loadLimit {
+				t.Errorf("during the load: GOGC %d, limit %d; want %d, %d", got, got2, tt.loadGC, tt.loadLimit)
+			}
+			caughtUp()
+			if got, got2 := gcPercent(), limit(); got != tt.doneGC || got2 != tt.doneLimit {
+				t.Errorf("caught up: GOGC %d, limit %d; want %d, %d", got, got2, tt.doneGC, tt.doneLimit)
+			}
+		})
+	}
+}
