@@ -409,3 +409,34 @@ func TestShutdown(t *testing.T) {
 		t.Errorf("Status after Shutdown: %v, want Unavailable", err)
 	}
 }
+
+// Lookups and search leave out each entity's source record (the largest
+// field, shown by no result); GetEntity returns it.
+func TestResults_sourceRecordOnlyFromGetEntity(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	lr, err := c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: &lkv1.Common{Name: "adult red dragon", Documents: docs("srd-2014")}})
+	if err != nil || len(lr.GetResults()) != 1 {
+		t.Fatalf("lookup: %v, %d results", err, len(lr.GetResults()))
+	}
+	sr, err := c.Search(ctx, &lkv1.SearchRequest{Query: "adult red dragon", Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := lr.GetResults()
+	for _, g := range sr.GetGroups() {
+		results = append(results, g.GetResults()...)
+	}
+	for _, r := range results {
+		if n := len(r.GetEntity().GetSourceRecord()); n > 0 {
+			t.Errorf("%s: a result carries its source record (%d bytes)", r.GetEntity().GetKey(), n)
+		}
+	}
+	ge, err := c.GetEntity(ctx, &lkv1.GetEntityRequest{Key: lr.GetResults()[0].GetUri()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ge.GetEntity().GetSourceRecord()), `"srd_adult-red-dragon"`) {
+		t.Errorf("GetEntity's source record: %.80q", ge.GetEntity().GetSourceRecord())
+	}
+}

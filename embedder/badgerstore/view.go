@@ -198,7 +198,7 @@ func (v *View) Values(field string, fn func(value string, entities int)) {
 	}
 }
 
-// Entity reads the entity in slot from Badger.
+// Entity reads the entity in slot from Badger, without its source record.
 // The entity may be shared with other readers: do not modify it.
 func (v *View) Entity(slot uint32) (*lkv1.Entity, error) {
 	v.s.reads.Add(1)
@@ -210,6 +210,11 @@ func (v *View) Entity(slot uint32) (*lkv1.Entity, error) {
 	if err := readEntity(v.txn, key, e); err != nil {
 		return nil, err
 	}
+	// Results leave out the source's own record: it is the largest field
+	// (the raw JSON is often as big as the rest), no result shows it, and
+	// every result would carry it through gRPC and the cache. Store.Get
+	// and EntityByKey return it.
+	e.SourceRecord = nil
 	v.s.ents.put(key, e)
 	return e, nil
 }

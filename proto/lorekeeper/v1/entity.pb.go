@@ -382,7 +382,9 @@ type Entity struct {
 	//	*Entity_CharacterOption
 	//	*Entity_Rule
 	Details isEntity_Details `protobuf_oneof:"details"`
-	// The source's full record, as JSON (EDN is converted to JSON).
+	// The source's full record, as JSON (EDN is converted to JSON). Only
+	// GetEntity returns it: lookups and search leave it out (it is often as
+	// large as the rest of the entity, and no result shows it).
 	SourceRecord []byte `protobuf:"bytes,30,opt,name=source_record,json=sourceRecord,proto3" json:"source_record,omitempty"`
 	// Hex SHA-256 over the normalised content, fetched_at excluded: equal hashes
 	// mean nothing a user can see has changed.
