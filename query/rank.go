@@ -2,6 +2,7 @@ package query
 
 import (
 	"strings"
+	"unicode/utf8"
 
 	"lorekeeper.dev/embedder/badgerstore"
 	"lorekeeper.dev/embedder/relevance"
@@ -157,6 +158,9 @@ func minMax(set badgerstore.Set, xs []float64) (lo, hi float64) {
 // fuzzyNames is nearNames(q) unless some name contains q, remembered
 // until the next write: both scan every name, on every search.
 func fuzzyNames(v *badgerstore.View, q string) map[string]float64 {
+	if !nameLike(q) {
+		return nil
+	}
 	near, _ := v.Memo("fuzzy\x00"+q, func() any {
 		if nameContains(v, q) {
 			return map[string]float64(nil)
@@ -170,11 +174,10 @@ func fuzzyNames(v *badgerstore.View, q string) map[string]float64 {
 // similarity (1 - edit distance / length) of at least
 // relevance.MinFuzzySim.
 func nearNames(v *badgerstore.View, q string) map[string]float64 {
-	qr := []rune(q)
-	// Names are short: a long question is not a misspelt name.
-	if len(qr) < 4 || len(qr) > 64 || len(strings.Fields(q)) > 5 {
+	if !nameLike(q) {
 		return nil
 	}
+	qr := []rune(q)
 	out := map[string]float64{}
 	for _, name := range relevance.NamesSharingTrigrams(v, q, 0.35) {
 		nr := []rune(name)
@@ -189,6 +192,13 @@ func nearNames(v *badgerstore.View, q string) map[string]float64 {
 		}
 	}
 	return out
+}
+
+// nameLike reports whether q could be a (misspelt) name: names are short,
+// and a long question is not one.
+func nameLike(q string) bool {
+	n := utf8.RuneCountInString(q)
+	return n >= 4 && n <= 64 && len(strings.Fields(q)) <= 5
 }
 
 // nameContains reports whether some name contains q: then q is a word
