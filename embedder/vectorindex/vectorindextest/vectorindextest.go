@@ -326,15 +326,22 @@ func testInvalidArguments(t *testing.T, h Harness) {
 	}
 }
 
-func testOrdering(t *testing.T, h Harness) {
-	x := open(t, h, dims)
-	// Angles from e0, inserted out of order; cosine decreases with the angle.
+// upsertAngled stores seven points at known angles from e0, out of order
+// (cosine decreases with the angle), and returns the angles by ID.
+func upsertAngled(t *testing.T, x *vectorindex.Index) map[string]float64 {
+	t.Helper()
 	angles := map[string]float64{"a": 0.1, "b": 0.5, "c": 0.9, "d": 1.3, "e": 1.9, "f": 2.6, "g": 3.0}
 	var pts []vectorindex.Point
 	for _, id := range []string{"d", "g", "a", "f", "c", "e", "b"} {
 		pts = append(pts, vectorindex.Point{ID: id, Vector: axis(angles[id])})
 	}
 	upsert(t, x, pts...)
+	return angles
+}
+
+func testOrdering(t *testing.T, h Harness) {
+	x := open(t, h, dims)
+	angles := upsertAngled(t, x)
 	got := search(t, x, e(0), nil, 10)
 	if want := []string{"a", "b", "c", "d", "e", "f", "g"}; !slices.Equal(ids(got), want) {
 		t.Fatalf("Search() order = %v, want %v", ids(got), want)
@@ -365,12 +372,7 @@ func testScaleInvariance(t *testing.T, h Harness) {
 // gives, and validates its input like Search.
 func testScores(t *testing.T, h Harness) {
 	x := open(t, h, dims)
-	angles := map[string]float64{"a": 0.1, "b": 0.5, "c": 0.9, "d": 1.3, "e": 1.9, "f": 2.6, "g": 3.0}
-	var pts []vectorindex.Point
-	for _, id := range []string{"d", "g", "a", "f", "c", "e", "b"} {
-		pts = append(pts, vectorindex.Point{ID: id, Vector: axis(angles[id])})
-	}
-	upsert(t, x, pts...)
+	angles := upsertAngled(t, x)
 	q := axis(0.2)
 	asked := []string{"g", "absent", "a", "c", "a", "e"}
 	got, err := x.Scores(t.Context(), q, asked)
