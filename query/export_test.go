@@ -16,3 +16,6 @@ var DecodeCursor = func(s, query string) (name, key, snapshot string, offset int
 func EncodeNameCursor(query, name, key string) string {
 	return (&cursor{Query: query, Name: name, Key: key}).encode()
 }
+
+// NameContains exposes nameContains to the black-box tests.
+var NameContains = nameContains

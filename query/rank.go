@@ -204,12 +204,30 @@ func nameLike(q string) bool {
 // nameContains reports whether some name contains q: then q is a word
 // people use in names ("dragon"), not a misspelt name.
 func nameContains(v *badgerstore.View, q string) bool {
-	found := false
-	v.Names(func(name string) bool {
-		found = strings.Contains(name, q)
-		return !found
-	})
-	return found
+	// A name containing q has every trigram inside q: only the names with
+	// q's rarest one need a look, not every name.
+	qr := []rune(q)
+	if len(qr) < 3 {
+		found := false
+		v.Names(func(name string) bool {
+			found = strings.Contains(name, q)
+			return !found
+		})
+		return found
+	}
+	var rarest []uint32
+	for i := 0; i+3 <= len(qr); i++ {
+		ids := v.NamesWithTrigram(string(qr[i : i+3]))
+		if i == 0 || len(ids) < len(rarest) {
+			rarest = ids
+		}
+	}
+	for _, id := range rarest {
+		if strings.Contains(v.NameOfID(id), q) {
+			return true
+		}
+	}
+	return false
 }
 
 // take pops up to limit results from the ranking (limit <= 0: all of

@@ -10,8 +10,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"lorekeeper.dev/embedder/badgerstore"
 	rel "lorekeeper.dev/embedder/relevance"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+	"lorekeeper.dev/query"
 )
 
 // suggestedNames lists the distinct names suggested, best first, and the
@@ -372,4 +374,51 @@ func FuzzLookupName(f *testing.F) {
 			}
 		}
 	})
+}
+
+// nameContains (through name trigrams) agrees with a scan of every name:
+// pieces of real names (inside words and across them), misspellings and
+// text no name has.
+func TestNameContains(t *testing.T) {
+	st := snapshotStore(t)
+	err := st.View(context.Background(), func(v *badgerstore.View) error {
+		var names []string
+		v.Names(func(n string) bool { names = append(names, n); return true })
+		slices.Sort(names)
+		scan := func(q string) bool {
+			for _, n := range names {
+				if strings.Contains(n, q) {
+					return true
+				}
+			}
+			return false
+		}
+		qs := []string{"dragon", "agon", "red dr", "ire bo", "xqzv", "fireblal", "é", "ab", "of the", "ll"}
+		for i := 0; i < len(names); i += 37 {
+			r := []rune(names[i])
+			for _, span := range [][2]int{{0, 4}, {1, 6}, {2, 9}, {len(r) - 4, len(r)}} {
+				if span[0] >= 0 && span[1] <= len(r) && span[0] < span[1] {
+					qs = append(qs, string(r[span[0]:span[1]]))
+				}
+			}
+			qs = append(qs, string(r)+"x", "x"+string(r))
+		}
+		found := 0
+		for _, q := range qs {
+			want := scan(q)
+			if got := query.NameContains(v, q); got != want {
+				t.Errorf("nameContains(%q) = %v, a scan of every name says %v", q, got, want)
+			}
+			if want {
+				found++
+			}
+		}
+		if found < len(qs)/2 {
+			t.Errorf("only %d of %d probes are in some name: the test checks little", found, len(qs))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
