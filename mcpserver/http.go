@@ -91,11 +91,16 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 	return &guard{next: h, opts: o, sessions: s.openSessions}
 }
 
-// openSessions counts the sessions the MCP server has open.
+// openSessions counts the sessions the MCP server has open: initialized
+// ones. A client's stateless probe (server/discover, which newer clients
+// send before initialize) gets a session of its own that lives only until
+// it is answered; counting it refused the initialize right behind it.
 func (s *Server) openSessions() int {
 	n := 0
-	for range s.mcp.Sessions() {
-		n++
+	for ss := range s.mcp.Sessions() {
+		if ss.InitializeParams() != nil {
+			n++
+		}
 	}
 	return n
 }
@@ -149,13 +154,47 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	g.initializing++
 	g.mu.Unlock()
-	defer func() {
-		g.mu.Lock()
-		g.initializing--
-		g.mu.Unlock()
-	}()
-	g.next.ServeHTTP(w, r)
+	// The request stops counting once its answer starts: by then the SDK
+	// holds its session (counted by sessions), and the client may send its
+	// next request before this handler returns.
+	var once sync.Once
+	done := func() {
+		once.Do(func() {
+			g.mu.Lock()
+			g.initializing--
+			g.mu.Unlock()
+		})
+	}
+	defer done()
+	g.next.ServeHTTP(&answerStart{ResponseWriter: w, start: done}, r)
 }
+
+// answerStart calls start when the response starts: its header or first
+// bytes are written, or it is flushed.
+type answerStart struct {
+	http.ResponseWriter
+	start func()
+}
+
+func (a *answerStart) WriteHeader(code int) {
+	a.start()
+	a.ResponseWriter.WriteHeader(code)
+}
+
+func (a *answerStart) Write(b []byte) (int, error) {
+	a.start()
+	return a.ResponseWriter.Write(b)
+}
+
+func (a *answerStart) Flush() {
+	a.start()
+	if f, ok := a.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (a *answerStart) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
 // retryAfterSeconds is what a client refused for lack of sessions is told
 // to wait.
