@@ -35,13 +35,20 @@ func (p *upProcess) start(t *testing.T) {
 		"--log-level", "warn",
 	)
 	p.cmd.Stderr = testWriter{t}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
+	startChild(t, p.cmd)
+}
+
+// startChild starts cmd and kills it at the end of the test if it is still
+// running then.
+func startChild(tb testing.TB, cmd *exec.Cmd) {
+	tb.Helper()
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			_ = p.cmd.Process.Kill()
-			_ = p.cmd.Wait()
+	tb.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
 		}
 	})
 }

@@ -94,15 +94,7 @@ func startBinary(b *testing.B, bin string, grpcAddr *regexp.Regexp, args ...stri
 	b.Helper()
 	p := &binary{cmd: exec.Command(bin, args...)}
 	p.cmd.Stdout, p.cmd.Stderr = p, p
-	if err := p.cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			_ = p.cmd.Process.Kill()
-			_ = p.cmd.Wait()
-		}
-	})
+	startChild(b, p.cmd)
 	p.grpc = p.match(b, grpcAddr)
 	return p
 }

@@ -82,18 +82,13 @@ func startDesktop(t *testing.T, bin string, env []string) *desktopProcess {
 		t.Fatal(err)
 	}
 	p.started = time.Now()
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	// Cleanups run last first: the child is killed, then its stderr shown.
 	t.Cleanup(func() {
-		if p.cmd.ProcessState == nil {
-			_ = p.cmd.Process.Kill()
-			_ = p.cmd.Wait()
-		}
-		if t.Failed() {
+		if t.Failed() && p.cmd.Process != nil {
 			t.Logf("stderr of pid %d:\n%s", p.cmd.Process.Pid, p.stderr.String())
 		}
 	})
+	startChild(t, p.cmd)
 	client := mcp.NewClient(&mcp.Implementation{Name: "lorekeeper-desktop-test", Version: "1"}, &mcp.ClientOptions{
 		// Deprecated in the 2026-07-28 protocol, still what clients show; see sessionLog.
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) { //nolint:staticcheck // see sessionLog
