@@ -204,11 +204,12 @@ func (c *snapshots) get(id string) (*snapshot, bool) {
 	return s, true
 }
 
-// resume returns the ranked list a cursor continues: the snapshot kept
-// under id, else the list first ranks again (the request without its
-// cursor, asking for one result), kept under id from now on. A list
-// with nothing past the first result is an empty snapshot.
-func (c *snapshots) resume(ctx context.Context, id string, first func(context.Context) (nextCursor string, ranking lkv1.Ranking, fallback string, err error)) (*snapshot, error) {
+// resume returns the ranked list cur continues: the snapshot kept under
+// cur's snapshot id, else the list first ranks again (the request without
+// its cursor, asking for one result), kept under that id from now on. A
+// list with nothing past the first result is an empty snapshot.
+func (c *snapshots) resume(ctx context.Context, cur *cursor, first func(context.Context) (nextCursor string, ranking lkv1.Ranking, fallback string, err error)) (*snapshot, error) {
+	id := cur.Snapshot
 	if s, ok := c.get(id); ok {
 		return s, nil
 	}
@@ -217,13 +218,9 @@ func (c *snapshots) resume(ctx context.Context, id string, first func(context.Co
 		return nil, err
 	}
 	s := &snapshot{ranking: ranking, fallback: fallback}
-	if next != "" {
-		b, _ := base64.RawURLEncoding.DecodeString(next)
-		var cur cursor
-		if json.Unmarshal(b, &cur) == nil {
-			if got := c.take(cur.Snapshot); got != nil {
-				s = got
-			}
+	if again, _ := decodeCursor(next, cur.Query); again != nil {
+		if got := c.take(again.Snapshot); got != nil {
+			s = got
 		}
 	}
 	c.putAs(id, s)

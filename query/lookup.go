@@ -316,7 +316,7 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 		if cur.Snapshot == "" {
 			return nil, invalid("cursor", "was made for a different request; repeat the same arguments (only limit may change) or start again without a cursor")
 		}
-		snap, err = s.snaps.resume(ctx, cur.Snapshot, func(ctx context.Context) (string, lkv1.Ranking, string, error) {
+		snap, err = s.snaps.resume(ctx, cur, func(ctx context.Context) (string, lkv1.Ranking, string, error) {
 			again := proto.Clone(req).(withCommon)
 			again.GetCommon().Cursor = ""
 			one := *p

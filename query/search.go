@@ -185,7 +185,7 @@ func (s *Service) searchPage(ctx context.Context, req *lkv1.SearchRequest, p *pl
 	if cur.Snapshot == "" {
 		return nil, invalid("cursor", "was made for a different request; repeat the same arguments (only limit may change) or start again without a cursor")
 	}
-	snap, err := s.snaps.resume(ctx, cur.Snapshot, func(ctx context.Context) (string, lkv1.Ranking, string, error) {
+	snap, err := s.snaps.resume(ctx, cur, func(ctx context.Context) (string, lkv1.Ranking, string, error) {
 		again := proto.Clone(req).(*lkv1.SearchRequest)
 		again.Cursor, again.Limit = "", 1
 		resp, err := s.Search(ctx, again)
