@@ -249,8 +249,9 @@ func (x *Index) Search(ctx context.Context, vector []float32, f *Filter, limit i
 // Scores returns the cosine similarity of vector to each point of ids, in
 // the order of ids: NaN for an ID the index does not hold. It is a search
 // restricted to ids that keeps them all, without ranking them, for callers
-// that score every candidate themselves. Drivers without the
-// driver.Scorer capability answer through Search.
+// that score every candidate themselves. A score may differ from Search's
+// by up to 1e-3 (the embedded driver reads 16-bit copies of the vectors).
+// Drivers without the driver.Scorer capability answer through Search.
 func (x *Index) Scores(ctx context.Context, vector []float32, ids []string) ([]float32, error) {
 	if err := x.check(ctx); err != nil {
 		return nil, err

@@ -120,6 +120,7 @@ type Index interface {
 type Scorer interface {
 	// Scores sets out[i] to the cosine similarity of vector and point
 	// ids[i], or NaN when the index has no such point. len(out) ==
-	// len(ids).
+	// len(ids). A score may differ from Search's by up to 1e-3: a driver
+	// may read compressed copies of the vectors for it.
 	Scores(ctx context.Context, vector []float32, ids []string, out []float32) error
 }

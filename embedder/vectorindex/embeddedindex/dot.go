@@ -1,5 +1,7 @@
 package embeddedindex
 
+import "math"
+
 // dotGeneric is the inner product, unrolled by eight with independent
 // accumulators so the additions pipeline. It is the reference the assembly
 // kernel is tested against, and the kernel on other architectures.
@@ -23,4 +25,38 @@ func dotGeneric(a, b []float32) float32 {
 		s0 += a[i] * b[i]
 	}
 	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
+}
+
+// dotInt16Generic is dotInt16's reference, and its kernel on other
+// architectures. Integer sums are exact, so it and the assembly agree to
+// the bit.
+func dotInt16Generic(a, b []int16) int32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 int32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		aa := a[i : i+4 : i+4]
+		bb := b[i : i+4 : i+4]
+		s0 += int32(aa[0]) * int32(bb[0])
+		s1 += int32(aa[1]) * int32(bb[1])
+		s2 += int32(aa[2]) * int32(bb[2])
+		s3 += int32(aa[3]) * int32(bb[3])
+	}
+	for ; i < len(a); i++ {
+		s0 += int32(a[i]) * int32(b[i])
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// fixedOne is 1.0 in the 16-bit fixed-point copies of unit vectors that
+// Scores reads: half the bytes of float32, and scoring is bound by memory
+// bandwidth. A product of two such vectors is at most fixedOne² (plus the
+// rounding's share), well inside int32 however the sum is split.
+const fixedOne = 32767
+
+// quantize writes the fixed-point copy of the unit vector v into dst.
+func quantize(dst []int16, v []float32) {
+	for i, c := range v {
+		dst[i] = int16(math.Round(float64(max(-1, min(1, c))) * fixedOne))
+	}
 }

@@ -2,7 +2,10 @@
 // similarity over vectors held in memory.
 //
 // Vectors are L2-normalised on insert and kept in one contiguous []float32,
-// so a search is a dot product per candidate and a bounded heap. A Filter's
+// so a search is a dot product per candidate and a bounded heap. A 16-bit
+// fixed-point copy of each (6 MB for 6,000 points of 512 dimensions) serves
+// Scores, which reads thousands of vectors a call and is bound by memory
+// bandwidth. A Filter's
 // IDs restrict the scan to those candidates first; keyword, range and bool
 // conditions are then evaluated on the payload. Nothing is persisted: the
 // storage package keeps the vectors in Badger and loads them at start
@@ -35,6 +38,7 @@ type Index struct {
 	mu       sync.RWMutex
 	ids      []string
 	vecs     []float32 // len(ids)*dims, row i is point i, unit length
+	fixed    []int16   // vecs in 16-bit fixed point (fixedOne is 1), for Scores
 	payloads []driver.Payload
 	pos      map[string]int
 	// gen counts the writes that moved or added points: rows resolved
@@ -55,35 +59,41 @@ type rowCache struct {
 	next    int
 }
 
+// rowEntry is an ID list resolved: the rows to score in memory order, each
+// with the place in the list its score goes to. Candidates come in the
+// caller's order, and rows drift from it as deletes move the last row into
+// each hole; 6,000 rows read shuffled took five times as long as in order.
 type rowEntry struct {
-	ids  []string
-	rows []int32 // -1: not in the index
+	ids    []string
+	rows   []int32 // ascending
+	places []int32 // places[k]: the index in ids of rows[k]
+	absent []int32 // the indexes in ids the index does not hold
 }
 
-// get returns the rows cached for ids at generation gen.
-func (c *rowCache) get(gen uint64, ids []string) []int32 {
+// get returns the entry cached for ids at generation gen.
+func (c *rowCache) get(gen uint64, ids []string) *rowEntry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen != gen {
 		c.entries, c.next, c.gen = [4]rowEntry{}, 0, gen
 		return nil
 	}
-	for _, e := range c.entries {
-		if e.ids != nil && slices.Equal(e.ids, ids) {
-			return e.rows
+	for i := range c.entries {
+		if e := &c.entries[i]; e.ids != nil && slices.Equal(e.ids, ids) {
+			return e
 		}
 	}
 	return nil
 }
 
-// put caches rows for ids at generation gen.
-func (c *rowCache) put(gen uint64, ids []string, rows []int32) {
+// put caches e at generation gen.
+func (c *rowCache) put(gen uint64, e rowEntry) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen != gen {
 		c.entries, c.next, c.gen = [4]rowEntry{}, 0, gen
 	}
-	c.entries[c.next] = rowEntry{ids: ids, rows: rows}
+	c.entries[c.next] = e
 	c.next = (c.next + 1) % len(c.entries)
 }
 
@@ -116,9 +126,11 @@ func (x *Index) Dimensions() int { return x.dims }
 // copied before the lock is taken, so searches wait only for the copy in.
 func (x *Index) Upsert(ctx context.Context, points []driver.Point) error {
 	buf := make([]float32, len(points)*x.dims)
+	fixed := make([]int16, len(buf))
 	pls := make([]driver.Payload, len(points))
 	for i := range points {
 		normalize(buf[i*x.dims:(i+1)*x.dims], points[i].Vector)
+		quantize(fixed[i*x.dims:(i+1)*x.dims], buf[i*x.dims:(i+1)*x.dims])
 		pls[i] = clonePayload(points[i].Payload)
 	}
 	x.mu.Lock()
@@ -128,11 +140,14 @@ func (x *Index) Upsert(ctx context.Context, points []driver.Point) error {
 		x.ids = slices.Grow(x.ids, fresh)
 		x.payloads = slices.Grow(x.payloads, fresh)
 		x.vecs = slices.Grow(x.vecs, fresh*x.dims)
+		x.fixed = slices.Grow(x.fixed, fresh*x.dims)
 	}
 	for i := range points {
 		row := buf[i*x.dims : (i+1)*x.dims]
+		frow := fixed[i*x.dims : (i+1)*x.dims]
 		if j, ok := x.pos[points[i].ID]; ok {
 			copy(x.vecs[j*x.dims:(j+1)*x.dims], row)
+			copy(x.fixed[j*x.dims:(j+1)*x.dims], frow)
 			x.payloads[j] = pls[i]
 			continue
 		}
@@ -141,6 +156,7 @@ func (x *Index) Upsert(ctx context.Context, points []driver.Point) error {
 		x.ids = append(x.ids, points[i].ID)
 		x.payloads = append(x.payloads, pls[i])
 		x.vecs = append(x.vecs, row...)
+		x.fixed = append(x.fixed, frow...)
 	}
 	return nil
 }
@@ -160,6 +176,7 @@ func (x *Index) Delete(ctx context.Context, ids []string) error {
 			x.ids[j] = x.ids[last]
 			x.payloads[j] = x.payloads[last]
 			copy(x.vecs[j*x.dims:(j+1)*x.dims], x.vecs[last*x.dims:])
+			copy(x.fixed[j*x.dims:(j+1)*x.dims], x.fixed[last*x.dims:])
 			x.pos[x.ids[j]] = j
 		}
 		x.ids[last] = ""
@@ -167,6 +184,7 @@ func (x *Index) Delete(ctx context.Context, ids []string) error {
 		x.ids = x.ids[:last]
 		x.payloads = x.payloads[:last]
 		x.vecs = x.vecs[:last*x.dims]
+		x.fixed = x.fixed[:last*x.dims]
 		delete(x.pos, id)
 	}
 	return nil
@@ -220,7 +238,7 @@ func (x *Index) Count(ctx context.Context) (int, error) {
 func (x *Index) Close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.ids, x.vecs, x.payloads, x.pos = nil, nil, nil, map[string]int{}
+	x.ids, x.vecs, x.fixed, x.payloads, x.pos = nil, nil, nil, nil, map[string]int{}
 	x.gen++
 	return nil
 }
@@ -303,41 +321,60 @@ func (x *Index) Search(ctx context.Context, vector []float32, f *driver.Filter, 
 }
 
 // Scores sets out[i] to the similarity of vector and point ids[i] (NaN for
-// an unknown ID), in the order asked: no sort, no hits to build.
+// an unknown ID), in the order asked: no sort, no hits to build. It reads
+// the 16-bit copies of the vectors: a search scores thousands of
+// candidates, bound by memory bandwidth, and half the bytes take half the
+// time. Each score is then within sqrt(dims)/fixedOne of the float32
+// cosine (7e-4 at 512 dimensions) and typically within 2e-5.
 func (x *Index) Scores(ctx context.Context, vector []float32, ids []string, out []float32) error {
 	q := make([]float32, x.dims)
 	normalize(q, vector)
+	qf := make([]int16, x.dims)
+	quantize(qf, q)
 	nan := float32(math.NaN())
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	rows := x.rows.get(x.gen, ids)
-	if rows == nil {
-		rows = make([]int32, len(ids))
-		for i, id := range ids {
-			j, ok := x.pos[id]
-			if !ok {
-				j = -1
-			}
-			rows[i] = int32(j)
-		}
-		// A copy: the caller may reuse its slice. The strings are shared,
-		// so the next comparison is still a pointer check each.
-		x.rows.put(x.gen, slices.Clone(ids), rows)
+	e := x.rows.get(x.gen, ids)
+	if e == nil {
+		e = x.resolve(ids)
+		x.rows.put(x.gen, *e)
+	}
+	for _, i := range e.absent {
+		out[i] = nan
 	}
 	d := x.dims
-	for i, j := range rows {
-		if i%checkEvery == checkEvery-1 {
+	for k, j := range e.rows {
+		if k%checkEvery == checkEvery-1 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		if j < 0 {
-			out[i] = nan
-			continue
-		}
-		out[i] = dot(q, x.vecs[int(j)*d:(int(j)+1)*d])
+		out[e.places[k]] = float32(float64(dotInt16(qf, x.fixed[int(j)*d:(int(j)+1)*d])) / (fixedOne * fixedOne))
 	}
 	return ctx.Err()
+}
+
+// resolve finds the rows of ids, sorted for Scores. The caller holds the
+// lock.
+func (x *Index) resolve(ids []string) *rowEntry {
+	// A copy of ids: the caller may reuse its slice. The strings are
+	// shared, so the next comparison is still a pointer check each.
+	e := &rowEntry{ids: slices.Clone(ids)}
+	type rowPlace struct{ row, place int32 }
+	found := make([]rowPlace, 0, len(ids))
+	for i, id := range ids {
+		if j, ok := x.pos[id]; ok {
+			found = append(found, rowPlace{int32(j), int32(i)})
+		} else {
+			e.absent = append(e.absent, int32(i))
+		}
+	}
+	slices.SortFunc(found, func(a, b rowPlace) int { return int(a.row - b.row) })
+	e.rows, e.places = make([]int32, len(found)), make([]int32, len(found))
+	for k, f := range found {
+		e.rows[k], e.places[k] = f.row, f.place
+	}
+	return e
 }
 
 var _ driver.Scorer = (*Index)(nil)

@@ -367,9 +367,14 @@ func testScaleInvariance(t *testing.T, h Harness) {
 	}
 }
 
+// scoresTolerance is how far Scores may be from the exact cosine here:
+// driver.Scorer allows 1e-3 (the embedded driver reads 16-bit copies of
+// the vectors), and for these points that rounding stays under 1e-4.
+const scoresTolerance = 1e-4
+
 // testScores: Scores gives every asked point its similarity, in the order
-// asked (repeats included), NaN for unknown IDs, the same values Search
-// gives, and validates its input like Search.
+// asked (repeats included), NaN for unknown IDs, the values Search gives
+// (within scoresTolerance), and validates its input like Search.
 func testScores(t *testing.T, h Harness) {
 	x := open(t, h, dims)
 	angles := upsertAngled(t, x)
@@ -391,9 +396,9 @@ func testScores(t *testing.T, h Harness) {
 		switch {
 		case !ok && !math.IsNaN(float64(got[i])):
 			t.Errorf("score %d (%s, not in the index) = %v, want NaN", i, id, got[i])
-		case ok && math.Abs(float64(got[i]-want)) > 1e-6:
+		case ok && math.Abs(float64(got[i]-want)) > scoresTolerance:
 			t.Errorf("score %d (%s) = %v, want %v as Search gives", i, id, got[i], want)
-		case ok && math.Abs(float64(got[i])-math.Cos(angles[id]-0.2)) > 1e-5:
+		case ok && math.Abs(float64(got[i])-math.Cos(angles[id]-0.2)) > scoresTolerance:
 			t.Errorf("score %d (%s) = %v, want cos = %v", i, id, got[i], math.Cos(angles[id]-0.2))
 		}
 	}
@@ -414,7 +419,7 @@ func testScores(t *testing.T, h Harness) {
 			if present[id] {
 				want = float32(math.Cos(angles[id] - 0.2))
 			}
-			if math.IsNaN(float64(want)) != math.IsNaN(float64(got[i])) || math.Abs(float64(got[i]-want)) > 1e-5 {
+			if math.IsNaN(float64(want)) != math.IsNaN(float64(got[i])) || math.Abs(float64(got[i]-want)) > scoresTolerance {
 				t.Errorf("%s: score %d (%s) = %v, want %v", what, i, id, got[i], want)
 			}
 		}
