@@ -422,3 +422,50 @@ func TestNameContains(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The names sharing trigrams with a query (the candidates of every typo
+// match) are those a scan of every name finds with the same Dice rule:
+// typos, multi-word questions, names themselves and text no name has.
+func TestNamesSharingTrigrams(t *testing.T) {
+	st := snapshotStore(t)
+	err := st.View(context.Background(), func(v *badgerstore.View) error {
+		var names []string
+		v.Names(func(n string) bool { names = append(names, n); return true })
+		scan := func(q string, minDice float64) []string {
+			qt := rel.Trigrams(q)
+			var out []string
+			for _, n := range names {
+				c := 0
+				for _, g := range rel.Trigrams(n) {
+					if slices.Contains(qt, g) {
+						c++
+					}
+				}
+				if c >= 2 && 2*float64(c)/float64(len(qt)+utf8.RuneCountInString(n)) >= minDice {
+					out = append(out, n)
+				}
+			}
+			slices.Sort(out)
+			return out
+		}
+		qs := []string{"firebal", "fire breathing monster", "ancient red dragn", "stop enemies from moving",
+			"magic missle", "xqzv", "élan", "a", "wall of fire and ice storms", names[0], names[len(names)/2]}
+		found := 0
+		for _, q := range qs {
+			for _, minDice := range []float64{0.25, 0.35, 0.6} {
+				want := scan(q, minDice)
+				if got := rel.NamesSharingTrigrams(v, q, minDice); !slices.Equal(got, want) {
+					t.Errorf("NamesSharingTrigrams(%q, %v) = %d names %v, a scan finds %d: %v", q, minDice, len(got), got, len(want), want)
+				}
+				found += len(want)
+			}
+		}
+		if found < 20 {
+			t.Errorf("the probes share trigrams with only %d names: the test checks little", found)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

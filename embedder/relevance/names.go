@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Trigrams returns the distinct character trigrams of " s " (s padded with
@@ -73,12 +74,14 @@ func NamesByTrigrams(ix TrigramIndex, q string, minDice float64, limit int) []st
 	var out []scored
 	for _, id := range touched {
 		c := counts[id]
-		if c < 2 {
+		// " name " has at most len(name) distinct trigrams, so a name
+		// sharing c of them has c letters at least: 2c/(len(qt)+c) bounds
+		// its Dice coefficient before its letters are counted.
+		if c < 2 || 2*float64(c)/float64(len(qt)+int(c)) < minDice {
 			continue
 		}
 		n := ix.NameOfID(id)
-		// " name " has at most len(name) distinct trigrams.
-		if d := 2 * float64(c) / float64(len(qt)+len([]rune(n))); d >= minDice {
+		if d := 2 * float64(c) / float64(len(qt)+utf8.RuneCountInString(n)); d >= minDice {
 			out = append(out, scored{n, d})
 		}
 	}
