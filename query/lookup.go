@@ -406,7 +406,7 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 		}
 		ranked := newRanking(rank(v, cand, p.semantic, cos, false, s.opts.CosineWeight))
 		dedupe := !p.docsSet
-		taken := map[string]bool{}
+		taken := map[kindName]bool{}
 		items := take(v, ranked, dedupe, taken, p.limit+1)
 		resp.Total = uint64(len(items))
 		if len(items) > p.limit {

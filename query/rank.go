@@ -230,10 +230,16 @@ func nameContains(v *badgerstore.View, q string) bool {
 	return false
 }
 
+// kindName is what dedupe compares: one result per kind and name.
+type kindName struct {
+	kind lkv1.Kind
+	name string
+}
+
 // take pops up to limit results from the ranking (limit <= 0: all of
 // them), skipping with dedupe an entity whose kind and name an earlier
 // result has (taken records them, across calls). It reads no entity.
-func take(v *badgerstore.View, r *ranking, dedupe bool, taken map[string]bool, limit int) []scored {
+func take(v *badgerstore.View, r *ranking, dedupe bool, taken map[kindName]bool, limit int) []scored {
 	var out []scored
 	for limit <= 0 || len(out) < limit {
 		sc, ok := r.next()
@@ -241,7 +247,7 @@ func take(v *badgerstore.View, r *ranking, dedupe bool, taken map[string]bool, l
 			break
 		}
 		if dedupe {
-			key := v.Kind(sc.slot).String() + "\x00" + v.Name(sc.slot)
+			key := kindName{v.Kind(sc.slot), v.Name(sc.slot)}
 			if taken[key] {
 				continue
 			}

@@ -109,7 +109,7 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 				exact = exact || sc.exact
 			}
 		}
-		if a, ok := notOpen(q); ok && !exact {
+		if a, ok := memoNotOpen(v, q); ok && !exact {
 			resp.NotOpenContent = a.Known
 		}
 		// One ranking per kind; groups ordered by their best result.
@@ -139,10 +139,10 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		})
 		dedupe := !p.docsSet
 		pages := make([][]scored, len(groups))
-		taken := make([]map[string]bool, len(groups))
+		taken := make([]map[kindName]bool, len(groups))
 		more := false
 		for i, g := range groups {
-			taken[i] = map[string]bool{}
+			taken[i] = map[kindName]bool{}
 			pages[i] = take(v, g.r, dedupe, taken[i], p.limit+1)
 			more = more || len(pages[i]) > p.limit
 		}

@@ -82,6 +82,20 @@ func notOpen(name string) (relevance.Alias, bool) {
 	return best, bestSim > 0
 }
 
+// memoNotOpen is notOpen(name), remembered in v: search asks it of every
+// query, and the alias table's near spellings take a scan of the table.
+func memoNotOpen(v *badgerstore.View, name string) (relevance.Alias, bool) {
+	type answer struct {
+		alias relevance.Alias
+		ok    bool
+	}
+	a := v.Memo("notopen\x00"+name, func() any {
+		alias, ok := notOpen(name)
+		return answer{alias, ok}
+	}).(answer)
+	return a.alias, a.ok
+}
+
 // suggest returns did-you-mean suggestions for name among cand: the names
 // closest to it (typo-tolerant over the whole normalised name, through the
 // trigram index) and the open names of near aliases, best first.
