@@ -230,10 +230,11 @@ func nameContains(v *badgerstore.View, q string) bool {
 	return false
 }
 
-// kindName is what dedupe compares: one result per kind and name.
+// kindName is what dedupe compares: one result per kind and name (its
+// ID in the view).
 type kindName struct {
 	kind lkv1.Kind
-	name string
+	name uint32
 }
 
 // take pops up to limit results from the ranking (limit <= 0: all of
@@ -247,7 +248,7 @@ func take(v *badgerstore.View, r *ranking, dedupe bool, taken map[kindName]bool,
 			break
 		}
 		if dedupe {
-			key := kindName{v.Kind(sc.slot), v.Name(sc.slot)}
+			key := kindName{v.Kind(sc.slot), v.NameID(sc.slot)}
 			if taken[key] {
 				continue
 			}

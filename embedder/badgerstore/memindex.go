@@ -47,6 +47,7 @@ type slotInfo struct {
 	key        string
 	name       string // as the source writes it
 	lname      string
+	nameID     uint32 // lname's ID (memIndex.nameIDs)
 	kind       lkv1.Kind
 	doc        string // lower-case document key
 	source     lkv1.Source
@@ -158,13 +159,14 @@ func (m *memIndex) put(e *lkv1.Entity, vec []float32) {
 		si.dims = len(vec)
 		m.vectors++
 	}
+	id, ok := m.nameIDs[si.lname]
+	if !ok {
+		id = uint32(len(m.nameList))
+		m.nameIDs[si.lname] = id
+		m.nameList = append(m.nameList, si.lname)
+	}
+	si.nameID = id
 	if m.names[si.lname] == 0 {
-		id, ok := m.nameIDs[si.lname]
-		if !ok {
-			id = uint32(len(m.nameList))
-			m.nameIDs[si.lname] = id
-			m.nameList = append(m.nameList, si.lname)
-		}
 		for _, g := range relevance.Trigrams(si.lname) {
 			m.trigrams[g] = append(m.trigrams[g], id)
 		}

@@ -266,6 +266,10 @@ func (v *View) Vocabulary() []string { return v.m.vocab }
 // not modify it.
 func (v *View) ReversedVocabulary() []string { return v.m.rvocab }
 
+// NameID returns the ID of slot's lower-case name (see NameOfID): equal
+// names, equal IDs, so comparing them costs no string hashing.
+func (v *View) NameID(slot uint32) uint32 { return v.m.slots[slot].nameID }
+
 // NameIDs bounds the IDs of distinct names: they are below it.
 func (v *View) NameIDs() int { return len(v.m.nameList) }
 
