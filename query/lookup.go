@@ -521,8 +521,17 @@ func (s *Service) embedQuery(ctx context.Context, q string) ([]float32, string) 
 type vectorHits struct {
 	keys   []string
 	slots  []uint32
+	writes uint64    // the store's write count when keys were read
 	scores []float32 // NaN: the index does not hold the key
 	reason string    // set: no similarities, rank by keywords
+}
+
+// candidateKeys are a candidate set's keys and slots in slot order,
+// remembered by the view until the next write: every search asks the
+// vector index about the same thousands of candidates.
+type candidateKeys struct {
+	keys  []string
+	slots []uint32
 }
 
 // searchVectors scores the entities candidates picks by cosine similarity
@@ -541,13 +550,16 @@ func (s *Service) searchVectors(ctx context.Context, qvec []float32, candidates 
 			return nil
 		}
 		cand := candidates(v)
-		h.keys = make([]string, 0, cand.Len())
-		h.slots = make([]uint32, 0, cand.Len())
-		cand.Each(func(slot uint32) bool {
-			h.keys = append(h.keys, v.Key(slot))
-			h.slots = append(h.slots, slot)
-			return true
-		})
+		ck := v.Memo("candidates\x00"+cand.Fingerprint(), func() any {
+			ck := &candidateKeys{keys: make([]string, 0, cand.Len()), slots: make([]uint32, 0, cand.Len())}
+			cand.Each(func(slot uint32) bool {
+				ck.keys = append(ck.keys, v.Key(slot))
+				ck.slots = append(ck.slots, slot)
+				return true
+			})
+			return ck
+		}).(*candidateKeys)
+		h.keys, h.slots, h.writes = ck.keys, ck.slots, v.Writes()
 		return nil
 	})
 	if err != nil {
@@ -589,13 +601,16 @@ func (h *vectorHits) cosine(v *badgerstore.View) *cosine {
 	n := v.Capacity()
 	cos := &cosine{scores: make([]float64, n)}
 	slots := make([]uint32, 0, len(h.keys))
+	// Without a write between the two views every slot still holds its
+	// key: no need to look.
+	unchanged := v.Writes() == h.writes
 	for i, key := range h.keys {
 		score := h.scores[i]
 		if score != score { // NaN: not in the index
 			continue
 		}
 		slot := h.slots[i]
-		if int(slot) >= n || v.Key(slot) != key {
+		if !unchanged && (int(slot) >= n || v.Key(slot) != key) {
 			var ok bool
 			if slot, ok = v.Slot(key); !ok {
 				continue

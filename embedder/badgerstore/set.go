@@ -1,6 +1,9 @@
 package badgerstore
 
-import "math/bits"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Set is a set of entity slots (the store's internal ordinals), as a
 // bitmap. The zero Set is empty. Sets returned by a View are copies the
@@ -63,6 +66,20 @@ func (s *Set) Or(o Set) {
 	for i, w := range o.w {
 		s.w[i] |= w
 	}
+}
+
+// Fingerprint returns a string equal for equal sets and different
+// otherwise, to remember values derived from a set by (View.Memo).
+func (s Set) Fingerprint() string {
+	n := len(s.w)
+	for n > 0 && s.w[n-1] == 0 {
+		n--
+	}
+	b := make([]byte, 0, 8*n)
+	for _, w := range s.w[:n] {
+		b = binary.LittleEndian.AppendUint64(b, w)
+	}
+	return string(b)
 }
 
 // Len is the number of slots in s.

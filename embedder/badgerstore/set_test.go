@@ -106,3 +106,25 @@ func TestSet(t *testing.T) {
 		}
 	})
 }
+
+func TestSetFingerprint(t *testing.T) {
+	grown := badgerstore.SetOf(3, 200)
+	grown.And(badgerstore.SetOf(3)) // trailing empty words: the same set as {3}
+	tests := []struct {
+		name string
+		a, b badgerstore.Set
+		same bool
+	}{
+		{"empty", badgerstore.Set{}, badgerstore.SetOf(), true},
+		{"same slots", badgerstore.SetOf(1, 64, 130), badgerstore.SetOf(130, 64, 1), true},
+		{"trailing empty words", badgerstore.SetOf(3), grown, true},
+		{"one slot more", badgerstore.SetOf(1, 2), badgerstore.SetOf(1, 2, 3), false},
+		{"other word", badgerstore.SetOf(1), badgerstore.SetOf(65), false},
+		{"empty and not", badgerstore.Set{}, badgerstore.SetOf(0), false},
+	}
+	for _, tt := range tests {
+		if got := tt.a.Fingerprint() == tt.b.Fingerprint(); got != tt.same {
+			t.Errorf("%s: equal fingerprints = %v, want %v", tt.name, got, tt.same)
+		}
+	}
+}

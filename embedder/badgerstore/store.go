@@ -95,6 +95,7 @@ type Store struct {
 
 	mu        sync.RWMutex
 	mem       *memIndex
+	writes    uint64 // batches applied; guarded by mu
 	model     ModelInfo
 	lastWrite time.Time
 	closed    bool
@@ -440,6 +441,7 @@ func (s *Store) Apply(ctx context.Context, writes []Write) error {
 	}
 	s.mem.finish()
 	s.memo.clear()
+	s.writes++
 	s.lastWrite = now
 	return idxErr
 }

@@ -37,6 +37,10 @@ func (s *Store) View(ctx context.Context, fn func(v *View) error) error {
 	return fn(&View{s: s, m: s.mem, txn: txn})
 }
 
+// Writes counts the write batches applied before the view: two views with
+// the same count see the same entities in the same slots.
+func (v *View) Writes() uint64 { return v.s.writes }
+
 // Memo returns the value remembered under key, computing it with fn the
 // first time: for values derived from the in-memory index alone (a query
 // text's near names, say), which stay valid until the next write. Apply
