@@ -30,7 +30,8 @@ type (
 	Range = driver.Range
 	// Filter restricts a search; all its conditions must hold.
 	Filter = driver.Filter
-	// Hit is a search result: cosine similarity, highest first.
+	// Hit is a search result: cosine similarity (within 1e-3), highest
+	// first.
 	Hit = driver.Hit
 	// FieldSchema declares a payload field filters use.
 	FieldSchema = driver.FieldSchema
@@ -249,9 +250,8 @@ func (x *Index) Search(ctx context.Context, vector []float32, f *Filter, limit i
 // Scores returns the cosine similarity of vector to each point of ids, in
 // the order of ids: NaN for an ID the index does not hold. It is a search
 // restricted to ids that keeps them all, without ranking them, for callers
-// that score every candidate themselves. A score may differ from Search's
-// by up to 1e-3 (the embedded driver reads 16-bit copies of the vectors).
-// Drivers without the driver.Scorer capability answer through Search.
+// that score every candidate themselves: the scores Search gives. Drivers
+// without the driver.Scorer capability answer through Search.
 func (x *Index) Scores(ctx context.Context, vector []float32, ids []string) ([]float32, error) {
 	if err := x.check(ctx); err != nil {
 		return nil, err

@@ -79,7 +79,9 @@ type Filter struct {
 	Bools map[string]bool
 }
 
-// Hit is a search result: cosine similarity, in [-1, 1], highest first.
+// Hit is a search result: cosine similarity, in [-1, 1], highest first. A
+// driver may approximate it within 1e-3: the embedded one keeps vectors in
+// 16-bit fixed point (within 2e-5 typically).
 type Hit struct {
 	ID    string
 	Score float32
@@ -119,8 +121,7 @@ type Index interface {
 // back to Search for drivers without it.
 type Scorer interface {
 	// Scores sets out[i] to the cosine similarity of vector and point
-	// ids[i], or NaN when the index has no such point. len(out) ==
-	// len(ids). A score may differ from Search's by up to 1e-3: a driver
-	// may read compressed copies of the vectors for it.
+	// ids[i] (as Search scores it), or NaN when the index has no such
+	// point. len(out) == len(ids).
 	Scores(ctx context.Context, vector []float32, ids []string, out []float32) error
 }

@@ -2,11 +2,8 @@
 
 package embeddedindex
 
-// useAVX2 is false: only amd64 has the assembly kernels.
+// useAVX2 is false: only amd64 has the assembly kernel.
 const useAVX2 = false
-
-// dot is the inner product of a and b[:len(a)].
-func dot(a, b []float32) float32 { return dotGeneric(a, b) }
 
 // dotInt16 is the inner product of a and b[:len(a)] in 32-bit integers.
 func dotInt16(a, b []int16) int32 { return dotInt16Generic(a, b) }

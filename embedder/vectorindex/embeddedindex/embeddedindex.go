@@ -1,11 +1,13 @@
-// Package embeddedindex is the embedded vector index backend: exact cosine
-// similarity over vectors held in memory.
+// Package embeddedindex is the embedded vector index backend: cosine
+// similarity against every vector held in memory (no approximate neighbour
+// graph: every candidate is scored).
 //
-// Vectors are L2-normalised on insert and kept in one contiguous []float32,
-// so a search is a dot product per candidate and a bounded heap. A 16-bit
-// fixed-point copy of each (6 MB for 6,000 points of 512 dimensions) serves
-// Scores, which reads thousands of vectors a call and is bound by memory
-// bandwidth. A Filter's
+// Vectors are L2-normalised on insert and kept in 16-bit fixed point in one
+// contiguous []int16 (6 MB for 6,000 points of 512 dimensions), so a search
+// is an integer dot product per candidate and a bounded heap. Scoring
+// thousands of vectors is bound by memory bandwidth, and half the bytes of
+// float32 take half the time and memory; a score is within sqrt(dims)/32767
+// of the float32 cosine (7e-4 at 512 dimensions) and typically within 2e-5. A Filter's
 // IDs restrict the scan to those candidates first; keyword, range and bool
 // conditions are then evaluated on the payload. Nothing is persisted: the
 // storage package keeps the vectors in Badger and loads them at start
@@ -37,8 +39,7 @@ type Index struct {
 
 	mu       sync.RWMutex
 	ids      []string
-	vecs     []float32 // len(ids)*dims, row i is point i, unit length
-	fixed    []int16   // vecs in 16-bit fixed point (fixedOne is 1), for Scores
+	vecs     []int16 // len(ids)*dims, row i is point i, unit length in fixed point (fixedOne is 1)
 	payloads []driver.Payload
 	pos      map[string]int
 	// gen counts the writes that moved or added points: rows resolved
@@ -125,12 +126,12 @@ func (x *Index) Dimensions() int { return x.dims }
 // Upsert inserts or replaces points. Vectors are normalised and payloads
 // copied before the lock is taken, so searches wait only for the copy in.
 func (x *Index) Upsert(ctx context.Context, points []driver.Point) error {
-	buf := make([]float32, len(points)*x.dims)
-	fixed := make([]int16, len(buf))
+	buf := make([]int16, len(points)*x.dims)
+	unit := make([]float32, x.dims)
 	pls := make([]driver.Payload, len(points))
 	for i := range points {
-		normalize(buf[i*x.dims:(i+1)*x.dims], points[i].Vector)
-		quantize(fixed[i*x.dims:(i+1)*x.dims], buf[i*x.dims:(i+1)*x.dims])
+		normalize(unit, points[i].Vector)
+		quantize(buf[i*x.dims:(i+1)*x.dims], unit)
 		pls[i] = clonePayload(points[i].Payload)
 	}
 	x.mu.Lock()
@@ -140,14 +141,11 @@ func (x *Index) Upsert(ctx context.Context, points []driver.Point) error {
 		x.ids = slices.Grow(x.ids, fresh)
 		x.payloads = slices.Grow(x.payloads, fresh)
 		x.vecs = slices.Grow(x.vecs, fresh*x.dims)
-		x.fixed = slices.Grow(x.fixed, fresh*x.dims)
 	}
 	for i := range points {
 		row := buf[i*x.dims : (i+1)*x.dims]
-		frow := fixed[i*x.dims : (i+1)*x.dims]
 		if j, ok := x.pos[points[i].ID]; ok {
 			copy(x.vecs[j*x.dims:(j+1)*x.dims], row)
-			copy(x.fixed[j*x.dims:(j+1)*x.dims], frow)
 			x.payloads[j] = pls[i]
 			continue
 		}
@@ -156,7 +154,6 @@ func (x *Index) Upsert(ctx context.Context, points []driver.Point) error {
 		x.ids = append(x.ids, points[i].ID)
 		x.payloads = append(x.payloads, pls[i])
 		x.vecs = append(x.vecs, row...)
-		x.fixed = append(x.fixed, frow...)
 	}
 	return nil
 }
@@ -176,7 +173,6 @@ func (x *Index) Delete(ctx context.Context, ids []string) error {
 			x.ids[j] = x.ids[last]
 			x.payloads[j] = x.payloads[last]
 			copy(x.vecs[j*x.dims:(j+1)*x.dims], x.vecs[last*x.dims:])
-			copy(x.fixed[j*x.dims:(j+1)*x.dims], x.fixed[last*x.dims:])
 			x.pos[x.ids[j]] = j
 		}
 		x.ids[last] = ""
@@ -184,7 +180,6 @@ func (x *Index) Delete(ctx context.Context, ids []string) error {
 		x.ids = x.ids[:last]
 		x.payloads = x.payloads[:last]
 		x.vecs = x.vecs[:last*x.dims]
-		x.fixed = x.fixed[:last*x.dims]
 		delete(x.pos, id)
 	}
 	return nil
@@ -238,7 +233,7 @@ func (x *Index) Count(ctx context.Context) (int, error) {
 func (x *Index) Close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.ids, x.vecs, x.fixed, x.payloads, x.pos = nil, nil, nil, nil, map[string]int{}
+	x.ids, x.vecs, x.payloads, x.pos = nil, nil, nil, map[string]int{}
 	x.gen++
 	return nil
 }
@@ -249,8 +244,7 @@ const checkEvery = 16384
 // Search scores the candidates (f.IDs, or every point) that pass the payload
 // conditions and keeps the best limit in a min-heap.
 func (x *Index) Search(ctx context.Context, vector []float32, f *driver.Filter, limit int) ([]driver.Hit, error) {
-	q := make([]float32, x.dims)
-	normalize(q, vector)
+	q := x.query(vector)
 	c := compile(f)
 
 	x.mu.RLock()
@@ -264,7 +258,7 @@ func (x *Index) Search(ctx context.Context, vector []float32, f *driver.Filter, 
 			h.h = make([]scored, 0, len(rows))
 			for _, j := range rows {
 				if c == nil || c.matches(&x.payloads[j]) {
-					h.h = append(h.h, scored{j, dot(q, x.vecs[j*x.dims:(j+1)*x.dims])})
+					h.h = append(h.h, scored{j, x.score(q, j)})
 				}
 			}
 			return h.sorted(x.ids), nil
@@ -273,13 +267,12 @@ func (x *Index) Search(ctx context.Context, vector []float32, f *driver.Filter, 
 			if c != nil && !c.matches(&x.payloads[j]) {
 				continue
 			}
-			h.offer(j, dot(q, x.vecs[j*x.dims:(j+1)*x.dims]), x.ids)
+			h.offer(j, x.score(q, j), x.ids)
 		}
 		return h.sorted(x.ids), nil
 	}
 	// scan scores points [lo, hi) into t, checking ctx now and then.
 	scan := func(t *topK, lo, hi int) {
-		d := x.dims
 		for j := lo; j < hi; j++ {
 			if j%checkEvery == checkEvery-1 && ctx.Err() != nil {
 				return
@@ -287,7 +280,7 @@ func (x *Index) Search(ctx context.Context, vector []float32, f *driver.Filter, 
 			if c != nil && !c.matches(&x.payloads[j]) {
 				continue
 			}
-			s := dot(q, x.vecs[j*d:(j+1)*d])
+			s := x.score(q, j)
 			if len(t.h) == t.k && s < t.h[0].score {
 				continue // cannot enter the heap: skip the call
 			}
@@ -321,16 +314,9 @@ func (x *Index) Search(ctx context.Context, vector []float32, f *driver.Filter, 
 }
 
 // Scores sets out[i] to the similarity of vector and point ids[i] (NaN for
-// an unknown ID), in the order asked: no sort, no hits to build. It reads
-// the 16-bit copies of the vectors: a search scores thousands of
-// candidates, bound by memory bandwidth, and half the bytes take half the
-// time. Each score is then within sqrt(dims)/fixedOne of the float32
-// cosine (7e-4 at 512 dimensions) and typically within 2e-5.
+// an unknown ID), in the order asked: no sort, no hits to build.
 func (x *Index) Scores(ctx context.Context, vector []float32, ids []string, out []float32) error {
-	q := make([]float32, x.dims)
-	normalize(q, vector)
-	qf := make([]int16, x.dims)
-	quantize(qf, q)
+	q := x.query(vector)
 	nan := float32(math.NaN())
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -342,16 +328,30 @@ func (x *Index) Scores(ctx context.Context, vector []float32, ids []string, out 
 	for _, i := range e.absent {
 		out[i] = nan
 	}
-	d := x.dims
 	for k, j := range e.rows {
 		if k%checkEvery == checkEvery-1 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		out[e.places[k]] = float32(float64(dotInt16(qf, x.fixed[int(j)*d:(int(j)+1)*d])) / (fixedOne * fixedOne))
+		out[e.places[k]] = x.score(q, int(j))
 	}
 	return ctx.Err()
+}
+
+// query returns vector normalised, in fixed point.
+func (x *Index) query(vector []float32) []int16 {
+	unit := make([]float32, x.dims)
+	normalize(unit, vector)
+	q := make([]int16, x.dims)
+	quantize(q, unit)
+	return q
+}
+
+// score is the similarity of the fixed-point query q and point j. The
+// caller holds the lock.
+func (x *Index) score(q []int16, j int) float32 {
+	return float32(float64(dotInt16(q, x.vecs[j*x.dims:(j+1)*x.dims])) / (fixedOne * fixedOne))
 }
 
 // resolve finds the rows of ids, sorted for Scores. The caller holds the
