@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
@@ -221,6 +222,79 @@ func BenchmarkMCP(b *testing.B) {
 			b.ReportMetric(mcpAllocs-queryAllocs, "layer-allocs/call")
 		})
 	}
+}
+
+// BenchmarkMCPFloorPayload is the floor for LoreKeeper's own answer: a
+// trivial MCP Go SDK server whose tool, with lookup_spell's schemas,
+// returns the result of lookup_spell(name="fireball") made once (three
+// full cards, the text and the structured content), called as
+// BenchmarkMCP calls the real tool. The difference from BenchmarkMCPFloor
+// is what the SDK's two sides cost for a result of this size; the
+// difference from BenchmarkMCP's spell-name is LoreKeeper's (the query and
+// the rendering).
+func BenchmarkMCPFloorPayload(b *testing.B) {
+	node := startBenchNode(b)
+	ctx := context.Background()
+	connect := func(srv *mcp.Server) *mcp.ClientSession {
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(ctx, st, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { ss.Close() })
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	real := connect(mcpserver.New(node.client, nil).MCP())
+	args := map[string]any{"name": "fireball"}
+	res, err := real.CallTool(ctx, &mcp.CallToolParams{Name: "lookup_spell", Arguments: args})
+	if err != nil || res.IsError {
+		b.Fatalf("lookup_spell: %v %v", err, res)
+	}
+	structured, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var tool *mcp.Tool
+	for t, err := range real.Tools(ctx, nil) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		if t.Name == "lookup_spell" {
+			tool = t
+		}
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "floor", Version: "1"}, nil)
+	srv.AddTool(tool, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: res.Content, StructuredContent: json.RawMessage(structured)}, nil
+	})
+	cs := connect(srv)
+	params := &mcp.CallToolParams{Name: "lookup_spell", Arguments: args}
+	call := func() {
+		if r, err := cs.CallTool(ctx, params); err != nil || r.IsError {
+			b.Fatalf("%v %v", err, r)
+		}
+	}
+	for range 10 {
+		call()
+	}
+	var lat []time.Duration
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		start := time.Now()
+		call()
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	p50, p99 := percentiles(lat)
+	b.ReportMetric(us(p50), "mcp-p50-µs")
+	b.ReportMetric(us(p99), "mcp-p99-µs")
+	b.ReportMetric(float64(len(structured)), "structured-bytes")
 }
 
 // BenchmarkMCPFloor is the protocol's floor on this machine: a trivial MCP
