@@ -289,6 +289,13 @@ func (r *Replica) reportProgress(ctx context.Context) {
 			behind = true
 			r.log.Info("storing and embedding entities", "stored", stored, "pending", pending)
 		case behind || known && !notified:
+			// CaughtUp first: it gives the load's heap back, and Trim
+			// then builds its fresh session (the model loaded a second
+			// time, for a moment) below the load's high-water mark instead
+			// of on top of it.
+			if r.opts.CaughtUp != nil {
+				r.opts.CaughtUp()
+			}
 			if behind {
 				r.log.Info("caught up with the stream", "entities", stored)
 				// The work's largest batches grew the model's arena,
@@ -298,9 +305,6 @@ func (r *Replica) reportProgress(ctx context.Context) {
 				}
 			}
 			behind, notified = false, true
-			if r.opts.CaughtUp != nil {
-				r.opts.CaughtUp()
-			}
 		}
 	}
 }
