@@ -398,13 +398,15 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 			}
 			return err
 		}
+		sc := s.getScratch()
+		defer s.putScratch(sc)
 		var cos *cosine
 		if hits != nil {
-			if cos = hits.cosine(v); cos == nil {
+			if cos = hits.cosine(v, sc); cos == nil {
 				resp.Ranking, resp.FallbackReason = lkv1.Ranking_RANKING_KEYWORD, hits.reason
 			}
 		}
-		ranked := newRanking(rank(v, cand, p.semantic, cos, false, s.opts.CosineWeight))
+		ranked := newRanking(rank(v, cand, p.semantic, cos, false, s.opts.CosineWeight, sc))
 		dedupe := !p.docsSet
 		taken := map[kindName]bool{}
 		items := take(v, ranked, dedupe, taken, p.limit+1)
@@ -594,12 +596,12 @@ func (s *Service) searchVectors(ctx context.Context, qvec []float32, candidates 
 // failed. Entities written since the search have none. A candidate keeps
 // its slot unless a write since removed it (and may have given its slot to
 // another entity): then its key finds it, if it is still there.
-func (h *vectorHits) cosine(v *badgerstore.View) *cosine {
+func (h *vectorHits) cosine(v *badgerstore.View, sc *scratch) *cosine {
 	if h.reason != "" {
 		return nil
 	}
 	n := v.Capacity()
-	cos := &cosine{scores: make([]float64, n)}
+	cos := &cosine{scores: floats(&sc.cos, n)}
 	slots := make([]uint32, 0, len(h.keys))
 	// Without a write between the two views every slot still holds its
 	// key: no need to look.

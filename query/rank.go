@@ -26,13 +26,39 @@ type cosine struct {
 	with   badgerstore.Set
 }
 
+// scratch holds the arrays one ranking needs, kept between calls (see
+// Service.scratch): ranking the whole catalogue takes a float per slot
+// twice and a scored per candidate, about 250 KB, and fresh ones cost more
+// to zero (and to collect) than the ranking spends using them.
+type scratch struct {
+	bm, cos []float64
+	out     []scored
+}
+
+// floats returns buf resized to n and zeroed.
+func floats(buf *[]float64, n int) []float64 {
+	if cap(*buf) < n {
+		*buf = make([]float64, n)
+	}
+	*buf = (*buf)[:n]
+	clear(*buf)
+	return *buf
+}
+
+// getScratch returns arrays for one ranking; give them back with
+// putScratch once nothing refers to them.
+func (s *Service) getScratch() *scratch { return s.scratch.Get().(*scratch) }
+
+func (s *Service) putScratch(sc *scratch) { s.scratch.Put(sc) }
+
 // rank scores the candidates: cosine similarity (cos nil: keywords only)
 // and BM25 over the same texts, each rescaled to [0, 1] over the
 // candidates and mixed with equal weights; an exact name match scores 1
-// and comes first. fuzzy adds typo-tolerant name matching (search).
-func rank(v *badgerstore.View, cand badgerstore.Set, text string, cos *cosine, fuzzy bool, cosineWeight float64) []scored {
+// and comes first. fuzzy adds typo-tolerant name matching (search). The
+// result lives in sc.
+func rank(v *badgerstore.View, cand badgerstore.Set, text string, cos *cosine, fuzzy bool, cosineWeight float64, sc *scratch) []scored {
 	n := v.Capacity()
-	bm := make([]float64, n)
+	bm := floats(&sc.bm, n)
 	relevance.BM25(v, relevance.QueryTermsFor(v, text), cand, bm)
 	bmLo, bmHi := minMax(cand, bm)
 	var cs []float64
@@ -50,39 +76,40 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text string, cos *cosine, f
 		near = fuzzyNames(v, lower)
 		alias, _ = matchAliasName(v, cand, text)
 	}
-	out := make([]scored, 0, cand.Len())
+	out := sc.out[:0]
 	cand.Each(func(slot uint32) bool {
-		sc := scored{slot: slot}
+		x := scored{slot: slot}
 		b := relevance.Rescale(bm[slot], bmLo, bmHi)
 		if cos != nil {
 			c := 0.0
 			if withVec.Has(slot) {
 				c = relevance.Rescale(cs[slot], csLo, csHi)
 			}
-			sc.score = cosineWeight*c + (1-cosineWeight)*b
-			sc.hit = bm[slot] > 0 || c >= relevance.SemanticHitAt
+			x.score = cosineWeight*c + (1-cosineWeight)*b
+			x.hit = bm[slot] > 0 || c >= relevance.SemanticHitAt
 		} else {
-			sc.score = b
-			sc.hit = bm[slot] > 0
+			x.score = b
+			x.hit = bm[slot] > 0
 		}
 		if fuzzy {
 			// Name matches rank above everything else: near names (typos)
 			// in (NameFloor, 1), the rest scaled below NameFloor.
-			sc.score *= relevance.NameFloor
+			x.score *= relevance.NameFloor
 			if sim, ok := near[v.Name(slot)]; ok {
-				sc.score = relevance.NearNameScore(sim)
-				sc.hit = true
+				x.score = relevance.NearNameScore(sim)
+				x.hit = true
 			}
 			if alias.Has(slot) {
-				sc.score, sc.hit = relevance.AliasScore, true
+				x.score, x.hit = relevance.AliasScore, true
 			}
 		}
 		if exact.Has(slot) {
-			sc.score, sc.exact, sc.hit = 1, true, true
+			x.score, x.exact, x.hit = 1, true, true
 		}
-		out = append(out, sc)
+		out = append(out, x)
 		return true
 	})
+	sc.out = out
 	return out
 }
 

@@ -85,13 +85,15 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 			resp.Warnings = append(resp.Warnings, fmt.Sprintf("no entities match the documents %q", p.docs))
 			return nil
 		}
+		sc := s.getScratch()
+		defer s.putScratch(sc)
 		var cos *cosine
 		if vh != nil {
-			if cos = vh.cosine(v); cos == nil {
+			if cos = vh.cosine(v, sc); cos == nil {
 				resp.Ranking, resp.FallbackReason = lkv1.Ranking_RANKING_KEYWORD, vh.reason
 			}
 		}
-		scoredAll := rank(v, cand, q, cos, true, s.opts.CosineWeight)
+		scoredAll := rank(v, cand, q, cos, true, s.opts.CosineWeight, sc)
 		// Results must match (a term, the name, or by meaning) and score
 		// within reach of the best one: kinds with only weak matches stay
 		// out instead of padding the answer.

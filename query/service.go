@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -114,6 +115,8 @@ type Service struct {
 	log   *slog.Logger
 	cache *vectorCache
 	snaps *snapshots
+	// scratch holds *scratch: rankings' arrays, reused.
+	scratch sync.Pool
 }
 
 // NewService returns a service reading store and embedding queries with emb
@@ -138,7 +141,8 @@ func NewService(store *badgerstore.Store, emb Embedder, opts *Options) *Service 
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Service{store: store, emb: emb, opts: o, log: o.Logger, cache: newVectorCache(o.QueryCache), snaps: newSnapshots()}
+	return &Service{store: store, emb: emb, opts: o, log: o.Logger, cache: newVectorCache(o.QueryCache), snaps: newSnapshots(),
+		scratch: sync.Pool{New: func() any { return new(scratch) }}}
 }
 
 func checkText(field, s string, limit int) error {

@@ -189,7 +189,7 @@ func meaningSuggestions(v *badgerstore.View, cand badgerstore.Set, hits *vectorH
 	if hits == nil || cand.Empty() {
 		return nil
 	}
-	cos := hits.cosine(v)
+	cos := hits.cosine(v, new(scratch))
 	if cos == nil {
 		return nil
 	}
