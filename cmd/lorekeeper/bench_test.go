@@ -161,18 +161,8 @@ func BenchmarkMCP(b *testing.B) {
 			return res, err
 		}
 	})
-	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
-	ss, err := srv.MCP().Connect(ctx, st, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { cs.Close() })
+	cs := connectMCP(b, srv.MCP())
 	for _, c := range mcpCalls {
 		b.Run(c.name, func(b *testing.B) {
 			params := &mcp.CallToolParams{Name: c.tool, Arguments: c.args}
@@ -235,21 +225,7 @@ func BenchmarkMCP(b *testing.B) {
 func BenchmarkMCPFloorPayload(b *testing.B) {
 	node := startBenchNode(b)
 	ctx := context.Background()
-	connect := func(srv *mcp.Server) *mcp.ClientSession {
-		ct, st := mcp.NewInMemoryTransports()
-		ss, err := srv.Connect(ctx, st, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { ss.Close() })
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { cs.Close() })
-		return cs
-	}
-	real := connect(mcpserver.New(node.client, nil).MCP())
+	real := connectMCP(b, mcpserver.New(node.client, nil).MCP())
 	args := map[string]any{"name": "fireball"}
 	res, err := real.CallTool(ctx, &mcp.CallToolParams{Name: "lookup_spell", Arguments: args})
 	if err != nil || res.IsError {
@@ -272,7 +248,7 @@ func BenchmarkMCPFloorPayload(b *testing.B) {
 	srv.AddTool(tool, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: res.Content, StructuredContent: json.RawMessage(structured)}, nil
 	})
-	cs := connect(srv)
+	cs := connectMCP(b, srv)
 	params := &mcp.CallToolParams{Name: "lookup_spell", Arguments: args}
 	call := func() {
 		if r, err := cs.CallTool(ctx, params); err != nil || r.IsError {
@@ -282,18 +258,7 @@ func BenchmarkMCPFloorPayload(b *testing.B) {
 	for range 10 {
 		call()
 	}
-	var lat []time.Duration
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		start := time.Now()
-		call()
-		lat = append(lat, time.Since(start))
-	}
-	b.StopTimer()
-	p50, p99 := percentiles(lat)
-	b.ReportMetric(us(p50), "mcp-p50-µs")
-	b.ReportMetric(us(p99), "mcp-p99-µs")
+	timeCalls(b, call)
 	b.ReportMetric(float64(len(structured)), "structured-bytes")
 }
 
@@ -314,6 +279,22 @@ func BenchmarkMCPFloor(b *testing.B) {
 		o := out{Name: x.Name, Text: items[x.Name]}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: o.Name + ": " + o.Text}}}, o, nil
 	})
+	ctx := context.Background()
+	cs := connectMCP(b, srv)
+	params := &mcp.CallToolParams{Name: "lookup", Arguments: map[string]any{"name": "fireball"}}
+	call := func() {
+		if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
+			b.Fatalf("%v %v", err, res)
+		}
+	}
+	timeCalls(b, call)
+	b.ReportMetric(allocsPer(50, call), "mcp-allocs/call")
+}
+
+// connectMCP connects an SDK client to srv over in-memory transports; b's
+// cleanup closes both sides.
+func connectMCP(b *testing.B, srv *mcp.Server) *mcp.ClientSession {
+	b.Helper()
 	ct, st := mcp.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := srv.Connect(ctx, st, nil)
@@ -326,14 +307,14 @@ func BenchmarkMCPFloor(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { cs.Close() })
-	params := &mcp.CallToolParams{Name: "lookup", Arguments: map[string]any{"name": "fireball"}}
-	call := func() {
-		if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
-			b.Fatalf("%v %v", err, res)
-		}
-	}
+	return cs
+}
+
+// timeCalls calls call b.N times and reports the p50 and p99 latency.
+func timeCalls(b *testing.B, call func()) {
 	var lat []time.Duration
 	b.ReportAllocs()
+	b.ResetTimer()
 	for b.Loop() {
 		start := time.Now()
 		call()
@@ -343,7 +324,6 @@ func BenchmarkMCPFloor(b *testing.B) {
 	p50, p99 := percentiles(lat)
 	b.ReportMetric(us(p50), "mcp-p50-µs")
 	b.ReportMetric(us(p99), "mcp-p99-µs")
-	b.ReportMetric(allocsPer(50, call), "mcp-allocs/call")
 }
 
 // allocsPer is the mean number of heap allocations of n calls of f.
