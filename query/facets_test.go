@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"lorekeeper.dev/embedder/usetoonnx"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -45,7 +46,7 @@ func TestFacets(t *testing.T) {
 	ctx := context.Background()
 	info := st.Model()
 	dir, _ := os.UserCacheDir()
-	cachePath := filepath.Join(dir, "lorekeeper-test", "facets-"+info.Name+".gob")
+	cachePath := filepath.Join(dir, "lorekeeper-test", "facets-"+info.Name+"-"+usetoonnx.ConverterID()[:12]+".gob")
 	cache := readVectorCache(cachePath)
 	vec := func(texts []string) [][]float32 {
 		var todo []string

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/test/bufconn"
 
 	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/usetoonnx"
 	"lorekeeper.dev/embedder/vectorindex"
 	"lorekeeper.dev/embedder/vectorindex/embeddedindex"
 	"lorekeeper.dev/ingest/open5e"
@@ -101,7 +102,7 @@ func ingest(ctx context.Context, st *badgerstore.Store, emb query.Embedder, info
 		if err != nil {
 			dir = os.TempDir()
 		}
-		cachePath = filepath.Join(dir, "lorekeeper-test", "vectors-"+info.Name+".gob")
+		cachePath = filepath.Join(dir, "lorekeeper-test", "vectors-"+info.Name+"-"+usetoonnx.ConverterID()[:12]+".gob")
 		cache = readVectorCache(cachePath)
 	}
 	added := 0

@@ -22,6 +22,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"lorekeeper.dev/embedder/natsconsume"
+	"lorekeeper.dev/embedder/usetoonnx"
 	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/open5e"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
@@ -190,7 +191,7 @@ func (c *vectorCache) wrap(m natsconsume.Model) natsconsume.Model {
 		if err != nil {
 			dir = os.TempDir()
 		}
-		c.path = filepath.Join(dir, "lorekeeper-test", "cluster-vectors-"+c.model+".gob")
+		c.path = filepath.Join(dir, "lorekeeper-test", "cluster-vectors-"+c.model+"-"+usetoonnx.ConverterID()[:12]+".gob")
 		c.vecs = map[string][]float32{}
 		if f, err := os.Open(c.path); err == nil {
 			if gob.NewDecoder(f).Decode(&c.vecs) != nil {

@@ -18,6 +18,8 @@ import (
 // Element types (onnx.proto TensorProto.DataType).
 const (
 	Float = 1
+	Uint8 = 2
+	Int8  = 3
 	Int32 = 6
 	Int64 = 7
 )
@@ -127,6 +129,19 @@ func (g *Graph) FloatTensor(name string, data []float32, dims ...int64) string {
 		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(v))
 	}
 	g.inits = append(g.inits, tensor{name: name, dims: dims, dtype: Float, raw: raw})
+	return name
+}
+
+// Int8Tensor adds an int8 initializer and returns its name.
+func (g *Graph) Int8Tensor(name string, data []int8, dims ...int64) string {
+	if n := product(dims); n != len(data) {
+		panic(fmt.Sprintf("onnxgraph: initializer %s: %d values for shape %v", name, len(data), dims))
+	}
+	raw := make([]byte, len(data))
+	for i, v := range data {
+		raw[i] = byte(v)
+	}
+	g.inits = append(g.inits, tensor{name: name, dims: dims, dtype: Int8, raw: raw})
 	return name
 }
 

@@ -18,9 +18,16 @@
 //
 // Padded positions differ from the TF.js graph's (it keeps them at zero), but
 // they never reach a real token: attention masks them as keys, every other
-// op is per position, and pooling masks them out. The result matches the
-// TF.js model's own vectors within 1e-5 (the tests here and in package
-// onnx check it; the largest difference measured is 7e-7).
+// op is per position, and pooling masks them out.
+//
+// The attention and feed-forward weights are stored as int8, one scale per
+// output column, and their inputs quantized position by position
+// (onnxgraph.DenseInt8): a short query reads 5 MB of weights instead of 20
+// and takes a quarter of the CPU. The vectors stay within cosine 0.999 of
+// the TF.js model's own (0.9992 at worst over a thousand catalogue texts;
+// the tests here and in package onnx check 0.999), a text embeds the same
+// alone or in any batch, and the development set's ranking measured as with
+// float32 weights (87.7 % top five, MRR 0.753 against 0.748).
 package usetoonnx
 
 import (
@@ -202,15 +209,15 @@ func addLayer(g *onnxgraph.Graph, l *lookup, x, maskBias string, layer int, in, 
 	}
 	lnScale := f("ln/scale", l.floats(pre+"layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", in), in)
 	lnBias := f("ln/bias", l.floats(pre+"layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", in), in)
-	qkvW := f("qkv/kernel", l.floats(ker+"MultiheadAttention/qkv_transform_single/kernel/part_0", 1, 1, in, 3*in), in, 3*in)
+	qkvW := l.floats(ker+"MultiheadAttention/qkv_transform_single/kernel/part_0", 1, 1, in, 3*in)
 	qkvB := f("qkv/bias", l.floats(pre+"MultiheadAttention/qkv_transform_single/bias/ConcatPartitions/concat", 3*in), 3*in)
-	outW := f("out/kernel", l.floats(ker+"MultiheadAttention/output_transform_single/kernel/part_0", 1, 1, in, width), in, width)
+	outW := l.floats(ker+"MultiheadAttention/output_transform_single/kernel/part_0", 1, 1, in, width)
 	outB := f("out/bias", l.floats(pre+"MultiheadAttention/output_transform_single/bias/ConcatPartitions/concat", width), width)
 	ffnScale := f("ffn/ln/scale", l.floats(pre+"FFN/layer_prepostprocess/layer_norm/layer_norm_scale/ConcatPartitions/concat", width), width)
 	ffnBias := f("ffn/ln/bias", l.floats(pre+"FFN/layer_prepostprocess/layer_norm/layer_norm_bias/ConcatPartitions/concat", width), width)
-	w1 := f("ffn/conv1/kernel", l.floats(st+"FFN/conv1/Tensordot/Reshape_1", width, 3*width), width, 3*width)
+	w1 := l.floats(st+"FFN/conv1/Tensordot/Reshape_1", width, 3*width)
 	b1 := f("ffn/conv1/bias", l.floats(pre+"FFN/conv1/bias/ConcatPartitions/concat", 3*width), 3*width)
-	w2 := f("ffn/conv2/kernel", l.floats(st+"FFN/conv2/Tensordot/Reshape_1", 3*width, width), 3*width, width)
+	w2 := l.floats(st+"FFN/conv2/Tensordot/Reshape_1", 3*width, width)
 	b2 := f("ffn/conv2/bias", l.floats(pre+"FFN/conv2/bias/ConcatPartitions/concat", width), width)
 
 	residual := x
@@ -223,14 +230,22 @@ func addLayer(g *onnxgraph.Graph, l *lookup, x, maskBias string, layer int, in, 
 	}
 
 	ln := g.LayerNorm(x, lnScale, lnBias, eps)
-	qkv := g.Dense(ln, qkvW, qkvB)
+	// The attention and feed-forward weights (all but 0.4 M of the 4.9 M
+	// dense ones) are int8: a query reads a quarter of the bytes.
+	dense := func(x string, w []float32, in, out int64, b string) string {
+		if l.err != nil {
+			return "" // build reports l.err; the graph is discarded
+		}
+		return g.DenseInt8(x, w, in, out, b)
+	}
+	qkv := dense(ln, qkvW, in, 3*in, qkvB)
 	q, k, v := g.Tmp("q"), g.Tmp("k"), g.Tmp("v")
 	g.NodeOut("Split", []string{qkv, g.Int64s(in, in, in)}, []string{q, k, v}, onnxgraph.Int("axis", -1))
 	attn := g.MultiHeadAttention(q, k, v, maskBias, heads, headDim, scale)
-	h := g.Node("Add", []string{g.Dense(attn, outW, outB), residual})
+	h := g.Node("Add", []string{dense(attn, outW, in, width, outB), residual})
 
 	ffn := g.LayerNorm(h, ffnScale, ffnBias, eps)
-	ffn = g.Dense(g.Node("Relu", []string{g.Dense(ffn, w1, b1)}), w2, b2)
+	ffn = dense(g.Node("Relu", []string{dense(ffn, w1, width, 3*width, b1)}), w2, 3*width, width, b2)
 	return g.Node("Add", []string{ffn, h})
 }
 
