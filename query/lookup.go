@@ -521,8 +521,7 @@ func (s *Service) embedQuery(ctx context.Context, q string) ([]float32, string) 
 // by candidate, or the reason there are none. The candidates are named by
 // key and by the slot they had when they were read.
 type vectorHits struct {
-	keys   []string
-	slots  []uint32
+	candidateKeys
 	writes uint64    // the store's write count when keys were read
 	scores []float32 // NaN: the index does not hold the key
 	reason string    // set: no similarities, rank by keywords
@@ -561,7 +560,7 @@ func (s *Service) searchVectors(ctx context.Context, qvec []float32, candidates 
 			})
 			return ck
 		}).(*candidateKeys)
-		h.keys, h.slots, h.writes = ck.keys, ck.slots, v.Writes()
+		h.candidateKeys, h.writes = *ck, v.Writes()
 		return nil
 	})
 	if err != nil {

@@ -199,11 +199,8 @@ func fuzzyNames(v *badgerstore.View, q string) map[string]float64 {
 
 // nearNames returns the stored names within typo distance of q, with their
 // similarity (1 - edit distance / length) of at least
-// relevance.MinFuzzySim.
+// relevance.MinFuzzySim. q is nameLike (fuzzyNames checks it).
 func nearNames(v *badgerstore.View, q string) map[string]float64 {
-	if !nameLike(q) {
-		return nil
-	}
 	qr := []rune(q)
 	out := map[string]float64{}
 	for _, name := range relevance.NamesSharingTrigrams(v, q, 0.35) {

@@ -23,9 +23,8 @@ func dotInt16Generic(a, b []int16) int32 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// fixedOne is 1.0 in the 16-bit fixed-point copies of unit vectors that
-// Scores reads: half the bytes of float32, and scoring is bound by memory
-// bandwidth. A product of two such vectors is at most fixedOne² (plus the
+// fixedOne is 1.0 in the 16-bit fixed point the index keeps unit vectors
+// in: half the bytes of float32, and scoring is bound by memory bandwidth. A product of two such vectors is at most fixedOne² (plus the
 // rounding's share), well inside int32 however the sum is split.
 const fixedOne = 32767
 
