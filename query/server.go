@@ -40,15 +40,12 @@ func NewServer(svc *Service, opts *ServerOptions) *grpc.Server {
 	if opts != nil {
 		o = *opts
 	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
 	if o.MaxRecvMsgSize <= 0 {
 		o.MaxRecvMsgSize = 1 << 20
 	}
 	sopts := append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(o.MaxRecvMsgSize),
-		grpc.ChainUnaryInterceptor(logging(o.Logger), metrics(o.Metrics)),
+		grpc.ChainUnaryInterceptor(interceptors(&o)...),
 	}, o.GRPCOptions...)
 	srv := grpc.NewServer(sopts...)
 	lkv1.RegisterQueryServiceServer(srv, &server{svc: svc})
@@ -61,6 +58,16 @@ func NewServer(svc *Service, opts *ServerOptions) *grpc.Server {
 	healthpb.RegisterHealthServer(srv, hs)
 	reflection.Register(srv)
 	return srv
+}
+
+// interceptors are every call's, outermost first: the server's and the
+// in-process client's.
+func interceptors(o *ServerOptions) []grpc.UnaryServerInterceptor {
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return []grpc.UnaryServerInterceptor{logging(log), metrics(o.Metrics)}
 }
 
 func logging(log *slog.Logger) grpc.UnaryServerInterceptor {

@@ -1,14 +1,23 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"hash/fnv"
+	"io"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -34,6 +43,7 @@ import (
 // unit vector seeded by its key: ranking quality is not measured here, and
 // embedding the catalogue would take minutes; the index does the same work.
 type benchNode struct {
+	svc    *query.Service
 	client lkv1.QueryServiceClient
 	conn   *grpc.ClientConn
 	// queryTime is the duration of the last query service call, last
@@ -56,7 +66,7 @@ func startBenchNode(b *testing.B) *benchNode {
 	if err != nil {
 		b.Fatal(err)
 	}
-	model, err := onnx.Open(testModelDir(b), nil)
+	model, err := onnx.Open(testModelDir(b), &onnx.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -88,10 +98,11 @@ func startBenchNode(b *testing.B) *benchNode {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := query.NewServer(query.NewService(st, model, nil), nil)
+	svc := query.NewService(st, model, nil)
+	srv := query.NewServer(svc, nil)
 	go func() { _ = srv.Serve(lis) }()
 	b.Cleanup(srv.Stop)
-	n := &benchNode{}
+	n := &benchNode{svc: svc}
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 			start := time.Now()
@@ -266,6 +277,21 @@ func BenchmarkMCPFloorPayload(b *testing.B) {
 // Go SDK server answering a name lookup from a four-item list, called as
 // BenchmarkMCP calls LoreKeeper's tools.
 func BenchmarkMCPFloor(b *testing.B) {
+	ctx := context.Background()
+	cs := connectMCP(b, floorServer())
+	params := &mcp.CallToolParams{Name: "lookup", Arguments: map[string]any{"name": "fireball"}}
+	call := func() {
+		if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
+			b.Fatalf("%v %v", err, res)
+		}
+	}
+	timeCalls(b, call)
+	b.ReportMetric(allocsPer(50, call), "mcp-allocs/call")
+}
+
+// floorServer is the trivial MCP Go SDK server of the floor benchmarks:
+// its one tool, lookup, answers a name from a four-item list.
+func floorServer() *mcp.Server {
 	type in struct {
 		Name string `json:"name"`
 	}
@@ -279,16 +305,7 @@ func BenchmarkMCPFloor(b *testing.B) {
 		o := out{Name: x.Name, Text: items[x.Name]}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: o.Name + ": " + o.Text}}}, o, nil
 	})
-	ctx := context.Background()
-	cs := connectMCP(b, srv)
-	params := &mcp.CallToolParams{Name: "lookup", Arguments: map[string]any{"name": "fireball"}}
-	call := func() {
-		if res, err := cs.CallTool(ctx, params); err != nil || res.IsError {
-			b.Fatalf("%v %v", err, res)
-		}
-	}
-	timeCalls(b, call)
-	b.ReportMetric(allocsPer(50, call), "mcp-allocs/call")
+	return srv
 }
 
 // connectMCP connects an SDK client to srv over in-memory transports; b's
@@ -347,3 +364,151 @@ func percentiles(d []time.Duration) (p50, p99 time.Duration) {
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// BenchmarkMCPHTTP measures the whole MCP path as an assistant sees it:
+// the official TypeScript SDK client (testdata/tsclient, installed with
+// npm ci on first use) over streamable HTTP on loopback, in the same rounds
+// calling three servers: the floor server over the SDK's default
+// streamable HTTP handler; LoreKeeper's HTTP endpoint as `lorekeeper up`
+// serves it, calling the query service in process; and the same endpoint
+// as the `lorekeeper mcp` role serves it, over loopback gRPC (call names
+// ending in -grpc). It reports each call's p50 and p99 in microseconds, the
+// name lookup's p50 over the floor's, and, for the name lookup, the p50 of
+// the time inside each server (from the request to the end of its answer)
+// and of the query call inside that: the rest of the whole path is the
+// client's and HTTP's. Without Node.js and npm it skips.
+func BenchmarkMCPHTTP(b *testing.B) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		b.Skip("node not found: the TypeScript SDK client needs Node.js")
+	}
+	client, err := filepath.Abs(filepath.Join("testdata", "tsclient"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(client, "node_modules")); err != nil {
+		npm, err := exec.LookPath("npm")
+		if err != nil {
+			b.Skip("npm not found: installing the TypeScript SDK client needs it")
+		}
+		cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund")
+		cmd.Dir = client
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("npm ci in %s: %v\n%s", client, err, out)
+		}
+	}
+	bn := startBenchNode(b)
+	var inProcessTime atomic.Int64
+	inProcess := lkv1.NewQueryServiceClient(&timedConn{query.NewInProcessConn(bn.svc, nil), &inProcessTime})
+	servers := []*httpBenchServer{
+		{name: "floor", handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return floorServer() }, nil)},
+		{name: "lorekeeper", handler: mcpserver.New(inProcess, nil).HTTPHandler(nil), queryTime: &inProcessTime},
+		{name: "lorekeeper-grpc", handler: mcpserver.New(bn.client, nil).HTTPHandler(nil), queryTime: &bn.queryTime},
+	}
+	urls := map[string]string{}
+	for _, s := range servers {
+		urls[s.name] = s.start(b)
+	}
+
+	type call struct {
+		Name   string         `json:"name"`
+		Server string         `json:"server"`
+		Tool   string         `json:"tool"`
+		Args   map[string]any `json:"args"`
+	}
+	calls := []call{{"floor", "floor", "lookup", map[string]any{"name": "fireball"}}}
+	for _, c := range mcpCalls {
+		calls = append(calls, call{c.name, "lorekeeper", c.tool, c.args}, call{c.name + "-grpc", "lorekeeper-grpc", c.tool, c.args})
+	}
+	cfg, err := json.Marshal(map[string]any{"rounds": 300, "warmup": 20, "calls": calls, "servers": urls})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		cmd := exec.Command(node, "bench.mjs", string(cfg))
+		cmd.Dir = client
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			b.Fatalf("node bench.mjs: %v\n%s", err, stderr.Bytes())
+		}
+		var got map[string]struct{ P50, P99, Bytes float64 }
+		if err := json.Unmarshal(out, &got); err != nil {
+			b.Fatalf("node bench.mjs printed %q: %v", out, err)
+		}
+		for _, c := range calls {
+			r := got[c.Name]
+			b.ReportMetric(r.P50*1000, c.Name+"-p50-µs")
+			b.ReportMetric(r.P99*1000, c.Name+"-p99-µs")
+		}
+		for _, name := range []string{"spell-name", "spell-name-grpc"} {
+			b.ReportMetric((got[name].P50-got["floor"].P50)*1000, name+"-over-floor-p50-µs")
+		}
+		b.ReportMetric(got["spell-name"].Bytes, "spell-name-bytes")
+		for _, s := range servers {
+			s.report(b)
+		}
+	}
+}
+
+// httpBenchServer serves an MCP handler on loopback for BenchmarkMCPHTTP
+// and times its name lookups (a tools/call naming fireball): the whole
+// request, and the query call inside it when queryTime is set.
+type httpBenchServer struct {
+	name      string
+	handler   http.Handler
+	queryTime *atomic.Int64 // the last query call's duration
+
+	mu            sync.Mutex
+	server, query []time.Duration
+}
+
+func (s *httpBenchServer) start(b *testing.B) (url string) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		start := time.Now()
+		s.handler.ServeHTTP(w, r)
+		if bytes.Contains(body, []byte(`"tools/call"`)) && bytes.Contains(body, []byte(`"fireball"`)) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.server = append(s.server, time.Since(start))
+			if s.queryTime != nil {
+				s.query = append(s.query, time.Duration(s.queryTime.Load()))
+			}
+		}
+	}))
+	b.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// report reports the name lookup's p50s since the last report.
+func (s *httpBenchServer) report(b *testing.B) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p50, _ := percentiles(s.server)
+	b.ReportMetric(us(p50), s.name+"-server-p50-µs")
+	if s.queryTime != nil {
+		p50, _ = percentiles(s.query)
+		b.ReportMetric(us(p50), s.name+"-query-p50-µs")
+	}
+	s.server, s.query = nil, nil
+}
+
+// timedConn keeps the duration of its last call.
+type timedConn struct {
+	grpc.ClientConnInterface
+	last *atomic.Int64
+}
+
+func (c *timedConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	start := time.Now()
+	err := c.ClientConnInterface.Invoke(ctx, method, args, reply, opts...)
+	c.last.Store(int64(time.Since(start)))
+	return err
+}

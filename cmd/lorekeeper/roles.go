@@ -127,7 +127,11 @@ func loadMemory(lookup func(string) (string, bool)) (caughtUp func()) {
 // runningNode is a started node role.
 type runningNode struct {
 	grpcAddr string
-	close    func(context.Context) error
+	// local calls the query service in this process, as its gRPC
+	// server does but without the network: an MCP server in the same
+	// process answers through it.
+	local grpc.ClientConnInterface
+	close func(context.Context) error
 }
 
 // startNode opens the node's replica of the catalogue (embedder/replica),
@@ -231,7 +235,7 @@ func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, bad
 	ready.add("replica", rep.Ready)
 	ready.add("grpc", grpcServing.check)
 	log.Info("query service listening", "addr", ln.Addr().String())
-	return &runningNode{grpcAddr: ln.Addr().String(), close: cl.close}, nil
+	return &runningNode{grpcAddr: ln.Addr().String(), local: query.NewInProcessConn(svc, sopts), close: cl.close}, nil
 }
 
 // --- ingest: Open5e resync and OrcBrew watcher -------------------------------
@@ -438,21 +442,39 @@ func dialQuery(addr string, tlsFlags *clientTLSFlags) (*grpc.ClientConn, lkv1.Qu
 	return conn, lkv1.NewQueryServiceClient(conn), nil
 }
 
-// startMCPHTTP serves MCP over streamable HTTP; ready (may be nil) gets
-// its "mcp" check.
+// startMCPHTTP serves MCP over streamable HTTP, answered by the query
+// service at grpcAddr; ready (may be nil) gets its "mcp" check.
 func startMCPHTTP(ctx context.Context, sup *supervisor, grpcAddr string, tlsFlags *clientTLSFlags, cfg *mcpHTTPFlags, reg prometheus.Registerer, ready *readiness, log *slog.Logger) (*runningMCP, error) {
-	token, err := cfg.bearer()
-	if err != nil {
+	if _, err := cfg.bearer(); err != nil {
 		return nil, err
 	}
 	conn, client, err := dialQuery(grpcAddr, tlsFlags)
 	if err != nil {
 		return nil, err
 	}
+	m, err := serveMCPHTTP(ctx, sup, client, cfg, reg, ready, log)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	closeMCP := m.close
+	m.close = func(ctx context.Context) error {
+		err := closeMCP(ctx)
+		conn.Close()
+		return err
+	}
+	return m, nil
+}
+
+// serveMCPHTTP serves MCP over streamable HTTP, answered by client.
+func serveMCPHTTP(ctx context.Context, sup *supervisor, client lkv1.QueryServiceClient, cfg *mcpHTTPFlags, reg prometheus.Registerer, ready *readiness, log *slog.Logger) (*runningMCP, error) {
+	token, err := cfg.bearer()
+	if err != nil {
+		return nil, err
+	}
 	srv := mcpserver.New(client, &mcpserver.Options{Logger: log, Metrics: mcpserver.NewMetrics(reg), Version: version})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
-		conn.Close()
 		return nil, fmt.Errorf("MCP listener on %s: %w (set --mcp-addr)", cfg.addr, err)
 	}
 	// Connected sessions hear of documents an import adds or removes.
@@ -489,8 +511,6 @@ func startMCPHTTP(ctx context.Context, sup *supervisor, grpcAddr string, tlsFlag
 		stopWatch()
 		<-watched
 		mcpServing.set(false)
-		err := hs.Shutdown(ctx)
-		conn.Close()
-		return err
+		return hs.Shutdown(ctx)
 	}}, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 
 	"lorekeeper.dev/embedder/modelfile"
 	"lorekeeper.dev/ingest"
@@ -140,24 +141,12 @@ func runStandalone(ctx context.Context, args []string, stdin io.Reader, stdout, 
 
 	// MCP answers at once; the query service comes up behind it. Until it
 	// has, calls wait for it (within the tool's timeout).
-	nodeUp := newLatch()
+	nodeUp := newLatch[grpc.ClientConnInterface]()
 	notice := &loadNotice{}
 	notice.set("LoreKeeper is starting: results may be incomplete.")
-	conn, err := grpc.NewClient("passthrough:///lorekeeper",
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithUnaryInterceptor(notice.intercept),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-			addr, err := nodeUp.wait(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return (&net.Dialer{}).DialContext(ctx, "tcp", addr)
-		}))
-	if err != nil {
-		return fmt.Errorf("query client: %w", err)
-	}
-	defer conn.Close()
-	client := lkv1.NewQueryServiceClient(conn)
+	// The query service is in this process: MCP calls it there, not over
+	// loopback gRPC (query.NewInProcessConn).
+	client := lkv1.NewQueryServiceClient(&pendingConn{up: nodeUp, intercept: notice.intercept})
 	srv := mcpserver.New(client, &mcpserver.Options{Logger: log, Version: version})
 	tell := &sessionLog{srv: srv.MCP(), log: log}
 
@@ -174,7 +163,7 @@ func runStandalone(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		var err error
 		st, err = startStandalone(runCtx, &cfg, lock, stderr, log, tell)
 		if err == nil {
-			nodeUp.open(st.grpcAddr)
+			nodeUp.open(st.local)
 			st.watchLoad(runCtx, client, tell, notice)
 			<-st.sup.Context().Done()
 			if runCtx.Err() == nil {
@@ -255,6 +244,7 @@ func runShared(ctx context.Context, dir string, stdin io.Reader, stdout io.Write
 // standaloneStack is everything but MCP: in-process NATS, the node, ingest.
 type standaloneStack struct {
 	grpcAddr string
+	local    grpc.ClientConnInterface // the query service, in process
 	js       jetstream.JetStream
 	sup      *supervisor
 	closers  closers
@@ -302,7 +292,7 @@ func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock,
 		return nil, err
 	}
 	st.closers.push(node.close)
-	st.grpcAddr = node.grpcAddr
+	st.grpcAddr, st.local = node.grpcAddr, node.local
 	if err := lock.setGRPCAddr(node.grpcAddr); err != nil {
 		return nil, err
 	}
@@ -388,25 +378,52 @@ func (t *sessionLog) send(ctx context.Context, level mcp.LoggingLevel, msg strin
 }
 
 // latch hands one value to every waiter once it is opened.
-type latch struct {
+type latch[T any] struct {
 	once sync.Once
 	ch   chan struct{}
-	val  string
+	val  T
 }
 
-func newLatch() *latch { return &latch{ch: make(chan struct{})} }
+func newLatch[T any]() *latch[T] { return &latch[T]{ch: make(chan struct{})} }
 
-func (l *latch) open(v string) {
+func (l *latch[T]) open(v T) {
 	l.once.Do(func() { l.val = v; close(l.ch) })
 }
 
-func (l *latch) wait(ctx context.Context) (string, error) {
+func (l *latch[T]) wait(ctx context.Context) (T, error) {
 	select {
 	case <-l.ch:
 		return l.val, nil
 	case <-ctx.Done():
-		return "", ctx.Err()
+		var zero T
+		return zero, ctx.Err()
 	}
+}
+
+// pendingConn reaches a query service that may still be starting: a call
+// waits for it (within the call's context), as a gRPC call waits for its
+// connection, and goes through intercept.
+type pendingConn struct {
+	up        *latch[grpc.ClientConnInterface]
+	intercept grpc.UnaryClientInterceptor
+}
+
+func (p *pendingConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
+	return p.intercept(ctx, method, args, reply, nil, func(ctx context.Context, method string, args, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) error {
+		cc, err := p.up.wait(ctx)
+		if err != nil {
+			return status.FromContextError(err).Err()
+		}
+		return cc.Invoke(ctx, method, args, reply, opts...)
+	}, opts...)
+}
+
+func (p *pendingConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	cc, err := p.up.wait(ctx)
+	if err != nil {
+		return nil, status.FromContextError(err).Err()
+	}
+	return cc.NewStream(ctx, desc, method, opts...)
 }
 
 // openLogFile opens path for appending; a log over 10 MB is moved to

@@ -5,18 +5,25 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"lorekeeper.dev/mcpserver"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+	"lorekeeper.dev/query"
 )
 
 // syncBuffer is a bytes.Buffer safe to write from one goroutine and read
@@ -312,4 +319,44 @@ func TestStandalone_desktopClient(t *testing.T) {
 	t.Logf("restart: first Fireball %v", time.Since(again.started).Round(time.Millisecond))
 	again.stop(t)
 	checkOnlyJSONRPC(t, again.stdout.String())
+}
+
+// TestPendingConn: calls made before the query service is up wait for it,
+// within their context, and go through the interceptor either way.
+func TestPendingConn(t *testing.T) {
+	svc := query.NewService(snapshotStore(t, lkv1.Kind_KIND_SPELL), nil, nil)
+	up := newLatch[grpc.ClientConnInterface]()
+	var intercepted atomic.Int32
+	client := lkv1.NewQueryServiceClient(&pendingConn{up: up, intercept: func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		intercepted.Add(1)
+		return invoker(ctx, method, req, reply, cc, opts...)
+	}})
+	fireball := &lkv1.LookupSpellsRequest{Common: &lkv1.Common{Name: "fireball"}}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := client.LookupSpells(ctx, fireball); status.Code(err) != codes.DeadlineExceeded {
+		t.Errorf("before the service is up, past the deadline: %v, want DeadlineExceeded", err)
+	}
+
+	waited := make(chan error, 1)
+	go func() {
+		resp, err := client.LookupSpells(t.Context(), fireball)
+		if err == nil && len(resp.GetResults()) == 0 {
+			err = errors.New("no results")
+		}
+		waited <- err
+	}()
+	select {
+	case err := <-waited:
+		t.Fatalf("a call returned before the service was up: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	up.open(query.NewInProcessConn(svc, nil))
+	if err := <-waited; err != nil {
+		t.Errorf("the waiting call, once the service is up: %v", err)
+	}
+	if n := intercepted.Load(); n != 2 {
+		t.Errorf("%d calls intercepted, want 2", n)
+	}
 }

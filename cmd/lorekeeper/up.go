@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"lorekeeper.dev/ingest"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
 // upConfig is everything `lorekeeper up` is configured by.
@@ -27,9 +28,6 @@ type upConfig struct {
 	node     nodeFlags
 	ingest   ingestFlags
 	mcp      mcpHTTPFlags
-	// grpcClient is how the MCP role reaches the query service when it
-	// serves TLS.
-	grpcClient clientTLSFlags
 }
 
 const upUsage = `Usage: lorekeeper up [flags]
@@ -53,7 +51,6 @@ func (c *upConfig) register(fs *flagSet) {
 	c.node.register(fs)
 	c.ingest.register(fs)
 	c.mcp.register(fs)
-	c.grpcClient.register(fs)
 }
 
 func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -193,7 +190,10 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 	st.onClose(ing.close)
 	ready.add("catalogue", (&catalogueCheck{js: js, fetcher: ing.fetcher, durable: cfg.node.durable}).check)
 
-	mcp, err := startMCPHTTP(runCtx, st.sup, st.grpcAddr, &cfg.grpcClient, &cfg.mcp, reg, ready, log)
+	// MCP calls the query service in process: a loopback gRPC call would
+	// cost more than most lookups (query.NewInProcessConn). The gRPC
+	// listener still serves the command line and other front ends.
+	mcp, err := serveMCPHTTP(runCtx, st.sup, lkv1.NewQueryServiceClient(node.local), &cfg.mcp, reg, ready, log)
 	if err != nil {
 		return nil, err
 	}
