@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"hash/fnv"
 	"io"
 	"log/slog"
@@ -17,6 +19,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -365,16 +368,58 @@ func percentiles(d []time.Duration) (p50, p99 time.Duration) {
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
+// floorEnv, set in a test binary's environment, makes it the floor
+// server of BenchmarkMCPHTTP instead of running tests: it serves
+// floorServer over streamable HTTP on loopback, prints its URL and serves
+// until killed.
+const floorEnv = "LOREKEEPER_BENCH_FLOOR_SERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(floorEnv) != "" {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Printf("http://%s/\n", ln.Addr())
+		srv := floorServer()
+		err = http.Serve(ln, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// startFloorProcess runs the floor server in a process of its own, as a
+// trivial server would be, and returns its URL; b's cleanup stops it.
+func startFloorProcess(b *testing.B) string {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), floorEnv+"=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	url, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		b.Fatalf("floor server: %v", err)
+	}
+	return strings.TrimSpace(url)
+}
+
 // BenchmarkMCPHTTP measures the whole MCP path as an assistant sees it:
 // the official TypeScript SDK client (testdata/tsclient, installed with
 // npm ci on first use) over streamable HTTP on loopback, in the same rounds
-// calling three servers: the floor server over the SDK's default
-// streamable HTTP handler; LoreKeeper's HTTP endpoint as `lorekeeper up`
-// serves it, calling the query service in process; and the same endpoint
-// as the `lorekeeper mcp` role serves it, over loopback gRPC (call names
-// ending in -grpc). It reports each call's p50 and p99 in microseconds, the
+// calling three servers: the floor server, in a process of its own, over
+// the SDK's default streamable HTTP handler; LoreKeeper's HTTP endpoint as
+// `lorekeeper up` serves it, calling the query service in process; and the
+// same endpoint as the `lorekeeper mcp` role serves it, over loopback gRPC
+// (call names ending in -grpc). It reports each call's p50 and p99 in microseconds, the
 // name lookup's p50 over the floor's, and, for the name lookup, the p50 of
-// the time inside each server (from the request to the end of its answer)
+// the time inside each LoreKeeper server (from the request to the end of its answer)
 // and of the query call inside that: the rest of the whole path is the
 // client's and HTTP's. Without Node.js and npm it skips.
 func BenchmarkMCPHTTP(b *testing.B) {
@@ -401,11 +446,10 @@ func BenchmarkMCPHTTP(b *testing.B) {
 	var inProcessTime atomic.Int64
 	inProcess := lkv1.NewQueryServiceClient(&timedConn{query.NewInProcessConn(bn.svc, nil), &inProcessTime})
 	servers := []*httpBenchServer{
-		{name: "floor", handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return floorServer() }, nil)},
 		{name: "lorekeeper", handler: mcpserver.New(inProcess, nil).HTTPHandler(nil), queryTime: &inProcessTime},
 		{name: "lorekeeper-grpc", handler: mcpserver.New(bn.client, nil).HTTPHandler(nil), queryTime: &bn.queryTime},
 	}
-	urls := map[string]string{}
+	urls := map[string]string{"floor": startFloorProcess(b)}
 	for _, s := range servers {
 		urls[s.name] = s.start(b)
 	}
