@@ -412,16 +412,17 @@ func startFloorProcess(b *testing.B) string {
 
 // BenchmarkMCPHTTP measures the whole MCP path as an assistant sees it:
 // the official TypeScript SDK client (testdata/tsclient, installed with
-// npm ci on first use) over streamable HTTP on loopback, in the same rounds
-// calling three servers: the floor server, in a process of its own, over
-// the SDK's default streamable HTTP handler; LoreKeeper's HTTP endpoint as
-// `lorekeeper up` serves it, calling the query service in process; and the
-// same endpoint as the `lorekeeper mcp` role serves it, over loopback gRPC
-// (call names ending in -grpc). It reports each call's p50 and p99 in microseconds, the
-// name lookup's p50 over the floor's, and, for the name lookup, the p50 of
-// the time inside each LoreKeeper server (from the request to the end of its answer)
-// and of the query call inside that: the rest of the whole path is the
-// client's and HTTP's. Without Node.js and npm it skips.
+// npm ci on first use) over streamable HTTP on loopback, in the same
+// rounds calling three servers: the floor server, in a process of its
+// own, over the SDK's default streamable HTTP handler; LoreKeeper's HTTP
+// endpoint as `lorekeeper up` serves it, calling the query service in
+// process; and the same endpoint as the `lorekeeper mcp` role serves it,
+// over loopback gRPC (call names ending in -grpc). It reports each call's
+// p50 and p99 in microseconds, the name lookup's p50 over the floor's,
+// and, for the name lookup, the p50 of the time inside each LoreKeeper
+// server (from the request to the end of its answer) and of the query
+// call inside that: the rest of the whole path is the client's and
+// HTTP's. Without Node.js and npm it skips.
 func BenchmarkMCPHTTP(b *testing.B) {
 	node, err := exec.LookPath("node")
 	if err != nil {

@@ -243,11 +243,10 @@ func runShared(ctx context.Context, dir string, stdin io.Reader, stdout io.Write
 
 // standaloneStack is everything but MCP: in-process NATS, the node, ingest.
 type standaloneStack struct {
-	grpcAddr string
-	local    grpc.ClientConnInterface // the query service, in process
-	js       jetstream.JetStream
-	sup      *supervisor
-	closers  closers
+	local   grpc.ClientConnInterface // the query service, in process
+	js      jetstream.JetStream
+	sup     *supervisor
+	closers closers
 }
 
 func (s *standaloneStack) close() error {
@@ -292,7 +291,7 @@ func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock,
 		return nil, err
 	}
 	st.closers.push(node.close)
-	st.grpcAddr, st.local = node.grpcAddr, node.local
+	st.local = node.local
 	if err := lock.setGRPCAddr(node.grpcAddr); err != nil {
 		return nil, err
 	}
