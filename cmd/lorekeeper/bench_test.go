@@ -235,7 +235,9 @@ func BenchmarkMCP(b *testing.B) {
 // BenchmarkMCP calls the real tool. The difference from BenchmarkMCPFloor
 // is what the SDK's two sides cost for a result of this size; the
 // difference from BenchmarkMCP's spell-name is LoreKeeper's (the query and
-// the rendering).
+// the rendering). Most of the payload's cost here is the Go SDK client's
+// decoding; BenchmarkMCPHTTP measures the path with the TypeScript client
+// an assistant is more likely to use.
 func BenchmarkMCPFloorPayload(b *testing.B) {
 	node := startBenchNode(b)
 	ctx := context.Background()
