@@ -14,7 +14,7 @@ import (
 // NewInProcessConn is a connection to svc in this process, for
 // lkv1.NewQueryServiceClient: each call runs the handler and interceptors
 // (logging, metrics) a server built by NewServer with opts runs, without a
-// network between. A loopback gRPC call cost 200-350 µs more than this in
+// network between. A loopback gRPC call cost 200-400 µs more than this in
 // BenchmarkMCPHTTP, with the process otherwise idle (goroutine hand-offs
 // on both sides, each of which may have to wake a thread): more than a
 // name lookup itself. The MCP server of a one-process deployment calls

@@ -445,9 +445,6 @@ func dialQuery(addr string, tlsFlags *clientTLSFlags) (*grpc.ClientConn, lkv1.Qu
 // startMCPHTTP serves MCP over streamable HTTP, answered by the query
 // service at grpcAddr; ready (may be nil) gets its "mcp" check.
 func startMCPHTTP(ctx context.Context, sup *supervisor, grpcAddr string, tlsFlags *clientTLSFlags, cfg *mcpHTTPFlags, reg prometheus.Registerer, ready *readiness, log *slog.Logger) (*runningMCP, error) {
-	if _, err := cfg.bearer(); err != nil {
-		return nil, err
-	}
 	conn, client, err := dialQuery(grpcAddr, tlsFlags)
 	if err != nil {
 		return nil, err
