@@ -22,7 +22,7 @@ TEST_TIMEOUT ?= 30m
 RUN_FLAGS   ?=
 BENCH_FLAGS ?=
 
-.PHONY: all run build test test-short bench proto lint tools tools-proto tools-test cc model clean help
+.PHONY: all run build test test-short bench proto snapshot lint tools tools-proto tools-test cc model clean help
 
 all: build
 
@@ -46,6 +46,19 @@ bench: model ## Benchmarks; they print their figures (BenchmarkRSS runs the bina
 
 proto: tools-proto ## Regenerate the committed Go code from proto/.
 	cd proto && go generate ./...
+
+# The Open5e pack to bundle: a folder named open5e (index.json, v1/, v2/,
+# queries/, _detail/, _errors/), as the data pack's MANIFEST describes it.
+OPEN5E ?=
+
+snapshot: ## Rebuild the bundled Open5e snapshot from OPEN5E=<pack>/open5e (needs zstd).
+	@[ -n "$(OPEN5E)" ] && [ -f "$(OPEN5E)/index.json" ] || { echo "make snapshot: set OPEN5E to the pack's open5e folder (the one holding index.json, v1/ and v2/)" >&2; exit 1; }
+	@$(call need,zstd (to compress the snapshot),command -v zstd >/dev/null,zstd)
+	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	tar --sort=name --owner=0 --group=0 --numeric-owner --mode=a-w --mtime=2026-11-25T00:00Z \
+		-C "$$(dirname "$(OPEN5E)")" -cf "$$tmp/open5e.tar" "$$(basename "$(OPEN5E)")"; \
+	zstd -19 --long=27 -q -f "$$tmp/open5e.tar" -o ingest/open5esnapshot/open5e.tar.zst
+	@ls -l ingest/open5esnapshot/open5e.tar.zst
 
 lint: ## go vet and golangci-lint.
 	go vet $(PKGS)
