@@ -23,6 +23,7 @@ import (
 
 	"lorekeeper.dev/embedder/modeltest"
 	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/open5esnapshot"
 	"lorekeeper.dev/mcpserver"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
@@ -59,6 +60,22 @@ func testUpConfig(t *testing.T, dir string, extra ...string) *upConfig {
 		t.Fatal(err)
 	}
 	return &cfg
+}
+
+// snapshotSpells is the bundled snapshot's count of v2 spells, the one
+// endpoint testUpConfig loads.
+func snapshotSpells(t *testing.T) int {
+	t.Helper()
+	h, err := open5esnapshot.NewHandler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := h.File("v2/spells/page-1.json")
+	var p struct{ Count int }
+	if err := json.Unmarshal(b, &p); err != nil || p.Count == 0 {
+		t.Fatalf("the snapshot's v2 spells: count %d, %v", p.Count, err)
+	}
+	return p.Count
 }
 
 func testLogger(t *testing.T) *slog.Logger {
@@ -270,8 +287,9 @@ func TestUp_LookupSpellOverHTTPAndStdio(t *testing.T) {
 		if err := runStatus(t.Context(), []string{"--grpc-addr", st.grpcAddr}, &out, &errOut); err != nil {
 			t.Fatalf("status: %v\n%s", err, errOut.String())
 		}
-		if strings.Contains(out.String(), "unavailable") || !regexp.MustCompile(`/v2/spells/\s+\S+ \S+\s+1637\s`).MatchString(out.String()) {
-			t.Errorf("status without --nats-url: want this instance's /v2/spells/ with 1637 entities; got\n%s", out.String())
+		n := snapshotSpells(t)
+		if strings.Contains(out.String(), "unavailable") || !regexp.MustCompile(fmt.Sprintf(`/v2/spells/\s+\S+ \S+\s+%d\s`, n)).MatchString(out.String()) {
+			t.Errorf("status without --nats-url: want this instance's /v2/spells/ with %d entities; got\n%s", n, out.String())
 		}
 	})
 	t.Run("MCP features over streamable HTTP", func(t *testing.T) {
@@ -307,11 +325,12 @@ func TestUp_RestartRepublishesNothing(t *testing.T) {
 	dir := t.TempDir()
 	first := startTestStack(t, testUpConfig(t, dir))
 	before := streamMsgs(t, first.natsURL)
-	if before < 1600 {
-		t.Fatalf("%d messages on the stream after the first start, want the v2 spells (1637)", before)
+	spells := snapshotSpells(t)
+	if before < uint64(spells) {
+		t.Fatalf("%d messages on the stream after the first start, want the v2 spells (%d)", before, spells)
 	}
-	if got := metric(t, first.metricsAddr, "lorekeeper_ingest_entities_published_total"); got < 1600 {
-		t.Fatalf("the first start published %v entities by its metric, want the v2 spells (1637)", got)
+	if got := metric(t, first.metricsAddr, "lorekeeper_ingest_entities_published_total"); got < float64(spells) {
+		t.Fatalf("the first start published %v entities by its metric, want the v2 spells (%d)", got, spells)
 	}
 	if err := first.close(); err != nil {
 		t.Fatal(err)

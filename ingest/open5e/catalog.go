@@ -27,12 +27,15 @@ var licenseNames = map[string]string{
 type Catalog struct {
 	docs     map[string]*lkv1.Document // "<source slug>:<key>"
 	rulesets map[string]string         // ruleset key -> title
+	// twins maps a v1 document to the v2 documents that carry the same
+	// book (see V2Twins).
+	twins map[string][]string
 }
 
 // NewCatalog builds the catalog from the records of /v2/documents,
 // /v2/publishers, /v2/licenses, /v2/gamesystems and /v1/documents.
 func NewCatalog(v2Docs, publishers, licenses, gameSystems, v1Docs []json.RawMessage) (*Catalog, error) {
-	c := &Catalog{docs: map[string]*lkv1.Document{}, rulesets: map[string]string{}}
+	c := &Catalog{docs: map[string]*lkv1.Document{}, rulesets: map[string]string{}, twins: map[string][]string{}}
 	names := func(recs []json.RawMessage, what string) (map[string]string, error) {
 		m := map[string]string{}
 		for _, r := range recs {
@@ -55,8 +58,16 @@ func NewCatalog(v2Docs, publishers, licenses, gameSystems, v1Docs []json.RawMess
 	if err != nil {
 		return nil, err
 	}
+	var v2 []v2Document
+	for _, r := range v2Docs {
+		var v v2Document
+		if err := json.Unmarshal(r, &v); err != nil {
+			return nil, fmt.Errorf("read v2 document record: %w", err)
+		}
+		v2 = append(v2, v)
+	}
 	// v1 documents carry the OGL section 15 text; v2 documents do not, so
-	// v2 borrows it through v1's v2_related_key where one exists.
+	// v2 borrows it from its v1 twin where it has one.
 	copyright := map[string]string{}
 	for _, r := range v1Docs {
 		var v struct {
@@ -66,36 +77,24 @@ func NewCatalog(v2Docs, publishers, licenses, gameSystems, v1Docs []json.RawMess
 		if err := json.Unmarshal(r, &v); err != nil {
 			return nil, fmt.Errorf("read v1 document record: %w", err)
 		}
-		gs, gsName := "5e-2014", systems["5e-2014"]
-		if v.Slug == "a5e" {
-			gs, gsName = "a5e", systems["a5e"]
-		}
-		lic := v.License
-		if strings.EqualFold(lic, "Open Gaming License") || strings.EqualFold(lic, "OGL") {
-			lic = "OGL 1.0a"
+		// A v1 document is of its v2 twin's game system (Level Up's
+		// Monstrous Menagerie is a5e); one with no twin is 5e 2014, the
+		// only system v1 knew.
+		gs := "5e-2014"
+		if twin := v2Twin(v.V2RelatedKey, v2); twin != nil {
+			gs = twin.Gamesystem.Key
+			c.twins[v.Slug] = sameBook(twin, v2)
+			copyright[twin.Key] = v.Copyright
 		}
 		c.docs[key(lkv1.Source_SOURCE_OPEN5E_V1, v.Slug)] = &lkv1.Document{
 			Key: v.Slug, Name: v.Title, DisplayName: v.Title,
 			Source: lkv1.Source_SOURCE_OPEN5E_V1, Publisher: v.Organization,
-			PublisherKey: lkv1.Slugify(v.Organization), Licenses: nonEmpty(lic),
-			GameSystem: gs, GameSystemName: gsName, Permalink: v.URL,
+			PublisherKey: lkv1.Slugify(v.Organization), Licenses: nonEmpty(v1LicenseName(v.License)),
+			GameSystem: gs, GameSystemName: systems[gs], Permalink: v.URL,
 			Attribution: v.Copyright,
 		}
-		if v.V2RelatedKey != "" {
-			copyright[v.V2RelatedKey] = v.Copyright
-		}
 	}
-	for _, r := range v2Docs {
-		var v struct {
-			Key, Name, Permalink string
-			DisplayName          string `json:"display_name"`
-			Licenses             []struct{ Key, Name string }
-			Publisher            struct{ Key, Name string }
-			Gamesystem           struct{ Key, Name string }
-		}
-		if err := json.Unmarshal(r, &v); err != nil {
-			return nil, fmt.Errorf("read v2 document record: %w", err)
-		}
+	for _, v := range v2 {
 		d := &lkv1.Document{
 			Key: v.Key, Name: v.Name, DisplayName: v.DisplayName,
 			Source: lkv1.Source_SOURCE_OPEN5E_V2, Publisher: v.Publisher.Name,
@@ -123,11 +122,83 @@ func NewCatalog(v2Docs, publishers, licenses, gameSystems, v1Docs []json.RawMess
 		}
 		c.docs[key(lkv1.Source_SOURCE_OPEN5E_V2, v.Key)] = d
 	}
-	// The stale v1 key for the SRD ("srd") still names its attribution.
+	// The v1 SRD's record names its attribution only in its OGL notice.
 	if d := c.docs[key(lkv1.Source_SOURCE_OPEN5E_V1, "wotc-srd")]; d != nil && d.Attribution == "" {
 		d.Attribution = SRDAttribution
 	}
 	return c, nil
+}
+
+// v2Document is what the catalog reads of a /v2/documents record.
+type v2Document struct {
+	Key, Name, Permalink, Type string
+	DisplayName                string `json:"display_name"`
+	PublicationDate            string `json:"publication_date"`
+	Licenses                   []struct{ Key, Name string }
+	Publisher                  struct{ Key, Name string }
+	Gamesystem                 struct{ Key, Name string }
+}
+
+// v2Twin returns the v2 document that a v1 document's v2_related_key
+// names, or nil when there is none.
+//
+// Two v1 records name a key that v2 split: "srd" (v2 has srd-2014 and
+// srd-2024) and "a5e" (a5e-ag, a5e-ddg, a5e-gpg, a5e-mm). A related key
+// that names no v2 document resolves to the earliest-published v2 document
+// whose key extends it with "-": v2 split the v1 book into the book itself
+// and later ones (the next SRD, Level Up's later books) under its name, and
+// the book itself came first.
+func v2Twin(related string, v2 []v2Document) *v2Document {
+	if related == "" {
+		return nil
+	}
+	var best *v2Document
+	for i, d := range v2 {
+		if d.Key == related {
+			return &v2[i]
+		}
+		if strings.HasPrefix(d.Key, related+"-") && (best == nil || d.PublicationDate < best.PublicationDate) {
+			best = &v2[i]
+		}
+	}
+	return best
+}
+
+// sameBook is the twin and the MISC documents of its game system: v2 moved
+// the SRD's reference content (conditions, skills, damage types, ...) into
+// "core", a MISC document of "the core concepts of 5e for all gamesystems
+// and documents", so a v1 kind that v2 serves from core is a duplicate too.
+func sameBook(twin *v2Document, v2 []v2Document) []string {
+	out := []string{twin.Key}
+	for _, d := range v2 {
+		if d.Key != twin.Key && d.Type == "MISC" && d.Gamesystem.Key == twin.Gamesystem.Key {
+			out = append(out, d.Key)
+		}
+	}
+	return out
+}
+
+// v1LicenseName shortens a v1 document record's licence to the names v2
+// licences get (licenseNames).
+func v1LicenseName(l string) string {
+	switch {
+	case strings.EqualFold(l, "Open Gaming License") || strings.EqualFold(l, "OGL"):
+		return "OGL 1.0a"
+	case strings.HasPrefix(l, "Creative Commons Attribution 4.0"):
+		return "CC-BY-4.0"
+	}
+	return l
+}
+
+// V2Twins returns the v2 documents that carry the same book as v1 document
+// k: the one its record's v2_related_key names (see v2Twin) and the MISC
+// documents of that one's game system (core). It is nil when v2 has no
+// twin of k.
+func (c *Catalog) V2Twins(k string) []string {
+	if c == nil {
+		return nil
+	}
+	return c.twins[k]
 }
 
 func key(s lkv1.Source, k string) string { return s.Slug() + ":" + k }

@@ -308,12 +308,12 @@ func v1TableSkips(col string) bool {
 // of the same class in the same book has and the v2 record lacks; the v2
 // record's own values win where both have a column. It returns the classes
 // it changed.
-func mergeV1Tables(v2, v1 []*lkv1.Entity) []*lkv1.Entity {
+func mergeV1Tables(v2, v1 []*lkv1.Entity, cat *Catalog) []*lkv1.Entity {
 	tables := map[string]*v1Table{}
 	for _, e := range v1 {
 		if e.GetKind() == lkv1.Kind_KIND_CLASS {
 			if t := parseV1Table(e.GetSourceRecord()); t != nil {
-				for _, k := range v2Twins(e) {
+				for _, k := range v2Twins(cat, e) {
 					tables[k] = t
 				}
 			}

@@ -95,22 +95,6 @@ var MetadataEndpoints = []Endpoint{
 	{Version: "v1", Name: "documents"},
 }
 
-// V1Equivalents maps a v1 document to the v2 documents that carry the same
-// book (spec/README.md, "Open5e v1 vs v2"). v2 moved the SRD's reference
-// content (conditions, skills, damage types, ...) into its own "core"
-// document, so a v1 wotc-srd kind that v2 serves from core is a duplicate
-// too. v1's o5e is v2's open5e (its record's v2_related_key says so, and
-// its spells and backgrounds are the same ones). Any other v1 document (kp,
-// dmag-e, warlock) has no v2 twin.
-var V1Equivalents = map[string][]string{
-	"wotc-srd": {"srd-2014", "core"},
-	"dmag":     {"deepm"},
-	"a5e":      {"a5e-ag"},
-	"tob":      {"tob"},
-	"toh":      {"toh"},
-	"o5e":      {"open5e"},
-}
-
 // KindDoc is a (kind, document key) pair.
 type KindDoc struct {
 	Kind     lkv1.Kind
@@ -132,9 +116,9 @@ func CoverageOf(v2 []*lkv1.Entity) Coverage {
 }
 
 // V1Fill reports whether a v1 entity of kind from v1 document doc fills a
-// gap: v2 has no entity of that kind from the same book.
-func (c Coverage) V1Fill(kind lkv1.Kind, doc string) bool {
-	for _, v2doc := range V1Equivalents[doc] {
+// gap: v2 has no entity of that kind from the same book (cat.V2Twins).
+func (c Coverage) V1Fill(cat *Catalog, kind lkv1.Kind, doc string) bool {
+	for _, v2doc := range cat.V2Twins(doc) {
 		if c[KindDoc{kind, v2doc}] {
 			return false
 		}

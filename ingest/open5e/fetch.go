@@ -86,10 +86,10 @@ func CoverageFromKeys(keys []string) Coverage {
 }
 
 // FilterV1 keeps the v1 entities whose (kind, document) pair v2 lacks.
-func FilterV1(es []*lkv1.Entity, cov Coverage) []*lkv1.Entity {
+func FilterV1(es []*lkv1.Entity, cov Coverage, cat *Catalog) []*lkv1.Entity {
 	var out []*lkv1.Entity
 	for _, e := range es {
-		if cov.V1Fill(e.GetKind(), e.GetDocument().GetKey()) {
+		if cov.V1Fill(cat, e.GetKind(), e.GetDocument().GetKey()) {
 			out = append(out, e)
 		}
 	}
@@ -120,11 +120,11 @@ func FetchAll(ctx context.Context, c *Client) ([]*lkv1.Entity, error) {
 		}
 	}
 	for _, s := range supplements {
-		if err := s.apply(v2, v1); err != nil {
+		if err := s.apply(v2, v1, cat); err != nil {
 			return nil, fmt.Errorf("fetch open5e: %w", err)
 		}
 	}
-	return append(v2, FilterV1(v1, CoverageOf(v2))...), nil
+	return append(v2, FilterV1(v1, CoverageOf(v2), cat)...), nil
 }
 
 // SnapshotEntities returns every entity of the bundled snapshot, by running

@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"lorekeeper.dev/ingest/open5e"
+	"lorekeeper.dev/ingest/open5esnapshot"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -30,103 +31,256 @@ func snapshot(t testing.TB) []*lkv1.Entity {
 	return snap
 }
 
-// manifestCounts are the entity counts per (source, kind, document) derived
-// from the "Entity counts" table of the snapshot's manifest (the data pack
-// the bundled tarball was made from, built 2026-11-22): each v2 endpoint's
-// per-document counts, classes split
-// into classes and subclasses and species into species and subspecies by
-// the records' subclass_of / is_subspecies; v1 rows only for the pairs v2
-// lacks (spec/README.md "Open5e v1 vs v2").
-var manifestCounts = map[string]int{
-	"open5e_v2 spell a5e-ag": 371, "open5e_v2 spell deepm": 515, "open5e_v2 spell open5e": 2,
-	"open5e_v2 spell srd-2014": 319, "open5e_v2 spell srd-2024": 339, "open5e_v2 spell toh": 91,
-	"open5e_v2 creature srd-2014": 325, "open5e_v2 creature srd-2024": 331, "open5e_v2 creature tob": 391,
-	"open5e_v2 weapon srd-2014": 37, "open5e_v2 weapon srd-2024": 38,
-	"open5e_v2 armor srd-2014": 12, "open5e_v2 armor srd-2024": 13,
-	"open5e_v2 magic-item srd-2014": 499, "open5e_v2 magic-item srd-2024": 757,
-	"open5e_v2 item srd-2014": 237, "open5e_v2 item srd-2024": 203,
-	// classes: toh 76, srd-2024 24, srd-2014 24, open5e 16, a5e-ag 4
-	"open5e_v2 class srd-2014": 12, "open5e_v2 class srd-2024": 12, "open5e_v2 class a5e-ag": 1,
-	"open5e_v2 subclass srd-2014": 12, "open5e_v2 subclass srd-2024": 12, "open5e_v2 subclass a5e-ag": 3,
-	"open5e_v2 subclass open5e": 16, "open5e_v2 subclass toh": 76,
-	// species: toh 40, srd-2014 13, srd-2024 9, open5e 1
-	"open5e_v2 race srd-2014": 9, "open5e_v2 race srd-2024": 9, "open5e_v2 race toh": 11,
-	"open5e_v2 subrace srd-2014": 4, "open5e_v2 subrace toh": 29, "open5e_v2 subrace open5e": 1,
-	"open5e_v2 background a5e-ag": 21, "open5e_v2 background toh": 19, "open5e_v2 background srd-2024": 4,
-	"open5e_v2 background open5e": 2, "open5e_v2 background srd-2014": 1,
-	"open5e_v2 feat a5e-ag": 59, "open5e_v2 feat srd-2024": 17, "open5e_v2 feat toh": 13, "open5e_v2 feat srd-2014": 1,
-	"open5e_v2 rule srd-2014": 227, "open5e_v2 rule srd-2024": 56,
-	"open5e_v2 rule-section srd-2014": 41, "open5e_v2 rule-section srd-2024": 11,
-	"open5e_v2 condition core": 15, "open5e_v2 condition a5e-ag": 6,
-	"open5e_v2 damage-type core":         13,
-	"open5e_v2 weapon-property srd-2014": 12, "open5e_v2 weapon-property srd-2024": 17,
-	"open5e_v2 skill core": 18, "open5e_v2 skill a5e-ag": 2,
-	"open5e_v2 ability-score core": 6,
-	"open5e_v2 magic-school core":  8, "open5e_v2 magic-school a5e-ag": 1,
-	"open5e_v2 language core": 18, "open5e_v2 language tob": 1,
-	"open5e_v2 alignment core": 9,
-	// v1 fill-ins.
-	"open5e_v1 armor toh":      5,
-	"open5e_v1 magic-item a5e": 546, "open5e_v1 magic-item toh": 29,
-	"open5e_v1 spell dmag-e": 64, "open5e_v1 spell warlock": 43, "open5e_v1 spell kp": 31,
-	"open5e_v1 weapon toh": 31,
+// recorded is the record count the pack's first page of an endpoint
+// gives ("v2/spells").
+func recorded(t *testing.T, endpoint string) int {
+	t.Helper()
+	h, err := open5esnapshot.NewHandler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct{ Count int }
+	if err := json.Unmarshal(mustFile(t, h, endpoint+"/page-1.json"), &p); err != nil || p.Count == 0 {
+		t.Fatalf("%s: count %d, %v", endpoint, p.Count, err)
+	}
+	return p.Count
 }
 
-func TestSnapshotEntities_countsMatchManifest(t *testing.T) {
-	es := snapshot(t)
-	got := map[string]int{}
-	for _, e := range es {
-		got[e.GetDocument().GetSource().Slug()+" "+e.GetKind().Slug()+" "+e.GetDocument().GetKey()]++
-	}
-	var keys []string
-	for k := range got {
-		keys = append(keys, k)
-	}
-	for k := range manifestCounts {
-		if _, ok := got[k]; !ok {
-			keys = append(keys, k)
+// served is how many of SnapshotEntities come from an endpoint
+// ("v1/spells"): for v1, the records that v2 does not repeat.
+func served(t *testing.T, endpoint string) int {
+	t.Helper()
+	n := 0
+	for _, e := range snapshot(t) {
+		if strings.HasPrefix(e.GetSourceUrl(), open5e.CanonicalOrigin+"/"+endpoint+"/") {
+			n++
 		}
 	}
-	sort.Strings(keys)
-	total := 0
-	for _, k := range keys {
-		if got[k] != manifestCounts[k] {
-			t.Errorf("%s: got %d entities, want %d", k, got[k], manifestCounts[k])
-		}
-		total += manifestCounts[k]
-	}
-	if len(es) != total {
-		t.Errorf("total: got %d, want %d", len(es), total)
-	}
+	return n
 }
 
-// The v1 fill-ins are exactly the v1 (kind, document) pairs whose book v2
-// does not serve that kind from.
-func TestSnapshotEntities_v1FillsOnlyGaps(t *testing.T) {
-	es := snapshot(t)
-	v2 := open5e.Coverage{}
-	v1Pairs := map[open5e.KindDoc]bool{}
-	for _, e := range es {
-		p := open5e.KindDoc{Kind: e.GetKind(), Document: e.GetDocument().GetKey()}
-		if e.GetDocument().GetSource() == lkv1.Source_SOURCE_OPEN5E_V2 {
-			v2[p] = true
-		} else {
-			v1Pairs[p] = true
-		}
+func mustFile(t *testing.T, h *open5esnapshot.Handler, name string) []byte {
+	t.Helper()
+	b, ok := h.File(name)
+	if !ok {
+		t.Fatalf("the snapshot has no %s", name)
 	}
-	var got []string
-	for p := range v1Pairs {
-		for _, d := range open5e.V1Equivalents[p.Document] {
-			if v2[open5e.KindDoc{Kind: p.Kind, Document: d}] {
-				t.Errorf("v1 %s from %s is kept although v2 has it from %s", p.Kind.Slug(), p.Document, d)
+	return b
+}
+
+// packRecord is what the count tests read of a record of the pack.
+type packRecord struct {
+	name, doc string
+}
+
+// packRecords reads every record of a list endpoint from the bundled
+// snapshot's recorded pages (not through the fetcher under test).
+func packRecords(t *testing.T, h *open5esnapshot.Handler, ep open5e.Endpoint) []packRecord {
+	t.Helper()
+	var out []packRecord
+	for n := 1; ; n++ {
+		b, ok := h.File(fmt.Sprintf("%s/%s/page-%d.json", ep.Version, ep.Name, n))
+		if !ok {
+			if n == 1 {
+				t.Fatalf("the snapshot has no %s", ep)
+			}
+			return out
+		}
+		var page struct {
+			Results []struct {
+				Name, Key string
+				DocSlug   string          `json:"document__slug"`
+				Document  json.RawMessage `json:"document"`
 			}
 		}
-		got = append(got, p.Kind.Slug()+"/"+p.Document)
+		if err := json.Unmarshal(b, &page); err != nil {
+			t.Fatalf("%s page %d: %v", ep, n, err)
+		}
+		for _, r := range page.Results {
+			doc := r.DocSlug
+			if ep.Version == "v2" {
+				var d struct{ Key string }
+				if json.Unmarshal(r.Document, &d) != nil {
+					_ = json.Unmarshal(r.Document, &doc)
+				} else {
+					doc = d.Key
+				}
+			}
+			name := r.Name
+			if name == "" {
+				name = r.Key
+			}
+			out = append(out, packRecord{strings.ToLower(name), doc})
+		}
 	}
-	sort.Strings(got)
-	want := "armor/toh magic-item/a5e magic-item/toh spell/dmag-e spell/kp spell/warlock weapon/toh"
-	if g := strings.Join(got, " "); g != want {
-		t.Errorf("v1 pairs:\n got %s\nwant %s", g, want)
+}
+
+// epDoc is an endpoint's path and a document key.
+type epDoc struct{ ep, doc string }
+
+// loaded counts the entities by the endpoint their source URL names
+// ("/v2/spells/") and their document.
+func loaded(es []*lkv1.Entity) map[epDoc]int {
+	got := map[epDoc]int{}
+	for _, e := range es {
+		u := strings.TrimPrefix(e.GetSourceUrl(), open5e.CanonicalOrigin)
+		parts := strings.SplitN(u, "/", 4) // "", "v2", "spells", rest
+		if len(parts) < 4 {
+			got[epDoc{u, e.GetDocument().GetKey()}]++
+			continue
+		}
+		got[epDoc{"/" + parts[1] + "/" + parts[2] + "/", e.GetDocument().GetKey()}]++
+	}
+	return got
+}
+
+// duplicatedBooks derives from the pack which v1 (endpoint, document)
+// pairs repeat a v2 book: those of which some v2 document holds at least
+// half the names among its entities of the same kind. It returns them, with
+// that v2 document, and for each v1 document the v2 document that holds
+// the most names of its repeated pairs.
+func duplicatedBooks(t *testing.T, h *open5esnapshot.Handler) (dup map[epDoc]string, closest map[string]string) {
+	t.Helper()
+	v2Names := map[open5e.KindDoc]map[string]bool{}
+	for _, ep := range open5e.V2Endpoints {
+		for _, r := range packRecords(t, h, ep) {
+			k := open5e.KindDoc{Kind: ep.Kind, Document: r.doc}
+			if v2Names[k] == nil {
+				v2Names[k] = map[string]bool{}
+			}
+			v2Names[k][r.name] = true
+		}
+	}
+	dup = map[epDoc]string{}
+	shared := map[string]map[string]int{} // v1 document -> v2 document -> names of repeated pairs
+	for _, ep := range open5e.V1Endpoints {
+		names := map[string][]string{}
+		for _, r := range packRecords(t, h, ep) {
+			names[r.doc] = append(names[r.doc], r.name)
+		}
+		for doc, ns := range names {
+			if shared[doc] == nil {
+				shared[doc] = map[string]int{}
+			}
+			best, bestN := "", 0
+			for k, v2 := range v2Names {
+				if k.Kind != ep.Kind {
+					continue
+				}
+				n := 0
+				for _, name := range ns {
+					if v2[name] {
+						n++
+					}
+				}
+				if n > bestN || n == bestN && n > 0 && k.Document < best {
+					best, bestN = k.Document, n
+				}
+			}
+			if bestN > 0 && 2*bestN >= len(ns) {
+				dup[epDoc{ep.Path(), doc}] = best
+				shared[doc][best] += bestN
+			}
+		}
+	}
+	closest = map[string]string{}
+	for doc, m := range shared {
+		best, bestN := "", 0
+		for d, n := range m {
+			if n > bestN || n == bestN && n > 0 && d < best {
+				best, bestN = d, n
+			}
+		}
+		closest[doc] = best
+	}
+	return dup, closest
+}
+
+// After a full fetch, every v2 endpoint's entities per document are as many
+// as the pack's records, and each v1 endpoint's per document are all of its
+// records or, where they repeat a v2 book (duplicatedBooks), none: no
+// (book, kind) comes twice, through v1 and v2.
+func TestSnapshotEntities_countsMatchPack(t *testing.T) {
+	es := snapshot(t)
+	h, err := open5esnapshot.NewHandler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := loaded(es)
+	want := map[epDoc]int{}
+	for _, ep := range open5e.V2Endpoints {
+		for _, r := range packRecords(t, h, ep) {
+			want[epDoc{ep.Path(), r.doc}]++
+		}
+	}
+	dup, _ := duplicatedBooks(t, h)
+	for _, ep := range open5e.V1Endpoints {
+		for _, r := range packRecords(t, h, ep) {
+			if _, ok := dup[epDoc{ep.Path(), r.doc}]; !ok {
+				want[epDoc{ep.Path(), r.doc}]++
+			}
+		}
+	}
+	total, books := 0, map[string]bool{}
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("%s of %s: %d entities, want %d", k.ep, k.doc, got[k], n)
+		}
+		total += n
+		books[k.doc] = true
+	}
+	for k, n := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s of %s: %d entities, want none", k.ep, k.doc, n)
+		}
+	}
+	if len(es) != total {
+		t.Errorf("total: %d entities, want %d", len(es), total)
+	}
+	t.Logf("%d entities from %d documents; %d v1 (endpoint, document) pairs left out as duplicates of v2", total, len(books), len(dup))
+}
+
+// Each v1 document's twin, as the catalog resolves it from the document
+// records (v2_related_key, the stale "srd" and "a5e" included), is the v2
+// document that shares the most names with it, and the v1 document is of
+// its twin's game system.
+func TestCatalog_V2Twins(t *testing.T) {
+	h, err := open5esnapshot.NewHandler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	c, err := open5e.NewClient(srv.URL, &open5e.ClientOptions{PageSize: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := open5e.FetchCatalog(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, closest := duplicatedBooks(t, h)
+	n := 0
+	for _, d := range cat.Documents() {
+		if d.GetSource() != lkv1.Source_SOURCE_OPEN5E_V1 {
+			continue
+		}
+		n++
+		want := closest[d.GetKey()]
+		twins := cat.V2Twins(d.GetKey())
+		if want == "" && len(twins) == 0 {
+			continue
+		}
+		if len(twins) == 0 || twins[0] != want {
+			t.Errorf("v1 %s: twins %v, want first %q (most names in common)", d.GetKey(), twins, want)
+			continue
+		}
+		if v2 := cat.Document(lkv1.Source_SOURCE_OPEN5E_V2, want); v2 == nil || d.GetGameSystem() != v2.GetGameSystem() {
+			t.Errorf("v1 %s: game system %q, its twin %s's %v", d.GetKey(), d.GetGameSystem(), want, v2)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no v1 documents in the catalog")
 	}
 }
 

@@ -14,8 +14,9 @@ import (
 // entities from a v1 endpoint's.
 type supplement struct {
 	v2, v1 Endpoint
-	// merge completes v2 from v1 and returns the entities it changed.
-	merge func(v2, v1 []*lkv1.Entity) []*lkv1.Entity
+	// merge completes v2 from v1 (a v1 entity completes its v2 twins,
+	// found by v2Twins) and returns the entities it changed.
+	merge func(v2, v1 []*lkv1.Entity, cat *Catalog) []*lkv1.Entity
 }
 
 var supplements = []supplement{
@@ -38,8 +39,8 @@ func supplementOf(ep Endpoint) (supplement, bool) {
 
 // apply completes v2 from v1 and gives the changed entities their new
 // content hash.
-func (s supplement) apply(v2, v1 []*lkv1.Entity) error {
-	for _, e := range s.merge(v2, v1) {
+func (s supplement) apply(v2, v1 []*lkv1.Entity, cat *Catalog) error {
+	for _, e := range s.merge(v2, v1, cat) {
 		h, err := ingest.ContentHash(e)
 		if err != nil {
 			return fmt.Errorf("complete %s: %w", e.GetKey(), err)
@@ -51,9 +52,9 @@ func (s supplement) apply(v2, v1 []*lkv1.Entity) error {
 
 // v2Twins are the keys (see twinKey) under which a v1 entity's v2 twins
 // are found: same kind and name, in a v2 document of the same book.
-func v2Twins(e *lkv1.Entity) []string {
+func v2Twins(cat *Catalog, e *lkv1.Entity) []string {
 	var out []string
-	for _, doc := range V1Equivalents[e.GetDocument().GetKey()] {
+	for _, doc := range cat.V2Twins(e.GetDocument().GetKey()) {
 		out = append(out, twinKey(doc, e))
 	}
 	return out
@@ -65,11 +66,11 @@ func twinKey(doc string, e *lkv1.Entity) string {
 
 // mergeV1Subtypes gives each v2 creature the subtype of the v1 record of
 // the same creature in the same book. It returns the creatures it changed.
-func mergeV1Subtypes(v2, v1 []*lkv1.Entity) []*lkv1.Entity {
+func mergeV1Subtypes(v2, v1 []*lkv1.Entity, cat *Catalog) []*lkv1.Entity {
 	subtypes := map[string]string{}
 	for _, e := range v1 {
 		if st := e.GetCreature().GetSubtype(); st != "" {
-			for _, k := range v2Twins(e) {
+			for _, k := range v2Twins(cat, e) {
 				subtypes[k] = st
 			}
 		}

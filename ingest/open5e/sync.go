@@ -224,7 +224,7 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 		// publish nothing and fail the endpoint, which keeps what is stored.
 		v1, err := r.fetchV1(ctx, sup.v1, cat)
 		if err == nil {
-			err = sup.apply(entities, v1)
+			err = sup.apply(entities, v1, cat)
 		}
 		if err != nil {
 			res.Err = fmt.Errorf("the records of %s that complete it: %w", sup.v1.Path(), err)
@@ -233,7 +233,7 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 	}
 	if ep.Version == "v1" {
 		cov := CoverageFromKeys(v2Keys)
-		entities = FilterV1(entities, cov)
+		entities = FilterV1(entities, cov, cat)
 	}
 	es.Fetched = res.Records
 	es.Pages = res.Pages
