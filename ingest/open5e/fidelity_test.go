@@ -453,3 +453,23 @@ func TestCreatureSubtypes_srd51(t *testing.T) {
 		}
 	}
 }
+
+// Creature Codex writes a numbered list in wiki markup ("# " a line); under
+// a trait's name it must not become five top-level headings.
+func TestNormalize_wikiNumberedList(t *testing.T) {
+	e := find(t, "open5e_v2:ccdx:creature:spawn-of-chernobog")
+	var text string
+	for _, b := range e.GetBlocks() {
+		if b.GetName() == "Night's Blood" {
+			text = b.GetText()
+		}
+	}
+	for i, want := range []string{"1. The creature can't speak", "2. The creature's eyes turn", "5. When the blackened veins"} {
+		if !strings.Contains(text, "\n"+want) {
+			t.Errorf("item %d: no line %q in %q", i, want, text)
+		}
+	}
+	if strings.Contains(text, "\n# ") {
+		t.Errorf("a wiki list item is left as a heading: %q", text)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -205,7 +206,34 @@ func normalize(ep Endpoint, raw []byte, cat *Catalog) (e *lkv1.Entity, parent st
 		parent = normalizeV2(ep, o, e, cat)
 	}
 	dropPlaceholders(e)
+	for _, b := range e.Blocks {
+		b.Text = numberWikiLists(b.Text)
+	}
 	return e, parent, nil
+}
+
+// numberWikiLists turns a run of two or more lines starting "# " into a
+// numbered list: wiki markup for "1.", "2.", ... (Creature Codex's Spawn
+// of Chernobog lists its disease's stages so). Under a block's name a
+// top-level heading is never meant, and markdown would render one.
+func numberWikiLists(s string) string {
+	if !strings.Contains(s, "# ") {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i := 0; i < len(lines); {
+		j := i
+		for j < len(lines) && strings.HasPrefix(lines[j], "# ") {
+			j++
+		}
+		if j-i >= 2 {
+			for n := i; n < j; n++ {
+				lines[n] = strconv.Itoa(n-i+1) + ". " + strings.TrimPrefix(lines[n], "# ")
+			}
+		}
+		i = max(j, i+1)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // dropPlaceholders empties the texts that are only the source's stand-in
