@@ -79,7 +79,39 @@ func decodeCursor(s, query string) (*cursor, error) {
 	if c.Query != query {
 		return nil, invalid("cursor", "was made for a different request; repeat the same arguments (only limit may change) or start again without a cursor")
 	}
+	// The request hash is no secret (anyone can compute it from the
+	// request), so every field is checked for what this service makes,
+	// whoever made the cursor.
+	if !c.valid() {
+		return nil, invalid("cursor", "not a cursor this service made; pass next_cursor unchanged")
+	}
 	return &c, nil
+}
+
+// Bounds of the fields of a cursor this service makes.
+const (
+	// maxCursorOffset is far above any ranked list (one entry per stored
+	// entity), and low enough that an offset plus a limit cannot overflow.
+	maxCursorOffset = 1 << 30
+	// maxCursorDocRank bounds badgerstore's document ranks (a handful),
+	// whose difference the name order takes.
+	maxCursorDocRank = 1 << 16
+	// snapshotIDLength is the length of snapshots.put's ids: base64url of
+	// 12 random bytes.
+	snapshotIDLength = 16
+)
+
+// valid reports whether c is one kind of cursor with its fields in range:
+// a snapshot id and an offset (ranked order), or a position (name order,
+// documents).
+func (c *cursor) valid() bool {
+	if c.Snapshot != "" {
+		b, err := base64.RawURLEncoding.DecodeString(c.Snapshot)
+		return len(c.Snapshot) == snapshotIDLength && err == nil && len(b) == 12 &&
+			c.Offset >= 0 && c.Offset <= maxCursorOffset &&
+			c.Name == "" && c.DocRank == 0 && c.Key == "" && c.Source == ""
+	}
+	return c.Offset == 0 && c.DocRank >= 0 && c.DocRank <= maxCursorDocRank
 }
 
 // requestHash identifies a request for its cursors: the request with its

@@ -1,5 +1,7 @@
 package query
 
+import "lorekeeper.dev/embedder/badgerstore"
+
 // ToStatus exposes toStatus to the black-box tests.
 var ToStatus = toStatus
 
@@ -19,3 +21,14 @@ func EncodeNameCursor(query, name, key string) string {
 
 // NameContains exposes nameContains to the black-box tests.
 var NameContains = nameContains
+
+// MaxCursorOffset is the highest offset a cursor may carry.
+const MaxCursorOffset = maxCursorOffset
+
+// PageOfThree pages a snapshot group of three keys from offset, without a
+// view: only offsets outside the list may reach it.
+func PageOfThree(offset, limit int) (items int, more bool) {
+	g := snapGroup{keys: []string{"a", "b", "c"}, scores: make([]float64, 3), exact: make([]bool, 3)}
+	got, more := g.page(nil, offset, limit, badgerstore.Set{})
+	return len(got), more
+}

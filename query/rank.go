@@ -327,8 +327,13 @@ func materialize(v *badgerstore.View, items []scored, cand badgerstore.Set, dedu
 // page returns the snapshot's results from offset, at most limit of them,
 // skipping entities that are gone or no longer pass the filters (cand), and
 // whether more follow.
+// An offset past the end (a snapshot ranked again on another node may be
+// shorter than the one the cursor walked) is an empty last page.
 func (g *snapGroup) page(v *badgerstore.View, offset, limit int, cand badgerstore.Set) (items []scored, more bool) {
-	end := min(offset+limit, len(g.keys))
+	if offset < 0 || offset >= len(g.keys) || limit <= 0 {
+		return nil, false
+	}
+	end := offset + min(limit, len(g.keys)-offset)
 	for i := offset; i < end; i++ {
 		slot, ok := v.Slot(g.keys[i])
 		if !ok || !cand.Has(slot) {
