@@ -11,6 +11,7 @@ import (
 type Metrics struct {
 	calls    *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	panics   *prometheus.CounterVec
 }
 
 // Outcomes of a tool call, the outcome label's values.
@@ -26,6 +27,7 @@ const (
 //
 //	lorekeeper_mcp_tool_calls_total{tool,outcome}
 //	lorekeeper_mcp_tool_duration_seconds{tool}
+//	lorekeeper_mcp_panics_total{method}
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -37,11 +39,26 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "MCP tool call latency, query service round trip and rendering included.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 		}, []string{"tool"}),
+		panics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "lorekeeper", Subsystem: "mcp", Name: "panics_total",
+			Help: "MCP requests whose handler panicked (answered with an internal error; the process goes on), by method.",
+		}, []string{"method"}),
+	}
+	// The methods with handlers of our own: "no panics" reads 0, not "no data".
+	for _, method := range []string{"tools/call", "prompts/get", "resources/read", "completion/complete"} {
+		m.panics.WithLabelValues(method)
 	}
 	if reg != nil {
-		reg.MustRegister(m.calls, m.duration)
+		reg.MustRegister(m.calls, m.duration, m.panics)
 	}
 	return m
+}
+
+func (m *Metrics) panicked(method string) {
+	if m == nil {
+		return
+	}
+	m.panics.WithLabelValues(method).Inc()
 }
 
 // initTools exports every (tool, outcome) pair at zero: a closed set, and

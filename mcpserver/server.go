@@ -9,10 +9,12 @@ import (
 	"log/slog"
 	"net/url"
 	"reflect"
+	"runtime/debug"
 	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -88,7 +90,7 @@ func New(client lkv1.QueryServiceClient, opts *Options) *Server {
 			return s.complete(ctx, req)
 		},
 	})
-	s.mcp.AddReceivingMiddleware(s.toolMiddleware, entityURIMiddleware, s.documentsMiddleware)
+	s.mcp.AddReceivingMiddleware(s.recoverMiddleware, s.toolMiddleware, entityURIMiddleware, s.documentsMiddleware)
 	s.addTools()
 	s.addPrompts()
 	tools := make([]string, 0, len(s.params))
@@ -556,6 +558,26 @@ func (s *Server) report(op string, err error) string {
 	}
 	s.log.Log(context.Background(), c.level, c.log, attrs...)
 	return c.message
+}
+
+// recoverMiddleware turns a panic in any request's handling into an
+// internal error for that request, logged with its stack and counted
+// (lorekeeper_mcp_panics_total): a bug costs one request, not the process
+// and every session it serves. It is the outermost middleware, so it
+// covers ours and the SDK's handlers alike.
+func (s *Server) recoverMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				s.log.Error("MCP request handler panicked; answered with an internal error", "method", method,
+					"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				s.metrics.panicked(method)
+				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+					Message: "internal error: the server failed to answer this request and logged why; other requests are unaffected"}
+			}
+		}()
+		return next(ctx, method, req)
+	}
 }
 
 // toolMiddleware records every tool call (argument validation by the SDK

@@ -3,8 +3,10 @@ package query
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path"
+	"runtime/debug"
 	"sort"
 	"time"
 
@@ -67,7 +69,28 @@ func interceptors(o *ServerOptions) []grpc.UnaryServerInterceptor {
 	if log == nil {
 		log = slog.Default()
 	}
-	return []grpc.UnaryServerInterceptor{logging(log), metrics(o.Metrics)}
+	return []grpc.UnaryServerInterceptor{logging(log), metrics(o.Metrics), recovery(log, o.Metrics)}
+}
+
+// recovery turns a panic in a handler into an Internal error for that
+// call, logged with its stack and counted (lorekeeper_query_panics_total):
+// a bug costs one request, not the node and every client it serves. It is
+// innermost, so the logging and metrics around it see the Internal code.
+func recovery(log *slog.Logger, m *Metrics) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				method := path.Base(info.FullMethod)
+				log.Error("query handler panicked; answered Internal", "method", method,
+					"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				if m != nil {
+					m.panics.WithLabelValues(method).Inc()
+				}
+				resp, err = nil, status.Error(codes.Internal, "internal error: the query node failed to answer this request and logged why; other requests are unaffected")
+			}
+		}()
+		return handler(ctx, req)
+	}
 }
 
 func logging(log *slog.Logger) grpc.UnaryServerInterceptor {
