@@ -8,7 +8,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
@@ -193,6 +195,9 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 		ctxArgs = p.Context.Arguments
 	}
 	value := p.Argument.Value
+	if err := checkCompletionArgs(p.Argument.Name, value, ctxArgs); err != nil {
+		return nil, err
+	}
 	var q *lkv1.CompleteValuesRequest
 	switch {
 	case p.Ref.Type == "ref/resource" && p.Ref.URI == EntityURITemplate && p.Argument.Name == "key":
@@ -246,6 +251,33 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 		out.Completion.Values = append(out.Completion.Values, head+v)
 	}
 	return out, nil
+}
+
+// MaxCompletionArgument is the longest value completion/complete accepts
+// for any argument, in characters: the query service's limit on a name.
+// A longer one (a list of documents included: every completion repeats
+// the list's head) is refused before any work.
+const MaxCompletionArgument = 200
+
+// checkCompletionArgs refuses, with invalid params (-32602), an argument
+// or context argument longer than MaxCompletionArgument.
+func checkCompletionArgs(name, value string, ctxArgs map[string]string) error {
+	tooLong := func(arg, v string) error {
+		if n := utf8.RuneCountInString(v); n > MaxCompletionArgument {
+			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+				Message: fmt.Sprintf("invalid argument %q: %d characters, at most %d allowed", arg, n, MaxCompletionArgument)}
+		}
+		return nil
+	}
+	if err := tooLong(name, value); err != nil {
+		return err
+	}
+	for k, v := range ctxArgs {
+		if err := tooLong(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // staticCompletion completes from a fixed list.
