@@ -155,5 +155,12 @@ func (f *Fetcher) untilDue(ctx context.Context) time.Duration {
 	if err != nil {
 		return 0
 	}
+	if now := time.Now(); last.After(now) {
+		// A clock set wrong, or a hand edit: trusted, it would put the
+		// next run off until after that date.
+		f.log.Warn("the last Open5e resync's finish time is in the future; treating it as now",
+			"last_run", last.Format(time.RFC3339), "ahead_by", last.Sub(now).Round(time.Second), "next_run_in", f.opts.Interval)
+		last = now
+	}
 	return max(0, time.Until(last.Add(f.opts.Interval)))
 }

@@ -1,0 +1,88 @@
+package open5e_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/ingesttest"
+	"lorekeeper.dev/ingest/open5e"
+)
+
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestFetcher_Run_futureLastRun: a last-run time in the future (a clock
+// set wrong, a hand edit; the issue set 2100-01-01) is taken as now and
+// logged, so the next run comes one interval later, not in 2100.
+func TestFetcher_Run_futureLastRun(t *testing.T) {
+	js := ingesttest.JetStream(t, nil)
+	up := newUpstream(t)
+	ctx := context.Background()
+	first := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions")})
+	if _, err := first.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, ingest.StateBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, open5e.LastRunKey, []byte("2100-01-01T00:00:00Z")); err != nil {
+		t.Fatal(err)
+	}
+	logs := &logBuffer{}
+	ran := make(chan struct{}, 1)
+	const interval = 500 * time.Millisecond
+	f := fetcher(t, js, up.srv.URL, &open5e.Options{
+		Endpoints: endpoints("v2/conditions"),
+		Interval:  interval,
+		Logger:    slog.New(slog.NewTextHandler(logs, nil)),
+		Progress: func(p open5e.Progress) {
+			if p.Finished {
+				select {
+				case ran <- struct{}{}:
+				default:
+				}
+			}
+		},
+	})
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- f.Run(runCtx) }()
+	select {
+	case <-ran:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no resync within 30 s of a start with last-run in 2100")
+	}
+	waited := time.Since(start)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Run returned %v", err)
+	}
+	if waited < interval {
+		t.Errorf("ran after %v: the future time should count as now, one interval (%v) before the next run", waited, interval)
+	}
+	if l := logs.String(); !strings.Contains(l, "in the future; treating it as now") || !strings.Contains(l, "2100-01-01") {
+		t.Errorf("log does not say the last run's time was in the future:\n%s", l)
+	}
+}
