@@ -226,7 +226,12 @@ func splitHost(hostport string) string {
 	return strings.Trim(hostport, "[]")
 }
 
-func (g *guard) hostAllowed(hostport string) bool {
+func (g *guard) hostAllowed(hostport string) bool { return HostAllowed(hostport, g.opts.AllowedHosts) }
+
+// HostAllowed is the MCP listener's DNS-rebinding check, for any listener:
+// it reports whether a request's Host header (hostport) is a loopback name
+// or address, or one of allowed ("name", "name:port", or "*" for any).
+func HostAllowed(hostport string, allowed []string) bool {
 	if hostport == "" {
 		return false
 	}
@@ -234,7 +239,7 @@ func (g *guard) hostAllowed(hostport string) bool {
 	if isLoopbackHost(host) {
 		return true
 	}
-	for _, a := range g.opts.AllowedHosts {
+	for _, a := range allowed {
 		if a == "*" || strings.EqualFold(a, hostport) || strings.EqualFold(a, host) {
 			return true
 		}

@@ -26,7 +26,7 @@ type roleProcess struct {
 	nats    natsFlags
 	log     logFlags
 	metrics string
-	pprof   bool
+	ops     opsFlags
 
 	logger *slog.Logger
 	js     jetstream.JetStream
@@ -46,7 +46,7 @@ func (p *roleProcess) register(fs *flagSet, metricsAddr string) {
 	p.log.register(fs)
 	fs.String(&p.metrics, "metrics-addr", metricsAddr, "address of /metrics, /healthz and /readyz")
 	p.shutdown.register(fs)
-	registerPprof(fs, &p.pprof)
+	p.ops.register(fs)
 }
 
 // start sets the process up; close undoes it. The metrics and health
@@ -62,7 +62,7 @@ func (p *roleProcess) start(ctx context.Context, name string, stderr io.Writer) 
 	p.reg, p.ready, p.waits = newRegistry(), &readiness{}, &waits{}
 	p.ready.add("waiting", p.waits.check)
 	p.ready.expect(p.expect...)
-	ops, err := startOps(p.metrics, p.pprof, p.reg, p.ready, p.logger)
+	ops, err := startOps(p.metrics, p.ops, p.reg, p.ready, p.logger)
 	if err != nil {
 		return err
 	}
@@ -197,7 +197,7 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 	var lf logFlags
 	var httpMode bool
 	var metricsAddr string
-	var withPprof bool
+	var of opsFlags
 	var sf shutdownFlags
 	cf.register(fs)
 	mf.register(fs)
@@ -207,7 +207,7 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 	var standalone bool
 	fs.Bool(&standalone, "standalone", false, "run all of LoreKeeper in this process, MCP on stdio: the desktop setup (lorekeeper mcp --standalone --help)")
 	fs.String(&metricsAddr, "metrics-addr", "", "address of /metrics and health (HTTP mode; empty: none)")
-	registerPprof(fs, &withPprof)
+	of.register(fs)
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -225,7 +225,7 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 		sup := newSupervisor(ctx, log)
 		var cl closers
 		if metricsAddr != "" {
-			ops, err := startOps(metricsAddr, withPprof, reg, ready, log)
+			ops, err := startOps(metricsAddr, of, reg, ready, log)
 			if err != nil {
 				return err
 			}

@@ -58,12 +58,15 @@ func (fs *flagSet) String(p *string, name, def, usage string) {
 type optionalString struct {
 	value string
 	set   bool
+	// onCommandLine: the value came from the command line, where every
+	// local user can read it (ps, /proc), not from the variable.
+	onCommandLine bool
 }
 
 func (o *optionalString) String() string { return "" }
 
 func (o *optionalString) Set(v string) error {
-	o.value, o.set = v, true
+	o.value, o.set, o.onCommandLine = v, true, true
 	return nil
 }
 
@@ -71,7 +74,7 @@ func (o *optionalString) Set(v string) error {
 // present (even empty), counts as given.
 func (fs *flagSet) OptionalString(p *optionalString, name, usage string) {
 	if v, ok := fs.env(name); ok {
-		_ = p.Set(v)
+		p.value, p.set = v, true
 	}
 	fs.Var(p, name, fs.help(name, usage))
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +94,11 @@ func TestMCPHTTPFlags_Bearer(t *testing.T) {
 			m.register(fs)
 			if err := fs.parse(tt.args); err != nil {
 				t.Fatal(err)
+			}
+			// Only a token on the command line draws the deprecation warning.
+			onCmdline := slices.ContainsFunc(tt.args, func(a string) bool { return a == "--mcp-token" || strings.HasPrefix(a, "--mcp-token=") })
+			if m.token.onCommandLine != onCmdline {
+				t.Errorf("token on the command line: %v, want %v", m.token.onCommandLine, onCmdline)
 			}
 			got, err := m.bearer()
 			if tt.wantErr != "" {

@@ -9,6 +9,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +23,7 @@ import (
 
 	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/open5e"
+	"lorekeeper.dev/mcpserver"
 )
 
 // newRegistry is the one registry a process exports; every role registers
@@ -121,7 +125,7 @@ type opsServer struct {
 	ln  net.Listener
 }
 
-func startOps(addr string, withPprof bool, reg *prometheus.Registry, ready *readiness, log *slog.Logger) (*opsServer, error) {
+func startOps(addr string, of opsFlags, reg *prometheus.Registry, ready *readiness, log *slog.Logger) (*opsServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics listener on %s: %w (set --metrics-addr)", addr, err)
@@ -146,14 +150,14 @@ func startOps(addr string, withPprof bool, reg *prometheus.Registry, ready *read
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(results) // the client went away
 	})
-	if withPprof {
+	if of.pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/cmdline", cmdline)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
-	s := &opsServer{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln}
+	s := &opsServer{srv: &http.Server{Handler: hostGuard(mux, splitList(of.hosts)), ReadHeaderTimeout: 5 * time.Second}, ln: ln}
 	go func() {
 		if err := s.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("metrics server stopped", "err", err)
@@ -166,10 +170,73 @@ func (s *opsServer) addr() string { return s.ln.Addr().String() }
 
 func (s *opsServer) close(ctx context.Context) error { return s.srv.Shutdown(ctx) }
 
-// registerPprof adds --pprof, which serves the profiler on the metrics
-// listener.
-func registerPprof(fs *flagSet, p *bool) {
-	fs.Bool(p, "pprof", false, "also serve Go's profiler under /debug/pprof/ on the metrics listener")
+// opsFlags configure the metrics listener besides its address.
+type opsFlags struct {
+	pprof bool
+	hosts string
+}
+
+func (o *opsFlags) register(fs *flagSet) {
+	fs.Bool(&o.pprof, "pprof", false, "also serve Go's profiler under /debug/pprof/ on the metrics listener")
+	fs.String(&o.hosts, "metrics-allowed-hosts", "", "comma-separated Host names the metrics listener accepts besides loopback names and IP addresses (DNS-rebinding protection), e.g. the name Prometheus scrapes it by")
+}
+
+// hostGuard refuses a request whose Host header names a host other than
+// a loopback one or one of allowed, with the MCP listener's check: else a
+// web page whose name an attacker points at this machine (DNS rebinding)
+// could read the metrics, and with --pprof the command line and memory.
+// An IP address is accepted too: rebinding needs a name, and Prometheus
+// and Kubernetes probes reach a pod by its address.
+func hostGuard(next http.Handler, allowed []string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if net.ParseIP(strings.Trim(host, "[]")) == nil && !mcpserver.HostAllowed(r.Host, allowed) {
+			http.Error(w, "Forbidden: Host header not allowed (list the name in --metrics-allowed-hosts)", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// secretFlags are the flags whose values are secrets: cmdline shows them
+// redacted.
+var secretFlags = []string{"mcp-token"}
+
+// cmdline is pprof's /debug/pprof/cmdline with the values of secretFlags
+// redacted.
+func cmdline(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprint(w, strings.Join(redactArgs(os.Args), "\x00"))
+}
+
+// redactArgs is args with the value of every secret flag replaced, given
+// as --flag=value or --flag value (one dash or two).
+func redactArgs(args []string) []string {
+	out := slices.Clone(args)
+	for i := 1; i < len(out); i++ {
+		a := out[i]
+		if a == "--" {
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			continue
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !slices.Contains(secretFlags, name) {
+			continue
+		}
+		if hasValue {
+			out[i] = a[:strings.Index(a, "=")+1] + "REDACTED"
+		} else if i+1 < len(out) {
+			i++
+			out[i] = "REDACTED"
+		}
+	}
+	return out
 }
 
 // catalogueCheck is the readiness of a process that both ingests and

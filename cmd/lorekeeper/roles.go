@@ -379,7 +379,7 @@ type mcpHTTPFlags struct {
 func (m *mcpHTTPFlags) register(fs *flagSet) {
 	fs.String(&m.addr, "mcp-addr", "127.0.0.1:7412", "address of MCP over streamable HTTP (path /mcp)")
 	fs.Bool(&m.stateless, "mcp-stateless", false, "serve MCP without sessions, so any replica can answer any request")
-	fs.OptionalString(&m.token, "mcp-token", "require this bearer token on MCP over HTTP (prefer --mcp-token-file)")
+	fs.OptionalString(&m.token, "mcp-token", "require this bearer token on MCP over HTTP; deprecated as a flag (every local user can read a command line): use the variable or --mcp-token-file")
 	fs.String(&m.tokenFile, "mcp-token-file", "", "file holding the bearer token for MCP over HTTP")
 	fs.String(&m.hosts, "mcp-allowed-hosts", "", "comma-separated Host names accepted besides loopback (DNS-rebinding protection)")
 	fs.Int(&m.maxSessions, "mcp-max-sessions", mcpserver.DefaultMaxSessions, "most MCP sessions open at once; a new one beyond it is refused with 503 (-1: no bound)")
@@ -468,6 +468,9 @@ func serveMCPHTTP(ctx context.Context, sup *supervisor, client lkv1.QueryService
 	token, err := cfg.bearer()
 	if err != nil {
 		return nil, err
+	}
+	if cfg.token.onCommandLine && cfg.tokenFile == "" {
+		log.Warn("--mcp-token on the command line is deprecated: every local user can read it (ps, /proc); put the token in a file for --mcp-token-file, or in " + envName("mcp-token"))
 	}
 	srv := mcpserver.New(client, &mcpserver.Options{Logger: log, Metrics: mcpserver.NewMetrics(reg), Version: version})
 	ln, err := net.Listen("tcp", cfg.addr)

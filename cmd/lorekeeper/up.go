@@ -21,7 +21,7 @@ type upConfig struct {
 	dataDir     string
 	natsListen  string
 	metricsAddr string
-	pprof       bool
+	ops         opsFlags
 	// shutdown bounds the graceful stop of every role together.
 	shutdown shutdownFlags
 	log      logFlags
@@ -45,7 +45,7 @@ func (c *upConfig) register(fs *flagSet) {
 	fs.String(&c.dataDir, "data-dir", defaultDataDir(), "where NATS and Badger keep their files")
 	fs.String(&c.natsListen, "nats-listen", "127.0.0.1:4222", "the embedded NATS server's address (port 0: any free port)")
 	fs.String(&c.metricsAddr, "metrics-addr", "127.0.0.1:7410", "address of /metrics, /healthz and /readyz")
-	registerPprof(fs, &c.pprof)
+	c.ops.register(fs)
 	c.shutdown.register(fs)
 	c.log.register(fs)
 	c.node.register(fs)
@@ -161,7 +161,7 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 		return nil
 	})
 
-	ops, err := startOps(cfg.metricsAddr, cfg.pprof, reg, ready, log)
+	ops, err := startOps(cfg.metricsAddr, cfg.ops, reg, ready, log)
 	if err != nil {
 		return nil, err
 	}
