@@ -119,6 +119,11 @@ func embeddedNATS(dir, listen string, log *slog.Logger) (*natsserver.Server, err
 		}
 		opts.Host, opts.Port, where, hint = host, port, "on "+listen, " (set --nats-listen to a free port)"
 	}
+	for _, d := range []string{opts.StoreDir, filepath.Join(opts.StoreDir, "jetstream")} {
+		if err := checkStoreDir(d); err != nil {
+			return nil, fmt.Errorf("embedded NATS store: %w", err)
+		}
+	}
 	ns, err := natsserver.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("embedded NATS: %w", err)
@@ -133,6 +138,9 @@ func embeddedNATS(dir, listen string, log *slog.Logger) (*natsserver.Server, err
 		select {
 		case msg := <-nl.fatal:
 			ns.Shutdown()
+			if !strings.Contains(strings.ToLower(msg), "listen") {
+				hint = "" // not the port: the store, most likely
+			}
 			return nil, fmt.Errorf("embedded NATS %s: %s%s", where, msg, hint)
 		default:
 		}

@@ -170,6 +170,9 @@ func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, bad
 		maxPending = uint64(cfg.maxLag)
 	}
 	caughtUp := loadMemory(os.LookupEnv)
+	if err := checkStoreDir(badgerDir); err != nil {
+		return nil, fmt.Errorf("badger store: %w", err)
+	}
 	rep, err := replica.Open(ctx, js, badgerDir, &replica.Options{
 		ModelDir: cfg.modelDir, Model: cfg.model, OpenIndex: openIndex,
 		Stream: ingest.StreamName, Durable: cfg.durable, Replicas: cfg.replicas,
@@ -182,7 +185,7 @@ func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, bad
 		CaughtUp: caughtUp,
 	})
 	if err != nil {
-		return nil, err
+		return nil, badgerAdvice(err, badgerDir)
 	}
 	cl.push(rep.Close)
 

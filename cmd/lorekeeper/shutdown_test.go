@@ -66,8 +66,8 @@ func TestEmbeddedNATS_PortTaken(t *testing.T) {
 	}()
 	select {
 	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), addr) {
-			t.Errorf("err = %v, want one naming %s", err, addr)
+		if err == nil || !strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "set --nats-listen to a free port") {
+			t.Errorf("err = %v, want one naming %s and the --nats-listen remedy", err, addr)
 		}
 	case <-time.After(10 * time.Second): // a hang bound, not a timing assertion
 		t.Fatal("still starting 10 s later on a taken port")
