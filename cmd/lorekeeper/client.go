@@ -272,7 +272,11 @@ NATS, the state of each Open5e endpoint's sync and each OrcBrew import.`, stderr
 		syncs, imports, stateErr = readState(ctx, &nf)
 	case is != nil:
 		syncs, imports = is.GetOpen5E(), is.GetOrcbrew()
-		if is.GetError() != "" {
+		switch is.GetError() {
+		case "":
+		case errNotConnected:
+			stateErr = fmt.Errorf("NATS: not connected (the query node's NATS at %s is down; the node answers from what it has stored and reconnects by itself)", is.GetNatsUrl())
+		default:
 			stateErr = fmt.Errorf("the query node could not read it from NATS at %s: %s", is.GetNatsUrl(), is.GetError())
 		}
 	case standalone:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -191,8 +192,20 @@ func readState(ctx context.Context, nf *natsFlags) ([]*lkv1.EndpointState, []*lk
 // nodeIngestState is what a query node reports of ingest's state (Status),
 // read from the NATS it consumes from; the per-entity hashes and keys are
 // left out.
+//
+// With NATS down it answers at once that it is not connected: a request
+// would wait for the reconnection until the caller's deadline, and the
+// node's own state would be lost with it (status said the node was
+// unreachable). A read is bounded by ingestStateTimeout for the same reason.
 func nodeIngestState(ctx context.Context, js jetstream.JetStream) *lkv1.NodeIngestState {
-	out := &lkv1.NodeIngestState{NatsUrl: js.Conn().ConnectedUrlRedacted()}
+	nc := js.Conn()
+	out := &lkv1.NodeIngestState{NatsUrl: nc.ConnectedUrlRedacted()}
+	if !nc.IsConnected() {
+		out.NatsUrl, out.Error = serversWithoutUserinfo(nc.Servers()), errNotConnected
+		return out
+	}
+	ctx, cancel := context.WithTimeout(ctx, ingestStateTimeout)
+	defer cancel()
 	syncs, imports, err := readIngestState(ctx, js)
 	if err != nil {
 		out.Error = err.Error()
@@ -205,6 +218,25 @@ func nodeIngestState(ctx context.Context, js jetstream.JetStream) *lkv1.NodeInge
 	}
 	out.Open5E, out.Orcbrew = syncs, imports
 	return out
+}
+
+// errNotConnected is NodeIngestState.Error while the node's NATS
+// connection is down.
+const errNotConnected = "not connected"
+
+// ingestStateTimeout bounds the node's read of ingest's state for Status.
+const ingestStateTimeout = 2 * time.Second
+
+// serversWithoutUserinfo lists server URLs without their credentials.
+func serversWithoutUserinfo(servers []string) string {
+	out := make([]string, 0, len(servers))
+	for _, s := range servers {
+		if u, err := url.Parse(s); err == nil {
+			u.User = nil
+			out = append(out, u.String())
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 func readIngestState(ctx context.Context, js jetstream.JetStream) ([]*lkv1.EndpointState, []*lkv1.ImportState, error) {
