@@ -21,8 +21,13 @@ GOLANGCI_LINT_VERSION := v2.15.0
 TEST_TIMEOUT ?= 30m
 RUN_FLAGS   ?=
 BENCH_FLAGS ?=
+# The fuzz targets of decoders of untrusted input (cursors, MCP arguments):
+# the plain test run executes their seed corpora; make test and make fuzz
+# also fuzz each for FUZZTIME (package:target).
+FUZZ        := query:FuzzCursor mcpserver:FuzzToolCall mcpserver:FuzzToolArguments mcpserver:FuzzListCursor mcpserver:FuzzPromptArguments
+FUZZTIME    ?= 6s
 
-.PHONY: all run build test test-short bench proto snapshot lint tools tools-proto tools-test cc model clean help
+.PHONY: all run build test test-short fuzz bench proto snapshot lint tools tools-proto tools-test cc model clean help
 
 all: build
 
@@ -38,8 +43,15 @@ FORCE:
 run: model build ## Start LoreKeeper on the embedded default (data in ./data, homebrew in ./orcbrew).
 	$(BIN) up --data-dir ./data --orcbrew-dir ./orcbrew $(RUN_FLAGS)
 
-test: tools-test model ## Every module's tests, with the race detector.
+test: tools-test model ## Every module's tests, with the race detector, then a short fuzzing run (make fuzz).
 	go test -race -count=1 -timeout $(TEST_TIMEOUT) $(PKGS)
+	@$(MAKE) --no-print-directory fuzz
+
+fuzz: ## Fuzz each decoder of untrusted input for FUZZTIME (default 6s) beyond its seeds.
+	@for t in $(FUZZ); do \
+		echo "go test ./$${t%%:*} -fuzz $${t##*:} -fuzztime $(FUZZTIME)"; \
+		go test ./$${t%%:*} -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME); \
+	done
 
 bench: model ## Benchmarks; they print their figures (BenchmarkRSS runs the binary through two full loads; BENCH_FLAGS=-short skips it).
 	go test -run '^$$' -bench . -benchmem -timeout 60m $(BENCH_FLAGS) $(PKGS)
