@@ -24,7 +24,7 @@ BENCH_FLAGS ?=
 # The fuzz targets of decoders of untrusted input (cursors, MCP arguments):
 # the plain test run executes their seed corpora; make test and make fuzz
 # also fuzz each for FUZZTIME (package:target).
-FUZZ        := query:FuzzCursor mcpserver:FuzzToolCall mcpserver:FuzzToolArguments mcpserver:FuzzListCursor mcpserver:FuzzPromptArguments
+FUZZ        := query:FuzzCursor mcpserver:FuzzToolCall mcpserver:FuzzToolArguments mcpserver:FuzzListCursor mcpserver:FuzzPromptArguments mcpserver:FuzzResourceURI
 FUZZTIME    ?= 6s
 
 .PHONY: all run build test test-short fuzz bench proto snapshot lint tools tools-proto tools-test cc model clean help

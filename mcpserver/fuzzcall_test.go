@@ -7,9 +7,12 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lorekeeper.dev/mcpserver"
 )
 
 // issueCursor is the issue's hand-made cursor (offset -1, snapshot "x"),
@@ -155,5 +158,30 @@ func FuzzPromptArguments(f *testing.F) {
 			}
 		}
 		noPanics(t, h, "prompt arguments "+s)
+	})
+}
+
+// FuzzResourceURI: whatever follows the entity and document URI prefixes
+// in resources/read is a resource or a JSON-RPC error, never a panic or a
+// closed session. It found "a\x01": the SDK's "resource not found" error
+// could not be encoded and the session (with stdio, the process) ended.
+func FuzzResourceURI(f *testing.F) {
+	for _, s := range []string{"open5e_v2:srd-2014:spell:fireball", "open5e_v2/srd-2014", "orcbrew/my%20book", "%zz", "", "/", "a/b/c", strings.Repeat("x", 3000),
+		"a\x01", "open5e_v2/srd\x7f", "x\U0001F600\u200b"} {
+		f.Add(s)
+	}
+	h := newHarness(f)
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return // JSON would replace the bytes; nothing new to learn
+		}
+		for _, uri := range []string{"lorekeeper://entity/" + s, mcpserver.DocumentURIPrefix + s} {
+			_, err := h.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+			var werr *jsonrpc.Error
+			if err != nil && !errors.As(err, &werr) {
+				t.Fatalf("resources/read %q: %v, want a resource or a JSON-RPC error", uri, err)
+			}
+		}
+		noPanics(t, h, "resources/read "+s)
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"reflect"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -90,7 +91,7 @@ func New(client lkv1.QueryServiceClient, opts *Options) *Server {
 			return s.complete(ctx, req)
 		},
 	})
-	s.mcp.AddReceivingMiddleware(s.recoverMiddleware, s.toolMiddleware, entityURIMiddleware, s.documentsMiddleware)
+	s.mcp.AddReceivingMiddleware(s.recoverMiddleware, uriMiddleware, s.toolMiddleware, entityURIMiddleware, s.documentsMiddleware)
 	s.addTools()
 	s.addPrompts()
 	tools := make([]string, 0, len(s.params))
@@ -663,6 +664,23 @@ func (s *Server) readEntity(ctx context.Context, req *mcp.ReadResourceRequest) (
 // which the {key} template matches only percent-encoded, as a client
 // expanding the template would send them; a raw URI is encoded before the
 // lookup and reported back as given.
+// uriMiddleware refuses, with invalid params, a resources/read URI that
+// Go's %q does not quote as valid JSON (control characters, among others):
+// the SDK's "resource not found" error carries the URI quoted that way, and
+// failing to encode it the SDK closed the session (with stdio, the whole
+// process) instead of answering. A URI holds no such characters; a client
+// percent-encodes them.
+func uriMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if rr, ok := req.(*mcp.ReadResourceRequest); ok && method == "resources/read" && rr.Params != nil &&
+			!json.Valid([]byte(strconv.Quote(rr.Params.URI))) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+				Message: "invalid params: the URI holds control characters; percent-encode them"}
+		}
+		return next(ctx, method, req)
+	}
+}
+
 func entityURIMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		rr, ok := req.(*mcp.ReadResourceRequest)
