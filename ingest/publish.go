@@ -26,9 +26,11 @@ const (
 	// OrcBrewBucket is the object-store bucket watched for .orcbrew files.
 	OrcBrewBucket = "ORCBREW"
 	// DuplicateWindow is how long JetStream remembers a Nats-Msg-Id: long
-	// enough to absorb a retried publish or an ingest restarted mid-run, short
-	// enough that content edited A -> B -> A is not dropped as a duplicate of
-	// the first A. Unchanged content outside it is caught by the resync state.
+	// enough to absorb a retried publish or an ingest restarted mid-run.
+	// An upsert's ID changes after a tombstone of its key (UpsertMsg), but
+	// not when an Open5e record is edited A -> B -> A: the window is short
+	// so that only an edit back within it is dropped as a duplicate of the
+	// first A. Unchanged content outside it is caught by the resync state.
 	DuplicateWindow = 10 * time.Minute
 )
 
@@ -85,10 +87,24 @@ const (
 // ErrInvalidEntity is returned for an entity that cannot be published.
 var ErrInvalidEntity = errors.New("invalid entity")
 
-// UpsertMsg builds the stream message for an upsert of e. Its Nats-Msg-Id is
-// derived from the key and the content hash, so JetStream drops a republish
-// of unchanged content.
-func UpsertMsg(e *lkv1.Entity, now time.Time) (*nats.Msg, error) {
+// UpsertMsg builds the stream message for an upsert of e.
+//
+// Its Nats-Msg-Id is derived from the key, the content hash and generation,
+// so that JetStream's duplicate window drops a retry of the same publish
+// (a publish whose ack was lost, an ingest restarted mid-run) and nothing
+// else. The content hash alone is not enough: an entity upserted,
+// tombstoned and upserted again with the same content inside the window
+// would get the first upsert's ID, the stream would drop it, and the entity
+// would stay deleted on every node. generation is what the publisher knows
+// changes after a tombstone of the key and stays the same across retries:
+// the OrcBrew watcher passes the NUID of the object version it imports
+// (every put of an object gets a new one, and a deleted object comes back
+// only by a new put); the Open5e fetcher passes the stream sequence of the
+// tombstone it published when the endpoint stopped listing the entity,
+// kept in its resync state until the entity is listed again, and "" for an
+// entity it never tombstoned. Tombstones need no generation: their ID
+// includes the time (TombstoneMsg).
+func UpsertMsg(e *lkv1.Entity, generation string, now time.Time) (*nats.Msg, error) {
 	if e.GetKey() == "" || e.GetKind() == lkv1.Kind_KIND_UNSPECIFIED || e.GetDocument().GetSource() == lkv1.Source_SOURCE_UNSPECIFIED {
 		return nil, fmt.Errorf("%w: %q needs a key, a kind and a source", ErrInvalidEntity, e.GetKey())
 	}
@@ -104,7 +120,7 @@ func UpsertMsg(e *lkv1.Entity, now time.Time) (*nats.Msg, error) {
 	}
 	m := nats.NewMsg(lkv1.Subject(e.GetDocument().GetSource(), e.GetKind()))
 	m.Data = data
-	m.Header.Set(jetstream.MsgIDHeader, msgID(e.GetKey(), e.GetContentHash()))
+	m.Header.Set(jetstream.MsgIDHeader, msgID(e.GetKey(), e.GetContentHash(), generation))
 	m.Header.Set(HeaderKey, e.GetKey())
 	m.Header.Set(HeaderHash, e.GetContentHash())
 	m.Header.Set(HeaderOp, "upsert")
@@ -127,14 +143,20 @@ func TombstoneMsg(t *lkv1.Tombstone, now time.Time) (*nats.Msg, error) {
 	m.Data = data
 	// A tombstone's ID includes the time: deleting, re-adding and deleting
 	// again inside the duplicate window must publish the second tombstone.
-	m.Header.Set(jetstream.MsgIDHeader, msgID(t.GetKey(), fmt.Sprintf("tombstone-%d", now.UnixNano())))
+	m.Header.Set(jetstream.MsgIDHeader, msgID(t.GetKey(), fmt.Sprintf("tombstone-%d", now.UnixNano()), ""))
 	m.Header.Set(HeaderKey, t.GetKey())
 	m.Header.Set(HeaderOp, "tombstone")
 	return m, nil
 }
 
-func msgID(key, hash string) string {
-	sum := sha256.Sum256([]byte(key + "\x00" + hash))
+// msgID hashes key, hash and generation; an empty generation leaves the ID
+// what it was before generations existed.
+func msgID(key, hash, generation string) string {
+	s := key + "\x00" + hash
+	if generation != "" {
+		s += "\x00" + generation
+	}
+	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:16])
 }
 

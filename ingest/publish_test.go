@@ -21,21 +21,31 @@ func entity(key, hash string) *lkv1.Entity {
 
 func TestUpsertMsg(t *testing.T) {
 	now := time.Unix(1700000000, 0)
-	m, err := ingest.UpsertMsg(entity("open5e_v2:srd-2014:spell:fireball", "aa"), now)
+	m, err := ingest.UpsertMsg(entity("open5e_v2:srd-2014:spell:fireball", "aa"), "", now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := m.Subject, "lorekeeper.entity.open5e_v2.spell"; got != want {
 		t.Errorf("subject = %q, want %q", got, want)
 	}
-	same, _ := ingest.UpsertMsg(entity("open5e_v2:srd-2014:spell:fireball", "aa"), now.Add(time.Hour))
-	changed, _ := ingest.UpsertMsg(entity("open5e_v2:srd-2014:spell:fireball", "bb"), now)
-	id := m.Header.Get(jetstream.MsgIDHeader)
-	if id == "" || same.Header.Get(jetstream.MsgIDHeader) != id {
-		t.Errorf("unchanged content got IDs %q and %q, want one non-empty ID", id, same.Header.Get(jetstream.MsgIDHeader))
+	idOf := func(hash, gen string) string {
+		m, err := ingest.UpsertMsg(entity("open5e_v2:srd-2014:spell:fireball", hash), gen, now.Add(time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Header.Get(jetstream.MsgIDHeader)
 	}
-	if changed.Header.Get(jetstream.MsgIDHeader) == id {
+	id := m.Header.Get(jetstream.MsgIDHeader)
+	if got := idOf("aa", ""); id == "" || got != id {
+		t.Errorf("a retry of the same upsert got IDs %q and %q, want one non-empty ID", id, got)
+	}
+	if idOf("bb", "") == id {
 		t.Error("changed content kept the same Nats-Msg-Id; JetStream would drop it")
+	}
+	// After a tombstone the publisher passes a new generation: the same
+	// content must get a new ID, and a retry of it the same one again.
+	if after := idOf("aa", "tombstone 7"); after == id || after != idOf("aa", "tombstone 7") || after == idOf("aa", "tombstone 8") {
+		t.Errorf("generations: IDs %q, %q, %q, want a new one per generation and equal ones for one", id, after, idOf("aa", "tombstone 8"))
 	}
 
 	for name, e := range map[string]*lkv1.Entity{
@@ -44,7 +54,7 @@ func TestUpsertMsg(t *testing.T) {
 		"no kind":   {Key: "k", ContentHash: "aa", Document: &lkv1.Document{Source: lkv1.Source_SOURCE_ORCBREW}},
 		"no source": {Key: "k", ContentHash: "aa", Kind: lkv1.Kind_KIND_SPELL},
 	} {
-		if _, err := ingest.UpsertMsg(e, now); !errors.Is(err, ingest.ErrInvalidEntity) {
+		if _, err := ingest.UpsertMsg(e, "", now); !errors.Is(err, ingest.ErrInvalidEntity) {
 			t.Errorf("%s: err = %v, want ErrInvalidEntity", name, err)
 		}
 	}
@@ -84,7 +94,7 @@ func TestEnsureResources_IdempotentAndDeduplicating(t *testing.T) {
 	if _, err := js.ObjectStore(ctx, ingest.OrcBrewBucket); err != nil {
 		t.Errorf("object store: %v", err)
 	}
-	m, _ := ingest.UpsertMsg(entity("open5e_v2:srd-2014:spell:fireball", "aa"), time.Now())
+	m, _ := ingest.UpsertMsg(entity("open5e_v2:srd-2014:spell:fireball", "aa"), "", time.Now())
 	for range 3 {
 		if _, err := js.PublishMsg(ctx, m); err != nil {
 			t.Fatal(err)

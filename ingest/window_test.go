@@ -29,7 +29,7 @@ func TestPublishAll(t *testing.T) {
 	msgs := func(n int, odd map[int]string) []*nats.Msg {
 		out := make([]*nats.Msg, n)
 		for i := range out {
-			m, err := ingest.UpsertMsg(entity(fmt.Sprintf("open5e_v2:srd-2014:spell:s%d-%d", n, i), "aa"), time.Now())
+			m, err := ingest.UpsertMsg(entity(fmt.Sprintf("open5e_v2:srd-2014:spell:s%d-%d", n, i), "aa"), "", time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -95,7 +95,7 @@ func publish(t testing.TB, js jetstream.JetStream, es []*lkv1.Entity) {
 	t.Helper()
 	var futures []jetstream.PubAckFuture
 	for _, e := range es {
-		m, err := ingest.UpsertMsg(e, time.Now())
+		m, err := ingest.UpsertMsg(e, "", time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

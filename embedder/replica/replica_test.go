@@ -174,7 +174,7 @@ func TestReplica_ReadyAfterCrash(t *testing.T) {
 func publish(t *testing.T, js jetstream.JetStream, es []*lkv1.Entity) {
 	t.Helper()
 	for _, e := range es {
-		m, err := ingest.UpsertMsg(e, time.Now())
+		m, err := ingest.UpsertMsg(e, "", time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -332,6 +332,49 @@ func TestFetcher_Sync_changedAndRemoved(t *testing.T) {
 	}
 }
 
+// An entity the API stops listing and lists again, with the same content,
+// within the stream's duplicate window comes back: its upsert is not
+// dropped as a duplicate of the one before the tombstone. Removed and
+// restored a second time, it comes back again; a run that changes nothing
+// publishes nothing.
+func TestFetcher_Sync_removedAndRestored(t *testing.T) {
+	js := ingesttest.JetStream(t, nil)
+	up := newUpstream(t)
+	f := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/spells")})
+	mustSync(t, f)
+	next := streamMsgs(t, js) + 1
+	for round := range 2 {
+		up.set(nil, dropFireball, fireballDrop)
+		mustSync(t, f)
+		evs := events(t, js, next)
+		if len(evs) != 1 || evs[0].GetTombstone().GetKey() != fireball {
+			t.Fatalf("round %d, removed: %d events %v, want fireball's tombstone", round, len(evs), evs)
+		}
+		if _, ok := state(t, js, "sync.v2.spells").GetTombstones()[fireball]; !ok {
+			t.Errorf("round %d: the state keeps no tombstone of fireball", round)
+		}
+		next++
+
+		up.set(nil, nil, nil)
+		sum := mustSync(t, f)
+		evs = events(t, js, next)
+		if len(evs) != 1 || evs[0].GetUpsert().GetKey() != fireball {
+			t.Fatalf("round %d, restored: %d events, want fireball's upsert", round, len(evs))
+		}
+		if tot := sum.Totals(); tot.New != 1 || tot.Errors != 0 {
+			t.Errorf("round %d, restored: summary %s", round, tot)
+		}
+		if _, ok := state(t, js, "sync.v2.spells").GetTombstones()[fireball]; ok {
+			t.Errorf("round %d: the state still keeps fireball's tombstone once it is listed again", round)
+		}
+		next++
+	}
+	mustSync(t, f)
+	if got := streamMsgs(t, js); got != next-1 {
+		t.Errorf("a run that changes nothing: stream holds %d messages, want %d", got, next-1)
+	}
+}
+
 // Faults during a resync that also removes a record: recovered faults end
 // in exactly that one tombstone; lasting ones publish nothing, record the
 // error and keep the state.

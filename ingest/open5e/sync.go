@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -259,7 +260,7 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 		toPublish = append(toPublish, e)
 	}
 	var pubErr error
-	errs := r.publishAll(ctx, toPublish)
+	errs := r.publishAll(ctx, toPublish, st.Tombstones)
 	for i, e := range toPublish {
 		if errs[i] != nil {
 			es.Errors++
@@ -275,6 +276,7 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 			es.New++
 		}
 		st.Entities[e.Key] = e.ContentHash
+		delete(st.Tombstones, e.Key)
 		f.opts.Metrics.publishedAdd(e.Kind.Slug(), e.Document.GetKey(), outcome)
 	}
 
@@ -303,12 +305,17 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 	}
 	sort.Strings(gone)
 	for _, k := range gone {
-		if err := r.tombstone(ctx, ep, k); err != nil {
+		seq, err := r.tombstone(ctx, ep, k)
+		if err != nil {
 			es.Errors++
 			pubErr = errors.Join(pubErr, err)
 			continue
 		}
 		delete(st.Entities, k)
+		if st.Tombstones == nil {
+			st.Tombstones = map[string]uint64{}
+		}
+		st.Tombstones[k] = seq
 		es.Removed++
 	}
 	if pubErr != nil {
@@ -324,14 +331,19 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 }
 
 // publishAll publishes upserts of es through one publish window and
-// returns each one's error (nil when the stream acked it).
-func (r *run) publishAll(ctx context.Context, es []*lkv1.Entity) []error {
+// returns each one's error (nil when the stream acked it). tombstones holds
+// the stream sequence of each key's last tombstone, its upsert's generation.
+func (r *run) publishAll(ctx context.Context, es []*lkv1.Entity, tombstones map[string]uint64) []error {
 	errs := make([]error, len(es))
 	msgs := make([]*nats.Msg, 0, len(es))
 	built := make([]int, 0, len(es)) // msgs[j] is the upsert of es[built[j]]
 	now := time.Now()
 	for i, e := range es {
-		m, err := ingest.UpsertMsg(e, now)
+		var gen string
+		if seq, ok := tombstones[e.Key]; ok {
+			gen = "tombstone " + strconv.FormatUint(seq, 10)
+		}
+		m, err := ingest.UpsertMsg(e, gen, now)
 		if err != nil {
 			errs[i] = err
 			continue
@@ -345,7 +357,8 @@ func (r *run) publishAll(ctx context.Context, es []*lkv1.Entity) []error {
 	return errs
 }
 
-func (r *run) tombstone(ctx context.Context, ep Endpoint, key string) error {
+// tombstone publishes key's tombstone and returns its stream sequence.
+func (r *run) tombstone(ctx context.Context, ep Endpoint, key string) (uint64, error) {
 	kind := ep.Kind
 	if p, ok := lkv1.ParseEntityKey(key); ok {
 		kind = p.Kind
@@ -354,14 +367,15 @@ func (r *run) tombstone(ctx context.Context, ep Endpoint, key string) error {
 		Key: key, Kind: kind, Source: ep.Source(), Reason: "removed from " + ep.Path(),
 	}, time.Now())
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if _, err := r.f.js.PublishMsg(ctx, m); err != nil {
+	ack, err := r.f.js.PublishMsg(ctx, m)
+	if err != nil {
 		r.f.opts.Metrics.publishedAdd(kind.Slug(), docOf(key), "failed")
-		return fmt.Errorf("publish tombstone %s: %w", key, err)
+		return 0, fmt.Errorf("publish tombstone %s: %w", key, err)
 	}
 	r.f.opts.Metrics.publishedAdd(kind.Slug(), docOf(key), "removed")
-	return nil
+	return ack.Sequence, nil
 }
 
 func docOf(key string) string {

@@ -228,7 +228,9 @@ func (w *Watcher) sync(ctx context.Context, obs jetstream.ObjectStore, kv jetstr
 	keep := make(map[string]bool, len(f.Entities))
 	var msgs []*nats.Msg
 	for _, e := range f.Entities {
-		msg, err := ingest.UpsertMsg(e, now)
+		// The version's NUID as generation: a retry of this import is a
+		// duplicate, a new put of the object (after a delete too) is not.
+		msg, err := ingest.UpsertMsg(e, info.NUID, now)
 		if err != nil {
 			return err
 		}

@@ -609,3 +609,55 @@ func TestWatcher_ForgetsVanishedObjects(t *testing.T) {
 		t.Errorf("tombstones %q, want %q", got, want)
 	}
 }
+
+// TestWatcher_BackAfterDelete puts a file, deletes it and puts the same
+// bytes back within the stream's duplicate window: the entities are
+// upserted again, not dropped as duplicates of their first upserts. A retry
+// of one import (the same object version imported again) stays a duplicate.
+func TestWatcher_BackAfterDelete(t *testing.T) {
+	js := ingesttest.JetStream(t, nil)
+	stop := runWatcher(t, js, nil)
+	s := newStream(t, js)
+	const obj = "pack.orcbrew"
+	data := readSample(t, filepath.Join(good, "lorekeeper-mcp_sample.orcbrew"))
+	want := waitState(t, js, obj, digestIs(put(t, js, obj, data))).GetEntityKeys()
+	if got := keysOf(s.read().upserts); len(want) == 0 || !slices.Equal(got, want) {
+		t.Fatalf("first put: upserts %q, want %q", got, want)
+	}
+
+	// A retry: the watcher restarts without the record of the import (as
+	// if it stopped between the publish and the status) and imports the
+	// same version again; JetStream drops every upsert.
+	stop()
+	kv, err := js.KeyValue(t.Context(), ingest.StateBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Delete(t.Context(), orcbrew.StateKey(obj)); err != nil {
+		t.Fatal(err)
+	}
+	stop = runWatcher(t, js, nil)
+	waitState(t, js, obj, func(st *lkv1.ImportState) bool { return st != nil })
+	if ev := s.read(); len(ev.upserts)+len(ev.tombstones) != 0 {
+		t.Errorf("retried import: %d upserts %d tombstones on the stream, want none", len(ev.upserts), len(ev.tombstones))
+	}
+
+	obs, err := js.ObjectStore(t.Context(), ingest.OrcBrewBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		if err := obs.Delete(t.Context(), obj); err != nil {
+			t.Fatal(err)
+		}
+		waitState(t, js, obj, gone)
+		if got := s.read().tombstones; !slices.Equal(got, want) {
+			t.Fatalf("delete %d: tombstones %q, want %q", round, got, want)
+		}
+		waitState(t, js, obj, digestIs(put(t, js, obj, data)))
+		if got := keysOf(s.read().upserts); !slices.Equal(got, want) {
+			t.Errorf("put back %d: upserts %q, want %q", round, got, want)
+		}
+	}
+	stop()
+}
