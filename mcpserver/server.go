@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"os"
 	"reflect"
 	"runtime/debug"
 	"strconv"
@@ -154,17 +155,17 @@ func (s *Server) MCP() *mcp.Server { return s.mcp }
 // RunStdio serves one session over stdin/stdout until ctx is done or the
 // client disconnects.
 func (s *Server) RunStdio(ctx context.Context) error {
-	err := s.mcp.Run(ctx, &mcp.StdioTransport{})
-	if err != nil && ctx.Err() != nil {
-		return nil
-	}
-	return err
+	return s.RunIO(ctx, os.Stdin, os.Stdout)
 }
 
 // RunIO serves one session over r and w (newline-delimited JSON-RPC, as
-// stdio) until ctx is done or r reaches EOF. It closes neither.
+// stdio) until ctx is done or r reaches EOF. It closes neither. A line
+// that is not a JSON-RPC message gets an error response and the session
+// goes on (guardLines).
 func (s *Server) RunIO(ctx context.Context, r io.Reader, w io.Writer) error {
-	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}})
+	gr, gw := guardLines(r, w, s.log)
+	defer gr.Close() // unblocks the guard once the session is over
+	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(gr), Writer: nopWriteCloser{gw}})
 	if err != nil && ctx.Err() != nil {
 		return nil
 	}

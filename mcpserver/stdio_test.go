@@ -1,12 +1,15 @@
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -81,5 +84,79 @@ func TestRunIO(t *testing.T) {
 	clientW.Close()
 	if err := <-done; err != nil {
 		t.Errorf("RunIO: %v", err)
+	}
+}
+
+// TestRunStdio_badLines writes raw lines to a real stdio server process: a
+// line that is not JSON gets -32700, a message with another "jsonrpc"
+// version -32600 with its id, and the session goes on (the SDK alone ends
+// it at the first such line).
+func TestRunStdio_badLines(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), stdioHelperEnv+"=1")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(make([]byte, 1<<20), 4<<20)
+	type reply struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  json.RawMessage `json:"result"`
+		Error   *struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	exchange := func(line string) reply {
+		t.Helper()
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			t.Fatalf("write %q: %v", line, err)
+		}
+		if strings.Contains(line, `"notifications/`) {
+			return reply{}
+		}
+		if !lines.Scan() {
+			t.Fatalf("after %q: stdout ended (%v); the server exited", line, lines.Err())
+		}
+		var r reply
+		if err := json.Unmarshal(lines.Bytes(), &r); err != nil || r.JSONRPC != "2.0" {
+			t.Fatalf("after %q: %q is not a JSON-RPC message", line, lines.Text())
+		}
+		return r
+	}
+	if r := exchange(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`); r.Error != nil {
+		t.Fatalf("initialize: %+v", r.Error)
+	}
+	exchange(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for _, c := range []struct {
+		line, id string
+		code     int
+	}{
+		{`this is not JSON`, "null", -32700},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/list"`, "null", -32700},
+		{`{"jsonrpc":"1.0","id":3,"method":"tools/list"}`, "3", -32600},
+		{`{"id":"four","method":"tools/list"}`, `"four"`, -32600},
+		{`{"jsonrpc":"2.0"}`, "null", -32600},
+		{`[]`, "null", -32600},
+	} {
+		r := exchange(c.line)
+		if r.Error == nil || r.Error.Code != c.code || string(r.ID) != c.id {
+			t.Errorf("%s: got id %s error %+v, want id %s code %d", c.line, r.ID, r.Error, c.id, c.code)
+		}
+		// The session goes on.
+		if r := exchange(`{"jsonrpc":"2.0","id":99,"method":"tools/list"}`); r.Error != nil || !strings.Contains(string(r.Result), "lookup_spell") {
+			t.Fatalf("tools/list after %s: error %+v", c.line, r.Error)
+		}
 	}
 }
