@@ -515,10 +515,22 @@ const (
 // errUnclassified stands for an error result that carries no error.
 var errUnclassified = errors.New("tool error")
 
+// NotReadyError is what a query client returns when it knows why the
+// query service cannot answer yet (it is starting, downloading its model,
+// taking over a data directory): the client reads Reason, the true state,
+// instead of the generic "temporarily unavailable".
+type NotReadyError struct{ Reason string }
+
+func (e *NotReadyError) Error() string { return e.Reason }
+
 // classOf classifies err (nil: success).
 func classOf(err error) errClass {
 	if err == nil {
 		return errClass{outcome: OutcomeOK}
+	}
+	var nr *NotReadyError
+	if errors.As(err, &nr) {
+		return errClass{outcome: OutcomeUnavailable, message: nr.Reason, level: slog.LevelInfo, log: "query service not ready", code: codes.Unavailable}
 	}
 	var ae *ArgumentError
 	if errors.As(err, &ae) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -328,6 +329,7 @@ func (s *Service) Status(ctx context.Context, _ *lkv1.StatusRequest) (*lkv1.Stat
 		Version:             s.opts.Version,
 		DataDir:             s.opts.DataDir,
 		ModelDir:            s.opts.ModelDir,
+		Pid:                 uint32(os.Getpid()),
 	}
 	if idx := s.store.VectorIndex(); idx != nil {
 		resp.VectorBackend = idx.Backend()

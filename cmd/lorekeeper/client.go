@@ -28,9 +28,12 @@ type clientFlags struct {
 	timeout time.Duration
 	json    bool
 	tls     clientTLSFlags
-	// fs tells whether --grpc-addr was given; when it was not, the
-	// service owning the default data directory is asked (see
-	// findLocalService).
+	// dataDir, for the commands that take --data-dir: without
+	// --grpc-addr, the process that owns it is asked (see target).
+	dataDir string
+	// via says how addr was chosen, for messages.
+	via string
+	// fs tells which flags were given.
 	fs *flagSet
 }
 
@@ -42,10 +45,47 @@ func (c *clientFlags) register(fs *flagSet) {
 	c.tls.register(fs)
 }
 
-func (c *clientFlags) dial() (lkv1.QueryServiceClient, func(), error) {
-	if c.fs != nil {
-		findLocalService(c.fs, c)
+// registerDataDir adds --data-dir, for the commands people run against a
+// local LoreKeeper.
+func (c *clientFlags) registerDataDir(fs *flagSet) {
+	fs.String(&c.dataDir, "data-dir", defaultDataDir(), "without --grpc-addr, ask the LoreKeeper process that owns this data directory (a standalone MCP server or lorekeeper up; its lock file names its address)")
+}
+
+// target decides which query service to ask: --grpc-addr when given;
+// else the process owning --data-dir, at the address its lock file names.
+// An owner that is still starting is an error that says what it is doing,
+// never a reason to ask another address; with no owner at all the default
+// address is asked only when --data-dir was not given, and via says so.
+// It returns the owner, if any.
+func (c *clientFlags) target() (lockInfo, error) {
+	c.via = "--grpc-addr"
+	if c.fs == nil || c.fs.isSet("grpc-addr") || c.dataDir == "" {
+		return lockInfo{}, nil
 	}
+	info, held := readLock(c.dataDir)
+	switch {
+	case held && info.GRPCAddr != "":
+		c.addr, c.via = info.GRPCAddr, "the lock file of "+c.dataDir
+		return info, nil
+	case held:
+		state := info.State
+		if state == "" {
+			state = "its query service is not listening yet"
+		}
+		return info, fmt.Errorf("LoreKeeper process %d (lorekeeper %s) owns %s and is starting: %s.\nAsk again in a moment; no other server was asked", info.PID, info.Command, c.dataDir, state)
+	}
+	gone := ""
+	if info.PID != 0 {
+		gone = fmt.Sprintf(" (process %d, which did, has exited)", info.PID)
+	}
+	if c.fs.isSet("data-dir") {
+		return info, fmt.Errorf("no LoreKeeper process owns %s%s: start one on it (lorekeeper mcp --standalone or lorekeeper up, with --data-dir %s), or give --grpc-addr", c.dataDir, gone, c.dataDir)
+	}
+	c.via = fmt.Sprintf("the default address, as no LoreKeeper process owns the default data directory %s%s", c.dataDir, gone)
+	return info, nil
+}
+
+func (c *clientFlags) dial() (lkv1.QueryServiceClient, func(), error) {
 	conn, client, err := dialQuery(c.addr, &c.tls)
 	if err != nil {
 		return nil, nil, err
@@ -61,17 +101,34 @@ func (c *clientFlags) unreachable(err error) error {
 	case !ok:
 		return err
 	case st.Code() == codes.Unavailable || st.Code() == codes.DeadlineExceeded:
-		return fmt.Errorf("the query service at %s does not answer: %s\n(is LoreKeeper running? start it with `make run` or `lorekeeper up`, or point --grpc-addr at a node)", c.addr, st.Message())
+		return fmt.Errorf("the query service at %s (%s) does not answer: %s\n(is LoreKeeper running? start it with `make run` or `lorekeeper up`, or point --grpc-addr at a node)", c.addr, c.via, st.Message())
 	default:
 		return errors.New(st.Message())
 	}
 }
 
+// server names the server that answers at the target: its process, data
+// directory and address.
+func (c *clientFlags) server(s *lkv1.StatusResponse) string {
+	out := fmt.Sprintf("LoreKeeper %s at %s (%s)", s.GetVersion(), c.addr, c.via)
+	if s.GetPid() != 0 {
+		out += fmt.Sprintf(", process %d", s.GetPid())
+	}
+	if s.GetDataDir() != "" {
+		out += ", data in " + s.GetDataDir()
+	}
+	return out
+}
+
 var jsonOut = protojson.MarshalOptions{Multiline: true, Indent: "  ", EmitUnpopulated: false}
 
-// ask makes one call to the query service within --timeout. With --json it
-// prints the answer itself and reports done; otherwise the caller prints.
-func ask[T proto.Message](ctx context.Context, cf *clientFlags, stdout io.Writer, call func(context.Context, lkv1.QueryServiceClient) (T, error)) (resp T, done bool, err error) {
+// ask makes one call to the query service within --timeout, and says on
+// stderr which server answered. With --json it prints the answer itself
+// and reports done; otherwise the caller prints.
+func ask[T proto.Message](ctx context.Context, cf *clientFlags, stdout, stderr io.Writer, call func(context.Context, lkv1.QueryServiceClient) (T, error)) (resp T, done bool, err error) {
+	if _, err := cf.target(); err != nil {
+		return resp, false, err
+	}
 	client, closeConn, err := cf.dial()
 	if err != nil {
 		return resp, false, err
@@ -81,6 +138,9 @@ func ask[T proto.Message](ctx context.Context, cf *clientFlags, stdout io.Writer
 	defer cancel()
 	if resp, err = call(ctx, client); err != nil {
 		return resp, false, cf.unreachable(err)
+	}
+	if s, err := client.Status(ctx, &lkv1.StatusRequest{}); err == nil {
+		fmt.Fprintln(stderr, "Answered by", cf.server(s))
 	}
 	if !cf.json {
 		return resp, false, nil
@@ -100,6 +160,7 @@ Searches every kind of content (spells, creatures, items, rules, ...) by
 meaning, keywords and typo-tolerant names, and prints the best results per kind.`, stderr)
 	var cf clientFlags
 	cf.register(fs)
+	cf.registerDataDir(fs)
 	var limit int
 	var kinds, docs string
 	var keyword bool
@@ -130,7 +191,7 @@ meaning, keywords and typo-tolerant names, and prints the best results per kind.
 		f := false
 		req.Semantic = &f
 	}
-	resp, done, err := ask(ctx, &cf, stdout, func(ctx context.Context, c lkv1.QueryServiceClient) (*lkv1.SearchResponse, error) {
+	resp, done, err := ask(ctx, &cf, stdout, stderr, func(ctx context.Context, c lkv1.QueryServiceClient) (*lkv1.SearchResponse, error) {
 		return c.Search(ctx, req)
 	})
 	if done || err != nil {
@@ -168,6 +229,7 @@ Prints one entity, by key (open5e_v2:srd-2014:spell:fireball) or by URI
 (lorekeeper://entity/...). Keys are shown by search.`, stderr)
 	var cf clientFlags
 	cf.register(fs)
+	cf.registerDataDir(fs)
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -175,7 +237,7 @@ Prints one entity, by key (open5e_v2:srd-2014:spell:fireball) or by URI
 		fs.Usage()
 		return errUsage
 	}
-	resp, done, err := ask(ctx, &cf, stdout, func(ctx context.Context, c lkv1.QueryServiceClient) (*lkv1.GetEntityResponse, error) {
+	resp, done, err := ask(ctx, &cf, stdout, stderr, func(ctx context.Context, c lkv1.QueryServiceClient) (*lkv1.GetEntityResponse, error) {
 		return c.GetEntity(ctx, &lkv1.GetEntityRequest{Key: fs.Arg(0)})
 	})
 	if done || err != nil {
@@ -199,6 +261,7 @@ func runDocs(ctx context.Context, args []string, stdout, stderr io.Writer) error
 Lists the source documents LoreKeeper holds, largest first.`, stderr)
 	var cf clientFlags
 	cf.register(fs)
+	cf.registerDataDir(fs)
 	var source string
 	fs.String(&source, "source", "", "only this source: open5e_v1, open5e_v2 or orcbrew")
 	if err := fs.parse(args); err != nil {
@@ -212,7 +275,7 @@ Lists the source documents LoreKeeper holds, largest first.`, stderr)
 		}
 		req.Sources = []lkv1.Source{s}
 	}
-	resp, done, err := ask(ctx, &cf, stdout, func(ctx context.Context, c lkv1.QueryServiceClient) (*lkv1.ListDocumentsResponse, error) {
+	resp, done, err := ask(ctx, &cf, stdout, stderr, func(ctx context.Context, c lkv1.QueryServiceClient) (*lkv1.ListDocumentsResponse, error) {
 		return c.ListDocuments(ctx, req)
 	})
 	if done || err != nil {
@@ -246,12 +309,17 @@ Shows what the query node holds (entities, vectors, model, lag) and, from
 NATS, the state of each Open5e endpoint's sync and each OrcBrew import.`, stderr)
 	var cf clientFlags
 	cf.register(fs)
+	cf.registerDataDir(fs)
 	var nf natsFlags
 	nf.register(fs)
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	owner, standalone := findLocalService(fs, &cf)
+	owner, err := cf.target()
+	if err != nil {
+		return err
+	}
+	standalone := owner.GRPCAddr != "" && owner.Command == standaloneCommand && !fs.isSet("grpc-addr")
 	client, closeConn, err := cf.dial()
 	if err != nil {
 		return err
@@ -280,7 +348,7 @@ NATS, the state of each Open5e endpoint's sync and each OrcBrew import.`, stderr
 			stateErr = fmt.Errorf("the query node could not read it from NATS at %s: %s", is.GetNatsUrl(), is.GetError())
 		}
 	case standalone:
-		stateErr = fmt.Errorf("NATS runs inside the standalone process %d, without a listener; its log is %s", owner.PID, filepath.Join(defaultDataDir(), "lorekeeper.log"))
+		stateErr = fmt.Errorf("NATS runs inside the standalone process %d, without a listener; its log is %s", owner.PID, filepath.Join(cf.dataDir, "lorekeeper.log"))
 	case !fs.isSet("grpc-addr"):
 		// Both defaults name the same local instance.
 		syncs, imports, stateErr = readState(ctx, &nf)
@@ -304,6 +372,9 @@ NATS, the state of each Open5e endpoint's sync and each OrcBrew import.`, stderr
 		b, _ := json.MarshalIndent(report, "", "  ")
 		fmt.Fprintln(stdout, string(b))
 	} else {
+		if nodeErr == nil {
+			fmt.Fprintln(stdout, "Answered by", cf.server(node))
+		}
 		printStatus(stdout, node, nodeErr, syncs, imports, stateErr)
 		if nodeErr != nil {
 			fmt.Fprintf(stdout, "\nThe default data directory is %s (used by lorekeeper mcp --standalone and lorekeeper up without --data-dir).\n", defaultDataDir())

@@ -135,7 +135,7 @@ over it. Run one per replica, each with its own --data-dir and --consumer.`, std
 	var cl closers
 	cl.push(func(context.Context) error { p.close(); return nil })
 	err = func() error {
-		if err := ensureModel(ctx, node.modelDir, stderr, p.logger); err != nil {
+		if err := ensureModel(ctx, node.modelDir, node.registry, stderr, p.logger, nil); err != nil {
 			return err
 		}
 		node.replicas = p.nats.replicas

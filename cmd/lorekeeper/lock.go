@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -23,12 +24,18 @@ type lockInfo struct {
 	Command  string    `json:"command"`
 	GRPCAddr string    `json:"grpc_addr,omitempty"`
 	Started  time.Time `json:"started"`
+	// DataDir is the directory as the owner was given it (absolute).
+	DataDir string `json:"data_dir,omitempty"`
+	// State is what the owner is doing while it starts ("downloading the
+	// embedding model: 40 of 112 MB"); empty once its service answers.
+	State string `json:"state,omitempty"`
 }
 
 // dataLock is a held lock on a data directory; the OS releases it when the
 // process exits, however it exits.
 type dataLock struct {
 	f    *os.File
+	mu   sync.Mutex
 	info lockInfo
 }
 
@@ -49,17 +56,25 @@ func lockDataDir(dir, command string) (*dataLock, error) {
 		}
 		return nil, fmt.Errorf("data directory lock: %w", err)
 	}
-	l := &dataLock{f: f, info: lockInfo{PID: os.Getpid(), Command: command, Started: time.Now().UTC()}}
-	return l, l.write()
+	abs, _ := filepath.Abs(dir)
+	l := &dataLock{f: f, info: lockInfo{PID: os.Getpid(), Command: command, Started: time.Now().UTC(), DataDir: abs}}
+	return l, l.update(func(*lockInfo) {})
 }
 
 // setGRPCAddr records the query service's address for other processes.
 func (l *dataLock) setGRPCAddr(addr string) error {
-	l.info.GRPCAddr = addr
-	return l.write()
+	return l.update(func(i *lockInfo) { i.GRPCAddr = addr })
 }
 
-func (l *dataLock) write() error {
+// setState records what the owner is doing while it starts ("" when done).
+func (l *dataLock) setState(state string) error {
+	return l.update(func(i *lockInfo) { i.State = state })
+}
+
+func (l *dataLock) update(change func(*lockInfo)) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	change(&l.info)
 	b, _ := json.Marshal(l.info)
 	if err := l.f.Truncate(0); err != nil {
 		return fmt.Errorf("data directory lock: %w", err)
@@ -117,21 +132,4 @@ func ownDataDir(dir, command string) (*dataLock, error) {
 			dir, info.PID, info.Command, info.Started.Local().Format(time.DateTime), err)
 	}
 	return l, err
-}
-
-// findLocalService points cf at the query service of the process that owns
-// the default data directory (a standalone MCP server, or lorekeeper up
-// without --data-dir), unless --grpc-addr was given: a standalone process listens on a port of
-// its choosing, which it writes in its lock file. It returns the owner,
-// and whether it is a standalone process (whose NATS has no listener).
-func findLocalService(fs *flagSet, cf *clientFlags) (lockInfo, bool) {
-	if fs.isSet("grpc-addr") {
-		return lockInfo{}, false
-	}
-	info, held := readLock(defaultDataDir())
-	if !held || info.GRPCAddr == "" {
-		return lockInfo{}, false
-	}
-	cf.addr = info.GRPCAddr
-	return info, info.Command == standaloneCommand
 }

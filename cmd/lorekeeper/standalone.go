@@ -20,7 +20,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/status"
 
 	"lorekeeper.dev/embedder/modelfile"
 	"lorekeeper.dev/ingest"
@@ -129,26 +128,26 @@ func runStandalone(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		return err
 	}
 
-	lock, err := lockDataDir(cfg.dataDir, standaloneCommand)
-	if errors.Is(err, errLocked) {
-		return runShared(ctx, cfg.dataDir, stdin, stdout, log)
-	}
-	if err != nil {
-		return err
-	}
-	defer lock.release()
 	log.Info("LoreKeeper standalone", "version", version, "data", cfg.dataDir, "model", cfg.node.modelDir, "log", cfg.logFile)
 
-	// MCP answers at once; the query service comes up behind it. Until it
-	// has, calls wait for it (within the tool's timeout).
-	nodeUp := newLatch[grpc.ClientConnInterface]()
+	// MCP answers at once, whatever this process is doing: until a query
+	// service answers, calls get the true state (startState) at once, or
+	// after a moment for a short phase.
+	state := newStartState()
+	state.set("opening its data", false)
 	notice := &loadNotice{}
-	notice.set("LoreKeeper is starting: results may be incomplete.")
-	// The query service is in this process: MCP calls it there, not over
-	// loopback gRPC (query.NewInProcessConn).
-	client := lkv1.NewQueryServiceClient(&pendingConn{up: nodeUp, intercept: notice.intercept})
+	backend := newBackendConn(state, notice.intercept, func() (string, bool) { return ownerState(cfg.dataDir) })
+	// The query service is in this process once it owns the data: MCP
+	// calls it there, not over loopback gRPC (query.NewInProcessConn).
+	client := lkv1.NewQueryServiceClient(backend)
 	srv := mcpserver.New(client, &mcpserver.Options{Logger: log, Version: version})
 	tell := &sessionLog{srv: srv.MCP(), log: log}
+	tellStart(srv.MCP(), state)
+	state.listen(func(msg string) {
+		if msg != "" {
+			tell.send(context.Background(), "info", "LoreKeeper is starting: "+msg+".")
+		}
+	})
 
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -159,12 +158,23 @@ func runStandalone(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	// stackDone reports a failed start at once, a good one when runCtx ends.
 	stackDone := make(chan error, 1)
 	var st *standaloneStack
+	var lock *dataLock
 	go func() {
 		var err error
-		st, err = startStandalone(runCtx, &cfg, lock, stderr, log, tell)
+		lock, err = ownOrShare(runCtx, cfg.dataDir, backend, state, log)
 		if err == nil {
-			nodeUp.open(st.local)
-			st.watchLoad(runCtx, client, tell, notice)
+			st, err = startStandalone(runCtx, &cfg, lock, stderr, log, state)
+		}
+		if err == nil {
+			// Whether anything is missing is known before the first
+			// answer: a warm start carries no loading warning.
+			complete := st.checkLoad(runCtx, lkv1.NewQueryServiceClient(st.local), tell, notice, time.Now())
+			state.set("", false)
+			_ = lock.setState("")
+			backend.set(st.local, false)
+			if !complete {
+				st.watchLoad(runCtx, lkv1.NewQueryServiceClient(st.local), tell, notice)
+			}
 			<-st.sup.Context().Done()
 			if runCtx.Err() == nil {
 				// A role failed: stop, and say why.
@@ -198,47 +208,96 @@ func runStandalone(ctx context.Context, args []string, stdin io.Reader, stdout, 
 			log.Error("shutdown", "err", err)
 		}
 	}
+	// Last: a process waiting to take the data over starts once the lock
+	// is free, and everything above is closed by then.
+	if lock != nil {
+		lock.release()
+	}
 	if errors.Is(runErr, context.Canceled) {
 		runErr = nil
 	}
 	return runErr
 }
 
-// runShared serves MCP against the query service of the process that owns
-// dir: a second desktop client on the same data shares the first's service
-// and opens no data itself.
-func runShared(ctx context.Context, dir string, stdin io.Reader, stdout io.Writer, log *slog.Logger) error {
+// ownPoll is how often a process sharing another's service tries to take
+// the data directory's lock.
+const ownPoll = 200 * time.Millisecond
+
+// ownOrShare takes the data directory's lock and returns it. While another
+// process holds it (a second desktop client on the same data), calls go to
+// that process's query service and the lock is tried every ownPoll: when
+// the owner exits, cleanly or killed, this process takes the data over and
+// its client keeps its session.
+func ownOrShare(ctx context.Context, dir string, backend *backendConn, state *startState, log *slog.Logger) (*dataLock, error) {
+	lock, err := lockDataDir(dir, standaloneCommand)
+	if !errors.Is(err, errLocked) {
+		return lock, err
+	}
 	info, _ := readLock(dir)
-	log.Info("another LoreKeeper process owns the data directory: sharing its query service", "data", dir, "pid", info.PID, "command", info.Command)
+	log.Info("another LoreKeeper process owns the data directory: sharing its query service until it exits", "data", dir, "pid", info.PID, "command", info.Command)
+	conn, err := ownerConn(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	backend.set(conn, true)
+	t := time.NewTicker(ownPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		lock, err := lockDataDir(dir, standaloneCommand)
+		if errors.Is(err, errLocked) {
+			if now, _ := readLock(dir); now.PID != 0 {
+				info = now
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		state.set(fmt.Sprintf("taking its data over from LoreKeeper process %d, which exited", info.PID), false)
+		backend.set(nil, false)
+		log.Warn("the LoreKeeper process that owned the data directory exited: taking it over", "data", dir, "pid", info.PID)
+		return lock, nil
+	}
+}
+
+// ownerConn reaches the query service of the process that owns dir, at the
+// address its lock file names at each dial (the owner writes it once its
+// service listens, and a new owner may take over).
+func ownerConn(dir string) (*grpc.ClientConn, error) {
 	conn, err := grpc.NewClient("passthrough:///lorekeeper",
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
-			// Read the address at each dial: the owner writes it once its
-			// query service listens, which may be after we started.
-			for {
-				info, held := readLock(dir)
-				switch {
-				case !held:
-					return nil, fmt.Errorf("the LoreKeeper process that owned %s has exited; restart this MCP server to take over", dir)
-				case info.GRPCAddr != "":
-					return (&net.Dialer{}).DialContext(ctx, "tcp", info.GRPCAddr)
-				}
-				select {
-				case <-ctx.Done():
-					return nil, ctx.Err()
-				case <-time.After(200 * time.Millisecond):
-				}
+			info, held := readLock(dir)
+			if !held || info.GRPCAddr == "" {
+				return nil, fmt.Errorf("no LoreKeeper process serves %s yet", dir)
 			}
+			return (&net.Dialer{}).DialContext(ctx, "tcp", info.GRPCAddr)
 		}))
 	if err != nil {
-		return fmt.Errorf("query client: %w", err)
+		return nil, fmt.Errorf("query client: %w", err)
 	}
-	defer conn.Close()
-	srv := mcpserver.New(lkv1.NewQueryServiceClient(conn), &mcpserver.Options{Logger: log, Version: version})
-	wctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go func() { _ = srv.WatchDocuments(wctx, 0) }()
-	return srv.RunIO(ctx, stdin, stdout)
+	return conn, nil
+}
+
+// ownerState says why the owner of dir does not answer, for a client of a
+// process sharing its service, and whether that lasts (it is downloading
+// its model: the call answers at once).
+func ownerState(dir string) (string, bool) {
+	info, held := readLock(dir)
+	switch {
+	case !held:
+		return fmt.Sprintf("LoreKeeper is taking its data over from process %d, which exited. This is not an error: ask again in a moment.", info.PID), false
+	case info.State != "":
+		return fmt.Sprintf("LoreKeeper is starting (process %d, which owns %s): %s. This is not an error: ask again in a moment.", info.PID, dir, info.State), true
+	default:
+		return fmt.Sprintf("LoreKeeper process %d, which owns %s, does not answer at %q yet. Ask again in a moment.", info.PID, dir, info.GRPCAddr), false
+	}
 }
 
 // standaloneStack is everything but MCP: in-process NATS, the node, ingest.
@@ -253,7 +312,7 @@ func (s *standaloneStack) close() error {
 	return s.sup.Shutdown(&s.closers, defaultShutdownTimeout)
 }
 
-func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock, stderr io.Writer, log *slog.Logger, tell *sessionLog) (_ *standaloneStack, err error) {
+func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock, stderr io.Writer, log *slog.Logger, state *startState) (_ *standaloneStack, err error) {
 	st := &standaloneStack{sup: newSupervisor(ctx, log)}
 	ctx = st.sup.Context()
 	defer func() {
@@ -263,12 +322,16 @@ func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock,
 			}
 		}
 	}()
+	// Other processes sharing this one's service read its state in the
+	// lock file.
+	state.listen(func(msg string) { _ = lock.setState(msg) })
 	if !modelfile.Installed(cfg.node.modelDir) {
-		tell.send(ctx, "info", "LoreKeeper is fetching its embedding model (about 110 MB, once).")
+		state.set("fetching the embedding model (about 110 MB, once)", true)
 	}
-	if err := ensureModel(ctx, cfg.node.modelDir, stderr, log); err != nil {
+	if err := ensureModel(ctx, cfg.node.modelDir, cfg.node.registry, stderr, log, state.progress); err != nil {
 		return nil, err
 	}
+	state.set("opening its data", false)
 	ns, err := embeddedNATS(cfg.dataDir, "", log)
 	if err != nil {
 		return nil, err
@@ -308,28 +371,36 @@ func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock,
 	return st, nil
 }
 
-// watchLoad tells the client how the load goes until it is complete: the
-// first resync has finished publishing and the node has stored everything.
-// Later starts are complete at once.
+// checkLoad asks once whether the content is complete (the first resync
+// has published and the node has stored everything) and sets the loading
+// warning to match; it reports completeness.
+func (s *standaloneStack) checkLoad(ctx context.Context, client lkv1.QueryServiceClient, tell *sessionLog, notice *loadNotice, start time.Time) bool {
+	status, err := client.Status(ctx, &lkv1.StatusRequest{})
+	if err != nil {
+		notice.set("LoreKeeper is starting: results may be incomplete.")
+		return false
+	}
+	if s.resynced(ctx) && status.GetPending() == 0 {
+		notice.set("")
+		tell.send(ctx, "info", fmt.Sprintf("LoreKeeper is ready: %d entities stored and searchable.", status.GetEntities()))
+		tell.log.Info("load complete", "entities", status.GetEntities(), "took", time.Since(start).Round(time.Millisecond))
+		return true
+	}
+	notice.set(fmt.Sprintf("LoreKeeper is still loading its content (%d entities stored, %d waiting): results may be incomplete until it finishes, in a minute or a few.",
+		status.GetEntities(), status.GetPending()))
+	return false
+}
+
+// watchLoad tells the client how the load goes until it is complete.
 func (s *standaloneStack) watchLoad(ctx context.Context, client lkv1.QueryServiceClient, tell *sessionLog, notice *loadNotice) {
 	start := time.Now()
 	var last string
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
-		status, err := client.Status(ctx, &lkv1.StatusRequest{})
-		if err == nil {
-			published := s.resynced(ctx)
-			if published && status.GetPending() == 0 {
-				notice.set("")
-				tell.send(ctx, "info", fmt.Sprintf("LoreKeeper is ready: %d entities stored and searchable.", status.GetEntities()))
-				tell.log.Info("load complete", "entities", status.GetEntities(), "took", time.Since(start).Round(time.Millisecond))
-				return
-			}
+		if status, err := client.Status(ctx, &lkv1.StatusRequest{}); err == nil {
 			msg := fmt.Sprintf("LoreKeeper is loading its content: %d entities stored, %d waiting to be embedded. Answers are incomplete until it finishes (first start only).",
 				status.GetEntities(), status.GetPending())
-			notice.set(fmt.Sprintf("LoreKeeper is still loading its content (%d entities stored, %d waiting): results may be incomplete until it finishes, in a minute or a few.",
-				status.GetEntities(), status.GetPending()))
 			if msg != last {
 				last = msg
 				tell.send(ctx, "info", msg)
@@ -339,6 +410,9 @@ func (s *standaloneStack) watchLoad(ctx context.Context, client lkv1.QueryServic
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+		if s.checkLoad(ctx, client, tell, notice, start) {
+			return
 		}
 	}
 }
@@ -374,55 +448,6 @@ func (t *sessionLog) send(ctx context.Context, level mcp.LoggingLevel, msg strin
 	for ss := range t.srv.Sessions() {
 		_ = ss.Log(ctx, &mcp.LoggingMessageParams{Level: level, Logger: "lorekeeper", Data: msg}) //nolint:staticcheck // see the type's comment
 	}
-}
-
-// latch hands one value to every waiter once it is opened.
-type latch[T any] struct {
-	once sync.Once
-	ch   chan struct{}
-	val  T
-}
-
-func newLatch[T any]() *latch[T] { return &latch[T]{ch: make(chan struct{})} }
-
-func (l *latch[T]) open(v T) {
-	l.once.Do(func() { l.val = v; close(l.ch) })
-}
-
-func (l *latch[T]) wait(ctx context.Context) (T, error) {
-	select {
-	case <-l.ch:
-		return l.val, nil
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
-	}
-}
-
-// pendingConn reaches a query service that may still be starting: a call
-// waits for it (within the call's context), as a gRPC call waits for its
-// connection, and goes through intercept.
-type pendingConn struct {
-	up        *latch[grpc.ClientConnInterface]
-	intercept grpc.UnaryClientInterceptor
-}
-
-func (p *pendingConn) Invoke(ctx context.Context, method string, args, reply any, opts ...grpc.CallOption) error {
-	return p.intercept(ctx, method, args, reply, nil, func(ctx context.Context, method string, args, reply any, _ *grpc.ClientConn, opts ...grpc.CallOption) error {
-		cc, err := p.up.wait(ctx)
-		if err != nil {
-			return status.FromContextError(err).Err()
-		}
-		return cc.Invoke(ctx, method, args, reply, opts...)
-	}, opts...)
-}
-
-func (p *pendingConn) NewStream(ctx context.Context, desc *grpc.StreamDesc, method string, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-	cc, err := p.up.wait(ctx)
-	if err != nil {
-		return nil, status.FromContextError(err).Err()
-	}
-	return cc.NewStream(ctx, desc, method, opts...)
 }
 
 // openLogFile opens path for appending; a log over 10 MB is moved to

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -55,8 +56,9 @@ type desktopProcess struct {
 	session *mcp.ClientSession
 	started time.Time
 
-	mu   sync.Mutex
-	logs []string // MCP log messages received
+	mu       sync.Mutex
+	logs     []string // MCP log messages received
+	progress []string // MCP progress notifications received: "done/total message"
 }
 
 func (p *desktopProcess) logged(substr string) bool {
@@ -72,11 +74,17 @@ func (p *desktopProcess) logged(substr string) bool {
 
 func startDesktop(t *testing.T, bin string, env []string) *desktopProcess {
 	t.Helper()
-	p := &desktopProcess{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
 	// The desktop command line, and one flag: only the v2 spells are synced
 	// (the whole catalogue takes minutes to embed on a shared machine and
 	// proves nothing more here; the note measures it).
-	p.cmd = exec.Command(bin, "mcp", "--standalone", "--open5e-endpoints", "v2/spells")
+	return startDesktopArgs(t, bin, env, "--open5e-endpoints", "v2/spells")
+}
+
+// startDesktopArgs is startDesktop with the flags after mcp --standalone.
+func startDesktopArgs(t *testing.T, bin string, env []string, args ...string) *desktopProcess {
+	t.Helper()
+	p := &desktopProcess{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	p.cmd = exec.Command(bin, append([]string{"mcp", "--standalone"}, args...)...)
 	p.cmd.Env = env
 	p.cmd.Dir = "/" // desktop clients start servers anywhere
 	p.cmd.Stderr = p.stderr
@@ -102,6 +110,11 @@ func startDesktop(t *testing.T, bin string, env []string) *desktopProcess {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			p.logs = append(p.logs, strings.TrimSpace(toString(req.Params.Data)))
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.progress = append(p.progress, fmt.Sprintf("%g/%g %s", req.Params.Progress, req.Params.Total, req.Params.Message))
 		},
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -321,22 +334,33 @@ func TestStandalone_desktopClient(t *testing.T) {
 	checkOnlyJSONRPC(t, again.stdout.String())
 }
 
-// TestPendingConn: calls made before the query service is up wait for it,
-// within their context, and go through the interceptor either way.
-func TestPendingConn(t *testing.T) {
+// TestBackendConn: while the process starts, a call in a long phase (the
+// model download) answers at once with the state and its figures; in a
+// short phase it waits for the query service (within its context), and
+// every call that reaches the service goes through the interceptor.
+func TestBackendConn(t *testing.T) {
 	svc := query.NewService(snapshotStore(t, lkv1.Kind_KIND_SPELL), nil, nil)
-	up := newLatch[grpc.ClientConnInterface]()
+	state := newStartState()
 	var intercepted atomic.Int32
-	client := lkv1.NewQueryServiceClient(&pendingConn{up: up, intercept: func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	b := newBackendConn(state, func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		intercepted.Add(1)
 		return invoker(ctx, method, req, reply, cc, opts...)
-	}})
+	}, func() (string, bool) { return "no owner", false })
+	client := lkv1.NewQueryServiceClient(b)
 	fireball := &lkv1.LookupSpellsRequest{Common: &lkv1.Common{Name: "fireball"}}
 
+	state.progress(40<<20, 112<<20)
+	_, err := client.LookupSpells(t.Context(), fireball)
+	var nr *mcpserver.NotReadyError
+	if !errors.As(err, &nr) || !strings.Contains(nr.Reason, "downloading the embedding model: 40 of 112 MB") {
+		t.Errorf("during the download: %v, want the download's state", err)
+	}
+
+	state.set("opening its data", false)
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	if _, err := client.LookupSpells(ctx, fireball); status.Code(err) != codes.DeadlineExceeded {
-		t.Errorf("before the service is up, past the deadline: %v, want DeadlineExceeded", err)
+		t.Errorf("opening the data, past the deadline: %v, want DeadlineExceeded", err)
 	}
 
 	waited := make(chan error, 1)
@@ -352,11 +376,11 @@ func TestPendingConn(t *testing.T) {
 		t.Fatalf("a call returned before the service was up: %v", err)
 	case <-time.After(50 * time.Millisecond):
 	}
-	up.open(query.NewInProcessConn(svc, nil))
+	b.set(query.NewInProcessConn(svc, nil), false)
 	if err := <-waited; err != nil {
 		t.Errorf("the waiting call, once the service is up: %v", err)
 	}
-	if n := intercepted.Load(); n != 2 {
-		t.Errorf("%d calls intercepted, want 2", n)
+	if n := intercepted.Load(); n != 1 {
+		t.Errorf("%d calls intercepted, want 1 (the one that reached the service)", n)
 	}
 }

@@ -69,7 +69,7 @@ func runUp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := ensureModel(ctx, cfg.node.modelDir, stderr, log); err != nil {
+	if err := ensureModel(ctx, cfg.node.modelDir, cfg.node.registry, stderr, log, nil); err != nil {
 		return err
 	}
 	st, err := startUp(ctx, &cfg, log)

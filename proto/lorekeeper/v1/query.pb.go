@@ -2004,6 +2004,9 @@ type StatusResponse struct {
 	// it was started: so that people know what to back up or delete.
 	DataDir  string `protobuf:"bytes,100,opt,name=data_dir,json=dataDir,proto3" json:"data_dir,omitempty"`
 	ModelDir string `protobuf:"bytes,101,opt,name=model_dir,json=modelDir,proto3" json:"model_dir,omitempty"`
+	// The process that answered, so that a command line client can say
+	// which server it asked.
+	Pid uint32 `protobuf:"varint,102,opt,name=pid,proto3" json:"pid,omitempty"`
 	// Ingest's state as the node reads it from the NATS it consumes from, so
 	// that a status always describes one instance. Unset when the node was
 	// not given a way to read it.
@@ -2124,6 +2127,13 @@ func (x *StatusResponse) GetModelDir() string {
 		return x.ModelDir
 	}
 	return ""
+}
+
+func (x *StatusResponse) GetPid() uint32 {
+	if x != nil {
+		return x.Pid
+	}
+	return 0
 }
 
 func (x *StatusResponse) GetIngestState() *NodeIngestState {
@@ -2526,7 +2536,7 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\vnext_cursor\x182 \x01(\tR\n" +
 	"nextCursor\x12\x14\n" +
 	"\x05total\x183 \x01(\x04R\x05total\"\x0f\n" +
-	"\rStatusRequest\"\xe0\x04\n" +
+	"\rStatusRequest\"\xf2\x04\n" +
 	"\x0eStatusResponse\x12\x1a\n" +
 	"\bentities\x18\x01 \x01(\x04R\bentities\x12\x18\n" +
 	"\avectors\x18\x02 \x01(\x04R\avectors\x12A\n" +
@@ -2541,7 +2551,8 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\aversion\x18\n" +
 	" \x01(\tR\aversion\x12\x19\n" +
 	"\bdata_dir\x18d \x01(\tR\adataDir\x12\x1b\n" +
-	"\tmodel_dir\x18e \x01(\tR\bmodelDir\x12A\n" +
+	"\tmodel_dir\x18e \x01(\tR\bmodelDir\x12\x10\n" +
+	"\x03pid\x18f \x01(\rR\x03pid\x12A\n" +
 	"\fingest_state\x18F \x01(\v2\x1e.lorekeeper.v1.NodeIngestStateR\vingestState\x1a9\n" +
 	"\vCountsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +

@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lorekeeper.dev/embedder/modelfile"
+)
+
+// desktopEnv is the environment a desktop client gives the server, with
+// the data directory and model directory named (only HOME and PATH
+// otherwise).
+func desktopEnv(t *testing.T, dataDir, modelDir string, extra ...string) []string {
+	t.Helper()
+	home := t.TempDir()
+	return append([]string{"HOME=" + home, "PATH=" + os.Getenv("PATH"),
+		"LOREKEEPER_DATA_DIR=" + dataDir, "LOREKEEPER_MODEL_DIR=" + modelDir}, extra...)
+}
+
+// stalledRegistry is an npm registry stand-in that sends the first stallAt
+// bytes of every package tarball and then nothing, holding the connection
+// open until the client goes: a first start on a link that stalls.
+type stalledRegistry struct {
+	srv     *httptest.Server
+	stallAt int64
+	mu      sync.Mutex
+	asked   []string
+	sent    chan struct{} // closed once stallAt bytes have gone out
+	once    sync.Once
+}
+
+func newStalledRegistry(t *testing.T, stallAt int64) *stalledRegistry {
+	t.Helper()
+	pkgs, err := modelfile.DefaultPackages(runtime.GOOS, runtime.GOARCH)
+	if err != nil {
+		t.Skip(err) // the model fetch itself is unsupported here
+	}
+	sizes := map[string]int64{}
+	for _, p := range pkgs {
+		sizes["/"+strings.TrimPrefix(p.URL(""), "/")] = p.Size
+	}
+	r := &stalledRegistry{stallAt: stallAt, sent: make(chan struct{})}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		r.asked = append(r.asked, req.URL.Path)
+		r.mu.Unlock()
+		size, ok := sizes[req.URL.Path]
+		if !ok {
+			http.NotFound(w, req)
+			return
+		}
+		w.Header().Set("Content-Length", fmt.Sprint(size))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(make([]byte, min(stallAt, size)))
+		w.(http.Flusher).Flush()
+		r.once.Do(func() { close(r.sent) })
+		<-req.Context().Done() // stalled until the client gives up
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *stalledRegistry) requests() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.asked...)
+}
+
+// callTool calls a tool and returns its text and whether it is an error.
+func (p *desktopProcess) callTool(ctx context.Context, name string, args map[string]any, progressToken any) (string, bool, error) {
+	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	if progressToken != nil {
+		params.SetProgressToken(progressToken)
+	}
+	res, err := p.session.CallTool(ctx, params)
+	if err != nil {
+		return "", false, err
+	}
+	return toolText(res), res.IsError, nil
+}
+
+// TestStandalone_stalledModelDownload starts `mcp --standalone` on a first
+// start whose model download stalls (LOREKEEPER_NPM_REGISTRY points at a
+// local registry that sends a few MB and then nothing): the client
+// initializes, every tool call answers with the true state and its
+// figures, the log message reaches the client once it subscribes, a call
+// with a progress token gets a progress notification, and `lorekeeper
+// status` names the process that owns the data and what it is doing
+// instead of asking another server.
+func TestStandalone_stalledModelDownload(t *testing.T) {
+	const stallAt = 5 << 20
+	reg := newStalledRegistry(t, stallAt)
+	pkgs, _ := modelfile.DefaultPackages(runtime.GOOS, runtime.GOARCH)
+	var total int64
+	for _, p := range pkgs {
+		total += p.Size
+	}
+	want := fmt.Sprintf("downloading the embedding model: %d of %d MB", stallAt>>20, total>>20)
+
+	bin := buildBinary(t)
+	dataDir := t.TempDir()
+	// The proxy variables keep a server that ignores the registry flag off
+	// the real registry (loopback addresses are never proxied).
+	env := desktopEnv(t, dataDir, t.TempDir(), "LOREKEEPER_NPM_REGISTRY="+reg.srv.URL,
+		"HTTPS_PROXY=http://127.0.0.1:9", "HTTP_PROXY=http://127.0.0.1:9")
+	p := startDesktopArgs(t, bin, env, "--open5e-endpoints", "v2/conditions")
+	select {
+	case <-reg.sent:
+	case <-time.After(time.Minute):
+		t.Fatalf("the model was not asked of LOREKEEPER_NPM_REGISTRY within a minute (asked: %q)", reg.requests())
+	}
+	first := reg.requests()[0]
+	if want := "/" + path.Base(pkgs[0].URL("")); !strings.HasSuffix(first, want) {
+		t.Errorf("first request %q, want the package %s", first, want)
+	}
+
+	// The state moves to the figures within a second of the bytes.
+	ctx := t.Context()
+	var text string
+	var answered time.Duration
+	waitUntilFor(t, 30*time.Second, "an answer with the download's figures", func() bool {
+		asked := time.Now()
+		var isErr bool
+		var err error
+		text, isErr, err = p.callTool(ctx, "lookup_spell", map[string]any{"name": "fireball"}, nil)
+		answered = time.Since(asked)
+		if err != nil {
+			t.Fatalf("lookup_spell during the download: %v", err)
+		}
+		if !isErr {
+			t.Fatalf("lookup_spell during the download answered as if nothing were missing: %s", text)
+		}
+		return strings.Contains(text, want)
+	})
+	t.Logf("first answer during a stalled download: %v: %s", answered.Round(time.Millisecond), text)
+	if p.cmd.ProcessState != nil {
+		t.Fatal("the server exited during the download")
+	}
+
+	// A tool call with a progress token gets the figures as progress.
+	if _, _, err := p.callTool(ctx, "search_dnd_content", map[string]any{"query": "fire"}, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	wantProgress := fmt.Sprintf("%d/%d LoreKeeper is starting: %s", stallAt>>20, total>>20, want)
+	waitUntilFor(t, 10*time.Second, "the progress notification", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return len(p.progress) > 0 && p.progress[0] == wantProgress
+	})
+	// The client subscribed to log messages after the download started:
+	// it is told the state then.
+	waitUntilFor(t, 10*time.Second, "the log message", func() bool { return p.logged(want) })
+
+	// status names the owner and its state; it does not ask a default
+	// address, where another LoreKeeper may listen.
+	out, err := runCLI(t, bin, env, "status")
+	if err == nil || !strings.Contains(out, fmt.Sprint(p.cmd.Process.Pid)) || !strings.Contains(out, want) || !strings.Contains(out, dataDir) || strings.Contains(out, defaultGRPCAddr) {
+		t.Errorf("status during the download: err %v, output:\n%s\nwant the owner's pid %d, its data dir and %q, and no %s", err, out, p.cmd.Process.Pid, want, defaultGRPCAddr)
+	}
+	p.stop(t)
+}
+
+// runCLI runs the binary with args and returns its combined output.
+func runCLI(t *testing.T, bin string, env []string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.Fatalf("%s %v did not end within a minute:\n%s", filepath.Base(bin), args, out)
+	}
+	return string(out), err
+}
