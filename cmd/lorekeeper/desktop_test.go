@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +22,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"lorekeeper.dev/embedder/modelfile"
+	"lorekeeper.dev/ingest/orcbrew"
+	"lorekeeper.dev/mcpserver"
 )
 
 // desktopEnv is the environment a desktop client gives the server, with
@@ -186,4 +191,113 @@ func runCLI(t *testing.T, bin string, env []string, args ...string) (string, err
 		t.Fatalf("%s %v did not end within a minute:\n%s", filepath.Base(bin), args, out)
 	}
 	return string(out), err
+}
+
+// lookup calls a lookup tool and decodes its structured result.
+func (p *desktopProcess) lookup(ctx context.Context, tool string, args map[string]any) (mcpserver.LookupOutput, error) {
+	var out mcpserver.LookupOutput
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	res, err := p.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		return out, err
+	}
+	if res.IsError {
+		return out, &toolError{res}
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		return out, err
+	}
+	return out, json.Unmarshal(b, &out)
+}
+
+// homebrewKeys are the keys of the sample's entities the server answers,
+// sorted, and the warnings of the answers.
+func (p *desktopProcess) homebrewKeys(t *testing.T) (keys, warnings []string) {
+	t.Helper()
+	for _, tool := range []string{"lookup_spell", "lookup_creature"} {
+		out, err := p.lookup(t.Context(), tool, map[string]any{"documents": []string{"test-content-pack"}, "limit": 50})
+		if err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
+		for _, e := range out.Results {
+			keys = append(keys, e.Key)
+		}
+		warnings = append(warnings, out.Warnings...)
+	}
+	sort.Strings(keys)
+	return keys, warnings
+}
+
+// sampleKeys are the entity keys of the OrcBrew sample, from its own
+// decoding.
+func sampleKeys(t *testing.T, data []byte) []string {
+	t.Helper()
+	f, err := orcbrew.Decode("sample.orcbrew", data, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, e := range f.Entities {
+		keys = append(keys, e.GetKey())
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// TestStandalone_homebrewComesBack drops an OrcBrew file into a standalone
+// server's folder, deletes it, drops it again within the stream's
+// duplicate window and restarts: every entity of the file is served again,
+// and the restart (a warm start, nothing missing) answers without a
+// loading warning.
+func TestStandalone_homebrewComesBack(t *testing.T) {
+	data, err := os.ReadFile("../../ingest/edn/testdata/orcbrew/lorekeeper-mcp_sample.orcbrew")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sampleKeys(t, data)
+	bin := buildBinary(t)
+	dataDir := t.TempDir()
+	env := desktopEnv(t, dataDir, testModelDir(t))
+	args := []string{"--open5e-endpoints", "v2/conditions"}
+	p := startDesktopArgs(t, bin, env, args...)
+	waitUntilFor(t, 5*time.Minute, "the first load", func() bool { return p.logged("LoreKeeper is ready") })
+
+	file := filepath.Join(dataDir, "orcbrew", "ashen-vale.orcbrew")
+	served := func(what string, want []string) time.Duration {
+		t.Helper()
+		start := time.Now()
+		var got []string
+		waitUntilFor(t, 2*time.Minute, what, func() bool {
+			got, _ = p.homebrewKeys(t)
+			return slices.Equal(got, want)
+		})
+		return time.Since(start)
+	}
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first := served("the dropped file's entities", want)
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	removed := served("the deleted file's entities gone", nil)
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again := served("the entities of the file dropped again", want)
+	t.Logf("homebrew round trip: dropped -> served %v, deleted -> gone %v, dropped again -> served %v",
+		first.Round(time.Millisecond), removed.Round(time.Millisecond), again.Round(time.Millisecond))
+	p.stop(t)
+
+	p = startDesktopArgs(t, bin, env, args...)
+	keys, warnings := p.homebrewKeys(t)
+	if !slices.Equal(keys, want) {
+		t.Errorf("after a restart: %q served, want %q", keys, want)
+	}
+	if len(warnings) > 0 {
+		t.Errorf("a warm start with nothing missing warned: %q", warnings)
+	}
+	p.stop(t)
 }

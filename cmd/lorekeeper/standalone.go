@@ -304,6 +304,7 @@ func ownerState(dir string) (string, bool) {
 type standaloneStack struct {
 	local   grpc.ClientConnInterface // the query service, in process
 	js      jetstream.JetStream
+	durable string // the node's consumer
 	sup     *supervisor
 	closers closers
 }
@@ -354,7 +355,7 @@ func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock,
 		return nil, err
 	}
 	st.closers.push(node.close)
-	st.local = node.local
+	st.local, st.durable = node.local, cfg.node.durable
 	if err := lock.setGRPCAddr(node.grpcAddr); err != nil {
 		return nil, err
 	}
@@ -380,7 +381,7 @@ func (s *standaloneStack) checkLoad(ctx context.Context, client lkv1.QueryServic
 		notice.set("LoreKeeper is starting: results may be incomplete.")
 		return false
 	}
-	if s.resynced(ctx) && status.GetPending() == 0 {
+	if s.resynced(ctx) && s.caughtUp(ctx) {
 		notice.set("")
 		tell.send(ctx, "info", fmt.Sprintf("LoreKeeper is ready: %d entities stored and searchable.", status.GetEntities()))
 		tell.log.Info("load complete", "entities", status.GetEntities(), "took", time.Since(start).Round(time.Millisecond))
@@ -415,6 +416,18 @@ func (s *standaloneStack) watchLoad(ctx context.Context, client lkv1.QueryServic
 			return
 		}
 	}
+}
+
+// caughtUp asks the stream whether the node's consumer has stored and
+// acknowledged every message: the node's own pending count is as last
+// observed, and may not know yet of what the resync just published.
+func (s *standaloneStack) caughtUp(ctx context.Context) bool {
+	c, err := s.js.Consumer(ctx, ingest.StreamName, s.durable)
+	if err != nil {
+		return false
+	}
+	info, err := c.Info(ctx)
+	return err == nil && info.NumPending == 0 && info.NumAckPending == 0
 }
 
 // resynced reports whether an Open5e resync has finished at least once.
