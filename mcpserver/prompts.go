@@ -431,7 +431,11 @@ func (s *Server) homebrewOverview(ctx context.Context, req *mcp.GetPromptRequest
 		return nil, s.promptFail(PromptHomebrewOverview, err)
 	}
 	if d == nil {
-		return nil, promptError("document", fmt.Sprintf("no document %q is loaded; list_documents shows the keys", key))
+		msg := fmt.Sprintf("no document %q is loaded; list_documents shows the keys", key)
+		if ps := s.importProblems(ctx); len(ps) > 0 {
+			msg += "." + strings.ReplaceAll(renderImportProblems(ps), "\n", " ")
+		}
+		return nil, promptError("document", strings.TrimSpace(msg))
 	}
 	md, _, cards, err := s.documentOverview(ctx, d)
 	if err != nil {
@@ -443,6 +447,7 @@ func (s *Server) homebrewOverview(ctx context.Context, req *mcp.GetPromptRequest
 	b.WriteString("The document's contents are embedded below: first the list of every entry by kind, then the first entries in full. Work from them, and cite entries by their URIs.\n")
 	if doc.GetSource() == lkv1.Source_SOURCE_ORCBREW {
 		b.WriteString("It is homebrew imported from an OrcBrew file, not official content: say so when you present it.\n")
+		b.WriteString(renderImportProblems(s.importProblems(ctx)))
 	}
 	out := &mcp.GetPromptResult{Description: "Contents of " + doc.GetName(), Messages: []*mcp.PromptMessage{
 		textMessage(b.String()),

@@ -276,11 +276,19 @@ type DocumentInfo struct {
 
 // DocumentsOutput is what list_documents returns.
 type DocumentsOutput struct {
-	Documents  []DocumentInfo `json:"documents"`
-	Count      int            `json:"count"`
-	Message    string         `json:"message,omitempty"`
-	NextCursor string         `json:"next_cursor,omitempty"`
-	Total      uint64         `json:"total,omitempty"`
+	Documents      []DocumentInfo  `json:"documents"`
+	Count          int             `json:"count"`
+	Message        string          `json:"message,omitempty"`
+	NextCursor     string          `json:"next_cursor,omitempty"`
+	Total          uint64          `json:"total,omitempty"`
+	ImportProblems []ImportProblem `json:"import_problems,omitempty" jsonschema:"OrcBrew homebrew files that could not be imported, or only in part: the file and what is wrong with it."`
+}
+
+// ImportProblem is an OrcBrew file whose last import failed or was partial.
+type ImportProblem struct {
+	File   string `json:"file"`
+	Status string `json:"status" jsonschema:"failed (nothing of this version is served; a previous version's content is kept) or partial (some entries were skipped)."`
+	Error  string `json:"error"`
 }
 
 func rankingName(r lkv1.Ranking) string {

@@ -451,8 +451,11 @@ func (s *Server) listDocuments(ctx context.Context, _ *mcp.CallToolRequest, in D
 	if out.Count == 0 {
 		out.Message = "No documents found in cache"
 	}
+	if in.Cursor == "" {
+		out.ImportProblems = s.importProblems(ctx)
+	}
 	if format == "text" || out.Count == 0 {
-		return withLinks(textResult(renderDocuments(out)+pageNote(out.NextCursor, out.Total, out.Count)), links), out, nil
+		return withLinks(textResult(renderDocuments(out)+pageNote(out.NextCursor, out.Total, out.Count)+renderImportProblems(out.ImportProblems)), links), out, nil
 	}
 	// format=json: the structured result as JSON text, then the links.
 	js, err := json.Marshal(out)

@@ -289,6 +289,32 @@ func TestStandalone_homebrewComesBack(t *testing.T) {
 	again := served("the entities of the file dropped again", want)
 	t.Logf("homebrew round trip: dropped -> served %v, deleted -> gone %v, dropped again -> served %v",
 		first.Round(time.Millisecond), removed.Round(time.Millisecond), again.Round(time.Millisecond))
+
+	// A file that cannot be read: the client is told, and list_documents
+	// and homebrew_overview name the file and the error.
+	if err := os.WriteFile(filepath.Join(dataDir, "orcbrew", "broken.orcbrew"), data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const parseErr = "unexpected end of input"
+	waitUntilFor(t, 2*time.Minute, "the client told of the broken file", func() bool {
+		return p.logged("broken.orcbrew could not be imported") && p.logged(parseErr)
+	})
+	res, err := p.session.CallTool(t.Context(), &mcp.CallToolParams{Name: "list_documents", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs mcpserver.DocumentsOutput
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &docs); err != nil {
+		t.Fatal(err)
+	}
+	if ps := docs.ImportProblems; len(ps) != 1 || ps[0].File != "broken.orcbrew" || ps[0].Status != "failed" || !strings.Contains(ps[0].Error, parseErr) {
+		t.Errorf("list_documents import problems: %+v, want broken.orcbrew failed with %q", ps, parseErr)
+	}
+	_, err = p.session.GetPrompt(t.Context(), &mcp.GetPromptParams{Name: "homebrew_overview", Arguments: map[string]string{"document": "broken"}})
+	if err == nil || !strings.Contains(err.Error(), "broken.orcbrew") || !strings.Contains(err.Error(), parseErr) {
+		t.Errorf("homebrew_overview of the broken file's book: %v, want the file and its error", err)
+	}
 	p.stop(t)
 
 	p = startDesktopArgs(t, bin, env, args...)

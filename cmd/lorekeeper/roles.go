@@ -255,6 +255,9 @@ type ingestFlags struct {
 	// host and data directory), so that a restart after a crash takes its
 	// own lease back; empty for the stateless ingest role.
 	node string
+	// onImport, if set, is told each OrcBrew import's outcome (not a flag:
+	// the standalone server tells its client).
+	onImport func(*lkv1.ImportState)
 }
 
 func (i *ingestFlags) register(fs *flagSet) {
@@ -326,7 +329,7 @@ func startIngest(ctx context.Context, sup *supervisor, js jetstream.JetStream, c
 		stopSnapshot()
 		return nil, fmt.Errorf("--open5e-url: %w", err)
 	}
-	watcher := orcbrew.NewWatcher(js, &orcbrew.Options{MaxSize: cfg.orcbrewMax, Logger: log, Metrics: orcbrew.NewMetrics(reg)})
+	watcher := orcbrew.NewWatcher(js, &orcbrew.Options{MaxSize: cfg.orcbrewMax, Logger: log, Metrics: orcbrew.NewMetrics(reg), OnImport: cfg.onImport})
 
 	var dir string
 	if cfg.orcbrewDir != "" {

@@ -143,6 +143,19 @@ func runStandalone(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	srv := mcpserver.New(client, &mcpserver.Options{Logger: log, Version: version})
 	tell := &sessionLog{srv: srv.MCP(), log: log}
 	tellStart(srv.MCP(), state)
+	// A homebrew file that cannot be read is the client's business too.
+	cfg.ingest.onImport = func(st *lkv1.ImportState) {
+		switch st.GetStatus() {
+		case lkv1.ImportState_STATUS_FAILED:
+			tell.send(context.Background(), "warning", fmt.Sprintf("The OrcBrew file %s could not be imported: %s. Its previous version's content, if any, is kept; fix the file and save it again.", st.GetObject(), st.GetError()))
+		case lkv1.ImportState_STATUS_PARTIAL:
+			ws := st.GetWarnings()
+			if len(ws) > 3 {
+				ws = append(ws[:3:3], fmt.Sprintf("and %d more (lorekeeper status)", len(ws)-3))
+			}
+			tell.send(context.Background(), "warning", fmt.Sprintf("The OrcBrew file %s was imported in part: %s.", st.GetObject(), strings.Join(ws, "; ")))
+		}
+	}
 	state.listen(func(msg string) {
 		if msg != "" {
 			tell.send(context.Background(), "info", "LoreKeeper is starting: "+msg+".")

@@ -33,6 +33,10 @@ type Options struct {
 	// for a reason other than the file, doubled on each of up to 5 tries
 	// (default 1s).
 	RetryDelay time.Duration
+	// OnImport, if set, is told each import's outcome once its status is
+	// saved (OK, PARTIAL or FAILED): how a process tells its own clients
+	// that a file could not be read.
+	OnImport func(*lkv1.ImportState)
 }
 
 // Watcher imports the objects of the ORCBREW bucket: a new or changed
@@ -41,11 +45,12 @@ type Options struct {
 // did is kept per object in the state bucket (see StateKey), which also
 // makes it restartable: an object whose digest is recorded is not redone.
 type Watcher struct {
-	js      jetstream.JetStream
-	log     *slog.Logger
-	metrics *Metrics
-	parse   edn.Options
-	retry   time.Duration
+	js       jetstream.JetStream
+	log      *slog.Logger
+	metrics  *Metrics
+	parse    edn.Options
+	retry    time.Duration
+	onImport func(*lkv1.ImportState)
 }
 
 // NewWatcher returns a watcher of the ORCBREW bucket that publishes with
@@ -61,7 +66,7 @@ func NewWatcher(js jetstream.JetStream, opts *Options) *Watcher {
 	if o.RetryDelay <= 0 {
 		o.RetryDelay = time.Second
 	}
-	w := &Watcher{js: js, log: o.Logger, metrics: o.Metrics, retry: o.RetryDelay}
+	w := &Watcher{js: js, log: o.Logger, metrics: o.Metrics, retry: o.RetryDelay, onImport: o.OnImport}
 	if o.Parse != nil {
 		w.parse = *o.Parse
 	}
@@ -211,6 +216,7 @@ func (w *Watcher) sync(ctx context.Context, obs jetstream.ObjectStore, kv jetstr
 		}
 		w.metrics.outcome(OutcomeFailed)
 		w.log.Warn("orcbrew: import failed; previous entities kept", "object", name, "err", err, "kept", len(st.EntityKeys))
+		w.told(st)
 		return nil
 	}
 	st.Books, st.Counts, st.Warnings = f.Books, maps.Clone(f.Counts), f.Warnings
@@ -280,7 +286,14 @@ func (w *Watcher) sync(ctx context.Context, obs jetstream.ObjectStore, kv jetstr
 	w.metrics.entitiesPublished(st.Counts)
 	w.log.Info("orcbrew: imported", "object", name, "status", st.Status.String(), "entities", len(f.Entities),
 		"tombstoned", len(gone), "warnings", len(st.Warnings), "books", f.Books)
+	w.told(st)
 	return nil
+}
+
+func (w *Watcher) told(st *lkv1.ImportState) {
+	if w.onImport != nil {
+		w.onImport(st)
+	}
 }
 
 // remove tombstones everything the deleted object brought and forgets it.
