@@ -290,6 +290,12 @@ func TestStandalone_homebrewComesBack(t *testing.T) {
 	t.Logf("homebrew round trip: dropped -> served %v, deleted -> gone %v, dropped again -> served %v",
 		first.Round(time.Millisecond), removed.Round(time.Millisecond), again.Round(time.Millisecond))
 
+	// The command line says which server answered.
+	out, err := runCLI(t, bin, env, "docs")
+	if answered := fmt.Sprintf("process %d, data in %s", p.cmd.Process.Pid, dataDir); err != nil || !strings.Contains(out, "Answered by LoreKeeper") || !strings.Contains(out, answered) || !strings.Contains(out, "test-content-pack") {
+		t.Errorf("docs: err %v, output:\n%s\nwant the documents and %q", err, out, answered)
+	}
+
 	// A file that cannot be read: the client is told, and list_documents
 	// and homebrew_overview name the file and the error.
 	if err := os.WriteFile(filepath.Join(dataDir, "orcbrew", "broken.orcbrew"), data[:len(data)/2], 0o644); err != nil {
