@@ -114,7 +114,7 @@ func TestStandalone_stalledModelDownload(t *testing.T) {
 	for _, p := range pkgs {
 		total += p.Size
 	}
-	want := fmt.Sprintf("downloading the embedding model: %d of %d MB", stallAt>>20, total>>20)
+	want := fmt.Sprintf("downloading the embedding model: %d of %d MB", megabytes(stallAt), megabytes(total))
 
 	bin := buildBinary(t)
 	dataDir := t.TempDir()
@@ -160,7 +160,7 @@ func TestStandalone_stalledModelDownload(t *testing.T) {
 	if _, _, err := p.callTool(ctx, "search_dnd_content", map[string]any{"query": "fire"}, "t1"); err != nil {
 		t.Fatal(err)
 	}
-	wantProgress := fmt.Sprintf("%d/%d LoreKeeper is starting: %s", stallAt>>20, total>>20, want)
+	wantProgress := fmt.Sprintf("%d/%d LoreKeeper is starting: %s", megabytes(stallAt), megabytes(total), want)
 	waitUntilFor(t, 10*time.Second, "the progress notification", func() bool {
 		p.mu.Lock()
 		defer p.mu.Unlock()

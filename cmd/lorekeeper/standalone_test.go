@@ -349,7 +349,7 @@ func TestBackendConn(t *testing.T) {
 	client := lkv1.NewQueryServiceClient(b)
 	fireball := &lkv1.LookupSpellsRequest{Common: &lkv1.Common{Name: "fireball"}}
 
-	state.progress(40<<20, 112<<20)
+	state.progress(40e6, 112e6)
 	_, err := client.LookupSpells(t.Context(), fireball)
 	var nr *mcpserver.NotReadyError
 	if !errors.As(err, &nr) || !strings.Contains(nr.Reason, "downloading the embedding model: 40 of 112 MB") {

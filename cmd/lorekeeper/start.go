@@ -48,12 +48,12 @@ func (s *startState) set(msg string, long bool) {
 // progress is the model download's: done of total bytes.
 func (s *startState) progress(done, total int64) {
 	s.mu.Lock()
-	if done>>20 == s.done>>20 && total == s.total {
+	if megabytes(done) == megabytes(s.done) && total == s.total {
 		s.mu.Unlock()
 		return // the same whole MB
 	}
 	s.done, s.total, s.long = done, total, true
-	s.msg = fmt.Sprintf("downloading the embedding model: %d of %d MB", done>>20, total>>20)
+	s.msg = fmt.Sprintf("downloading the embedding model: %d of %d MB", megabytes(done), megabytes(total))
 	if done >= total {
 		s.msg = "converting the embedding model (once)"
 	}
@@ -91,6 +91,10 @@ func (s *startState) tellHeld() {
 		f(msg)
 	}
 }
+
+// megabytes rounds bytes to whole megabytes (10^6, as download sizes are
+// given).
+func megabytes(b int64) int64 { return (b + 500_000) / 1_000_000 }
 
 func (s *startState) changedLocked() {
 	close(s.changed)
@@ -243,7 +247,7 @@ func tellStart(srv *mcp.Server, state *startState) {
 				if p, ok := req.GetParams().(interface{ GetProgressToken() any }); ok && p.GetProgressToken() != nil {
 					n := &mcp.ProgressNotificationParams{ProgressToken: p.GetProgressToken(), Message: "LoreKeeper is starting: " + st.msg}
 					if st.total > 0 {
-						n.Progress, n.Total = float64(st.done>>20), float64(st.total>>20)
+						n.Progress, n.Total = float64(megabytes(st.done)), float64(megabytes(st.total))
 					}
 					_ = ss.NotifyProgress(ctx, n)
 				}
