@@ -186,8 +186,7 @@ func runStandalone(ctx context.Context, args []string, stdin io.Reader, stdout, 
 			// Whether anything is missing is known before the first
 			// answer: a warm start carries no loading warning.
 			complete := st.checkLoad(runCtx, lkv1.NewQueryServiceClient(st.local), tell, notice, time.Now())
-			state.set("", false)
-			_ = lock.setState("")
+			state.set("", false) // and in the lock file
 			backend.set(st.local, false)
 			if !complete {
 				st.watchLoad(runCtx, lkv1.NewQueryServiceClient(st.local), tell, notice)
@@ -258,6 +257,9 @@ func ownOrShare(ctx context.Context, dir string, backend *backendConn, state *st
 	}
 	defer conn.Close()
 	backend.set(conn, true)
+	// This process is not starting: the owner's service answers, or says
+	// why it does not (ownerState).
+	state.set("", false)
 	t := time.NewTicker(ownPoll)
 	defer t.Stop()
 	for {

@@ -204,11 +204,6 @@ func (b *backendConn) Invoke(ctx context.Context, method string, args, reply any
 		case <-ctx.Done():
 			return status.FromContextError(ctx.Err()).Err()
 		}
-		if conn != nil {
-			// Don't spin on a backend that keeps failing: wait for the
-			// next change, not the same one.
-			time.Sleep(50 * time.Millisecond)
-		}
 	}
 }
 
