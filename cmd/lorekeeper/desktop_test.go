@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -332,4 +334,70 @@ func TestStandalone_homebrewComesBack(t *testing.T) {
 		t.Errorf("a warm start with nothing missing warned: %q", warnings)
 	}
 	p.stop(t)
+}
+
+// TestStandalone_badLines writes raw lines to the standalone binary's
+// stdin: a line that is not JSON gets -32700, another "jsonrpc" version
+// -32600 with its id, and the session goes on (the server used to exit
+// with code 1 at the first such line).
+func TestStandalone_badLines(t *testing.T) {
+	bin := buildBinary(t)
+	cmd := exec.Command(bin, "mcp", "--standalone", "--open5e-endpoints", "v2/conditions")
+	cmd.Env = desktopEnv(t, t.TempDir(), testModelDir(t))
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	startChild(t, cmd)
+	lines := bufio.NewScanner(stdout)
+	lines.Buffer(make([]byte, 1<<20), 4<<20)
+	send := func(line string) map[string]any {
+		t.Helper()
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			t.Fatalf("write %q: %v\nstderr:\n%s", line, err, stderr.String())
+		}
+		if strings.Contains(line, `"notifications/`) {
+			return nil
+		}
+		for lines.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(lines.Bytes(), &m); err != nil {
+				t.Fatalf("stdout line %q is not JSON", lines.Text())
+			}
+			if _, ok := m["method"]; !ok { // a reply, not a notification
+				return m
+			}
+		}
+		t.Fatalf("after %q: stdout ended; the server exited\nstderr:\n%s", line, stderr.String())
+		return nil
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for _, c := range []struct {
+		line string
+		id   any
+		code float64
+	}{
+		{`not JSON at all`, nil, -32700},
+		{`{"jsonrpc":"1.0","id":7,"method":"tools/list"}`, float64(7), -32600},
+	} {
+		r := send(c.line)
+		e, _ := r["error"].(map[string]any)
+		if e == nil || e["code"] != c.code || r["id"] != c.id {
+			t.Errorf("%s: got %v, want id %v and code %v", c.line, r, c.id, c.code)
+		}
+		if r := send(`{"jsonrpc":"2.0","id":99,"method":"tools/list"}`); r["result"] == nil {
+			t.Fatalf("tools/list after %s: %v", c.line, r)
+		}
+	}
+	_ = stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("exit after stdin closed: %v\nstderr:\n%s", err, stderr.String())
+	}
 }
