@@ -384,3 +384,41 @@ func TestBackendConn(t *testing.T) {
 		t.Errorf("%d calls intercepted, want 1 (the one that reached the service)", n)
 	}
 }
+
+// TestTellStart: a client that subscribes to log messages after the state
+// was last told (a download that stalled before the client connected) is
+// told the state at once.
+func TestTellStart(t *testing.T) {
+	state := newStartState()
+	state.progress(40e6, 112e6) // told to nobody: no session yet
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	tellStart(srv, state)
+	got := make(chan string, 1)
+	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) { //nolint:staticcheck // see sessionLog
+			got <- toString(req.Params.Data)
+		},
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.Connect(t.Context(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := client.Connect(t.Context(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil { //nolint:staticcheck // see sessionLog
+		t.Fatal(err)
+	}
+	select {
+	case msg := <-got:
+		if want := "downloading the embedding model: 40 of 112 MB"; !strings.Contains(msg, want) {
+			t.Errorf("log message %q, want %q", msg, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("no log message after logging/setLevel")
+	}
+}
