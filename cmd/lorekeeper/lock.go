@@ -24,8 +24,6 @@ type lockInfo struct {
 	Command  string    `json:"command"`
 	GRPCAddr string    `json:"grpc_addr,omitempty"`
 	Started  time.Time `json:"started"`
-	// DataDir is the directory as the owner was given it (absolute).
-	DataDir string `json:"data_dir,omitempty"`
 	// State is what the owner is doing while it starts ("downloading the
 	// embedding model: 40 of 112 MB"); empty once its service answers.
 	State string `json:"state,omitempty"`
@@ -56,8 +54,7 @@ func lockDataDir(dir, command string) (*dataLock, error) {
 		}
 		return nil, fmt.Errorf("data directory lock: %w", err)
 	}
-	abs, _ := filepath.Abs(dir)
-	l := &dataLock{f: f, info: lockInfo{PID: os.Getpid(), Command: command, Started: time.Now().UTC(), DataDir: abs}}
+	l := &dataLock{f: f, info: lockInfo{PID: os.Getpid(), Command: command, Started: time.Now().UTC()}}
 	return l, l.update(func(*lockInfo) {})
 }
 

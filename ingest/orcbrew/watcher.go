@@ -216,7 +216,7 @@ func (w *Watcher) sync(ctx context.Context, obs jetstream.ObjectStore, kv jetstr
 		}
 		w.metrics.outcome(OutcomeFailed)
 		w.log.Warn("orcbrew: import failed; previous entities kept", "object", name, "err", err, "kept", len(st.EntityKeys))
-		w.told(st)
+		w.tell(st)
 		return nil
 	}
 	st.Books, st.Counts, st.Warnings = f.Books, maps.Clone(f.Counts), f.Warnings
@@ -286,11 +286,11 @@ func (w *Watcher) sync(ctx context.Context, obs jetstream.ObjectStore, kv jetstr
 	w.metrics.entitiesPublished(st.Counts)
 	w.log.Info("orcbrew: imported", "object", name, "status", st.Status.String(), "entities", len(f.Entities),
 		"tombstoned", len(gone), "warnings", len(st.Warnings), "books", f.Books)
-	w.told(st)
+	w.tell(st)
 	return nil
 }
 
-func (w *Watcher) told(st *lkv1.ImportState) {
+func (w *Watcher) tell(st *lkv1.ImportState) {
 	if w.onImport != nil {
 		w.onImport(st)
 	}
