@@ -186,8 +186,8 @@ func runStandalone(ctx context.Context, args []string, stdin io.Reader, stdout, 
 			// Whether anything is missing is known before the first
 			// answer: a warm start carries no loading warning.
 			complete := st.checkLoad(runCtx, lkv1.NewQueryServiceClient(st.local), tell, notice, time.Now())
-			state.set("", false) // and in the lock file
 			backend.set(st.local, false)
+			state.set("", false) // and in the lock file
 			if !complete {
 				st.watchLoad(runCtx, lkv1.NewQueryServiceClient(st.local), tell, notice)
 			}
