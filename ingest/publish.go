@@ -27,10 +27,9 @@ const (
 	OrcBrewBucket = "ORCBREW"
 	// DuplicateWindow is how long JetStream remembers a Nats-Msg-Id: long
 	// enough to absorb a retried publish or an ingest restarted mid-run.
-	// An upsert's ID changes after a tombstone of its key (UpsertMsg), but
-	// not when an Open5e record is edited A -> B -> A: the window is short
-	// so that only an edit back within it is dropped as a duplicate of the
-	// first A. Unchanged content outside it is caught by the resync state.
+	// Content that comes back within it (after a tombstone, or edited
+	// A -> B -> A) gets a new ID all the same (UpsertMsg's generation).
+	// Unchanged content outside it is caught by the resync state.
 	DuplicateWindow = 10 * time.Minute
 )
 
@@ -99,11 +98,12 @@ var ErrInvalidEntity = errors.New("invalid entity")
 // changes after a tombstone of the key and stays the same across retries:
 // the OrcBrew watcher passes the NUID of the object version it imports
 // (every put of an object gets a new one, and a deleted object comes back
-// only by a new put); the Open5e fetcher passes the stream sequence of the
-// tombstone it published when the endpoint stopped listing the entity,
-// kept in its resync state until the entity is listed again, and "" for an
-// entity it never tombstoned. Tombstones need no generation: their ID
-// includes the time (TombstoneMsg).
+// only by a new put); the Open5e fetcher passes how many times the
+// entity's content changed or it was tombstoned, counted in its resync
+// state as each is published ("" for an entity published once), so that
+// an entity restored, or edited back (A -> B -> A), gets a new ID and a
+// failed publish retried the same. Tombstones need no generation: their
+// ID includes the time (TombstoneMsg).
 func UpsertMsg(e *lkv1.Entity, generation string, now time.Time) (*nats.Msg, error) {
 	if e.GetKey() == "" || e.GetKind() == lkv1.Kind_KIND_UNSPECIFIED || e.GetDocument().GetSource() == lkv1.Source_SOURCE_UNSPECIFIED {
 		return nil, fmt.Errorf("%w: %q needs a key, a kind and a source", ErrInvalidEntity, e.GetKey())

@@ -360,7 +360,7 @@ NATS, the state of each Open5e endpoint's sync and each OrcBrew import.`, stderr
 			report.Node, _ = protojson.Marshal(node)
 		}
 		for _, s := range syncs {
-			s.Entities, s.Tombstones = nil, nil // thousands of hashes; not for people
+			s.Entities, s.Generations = nil, nil // thousands of hashes; not for people
 			b, _ := protojson.Marshal(s)
 			report.Syncs = append(report.Syncs, b)
 		}

@@ -211,7 +211,7 @@ func nodeIngestState(ctx context.Context, js jetstream.JetStream) *lkv1.NodeInge
 		out.Error = err.Error()
 	}
 	for _, s := range syncs {
-		s.EntityCount, s.Entities, s.Tombstones = uint64(len(s.GetEntities())), nil, nil
+		s.EntityCount, s.Entities, s.Generations = uint64(len(s.GetEntities())), nil, nil
 	}
 	for _, s := range imports {
 		s.EntityKeys = nil

@@ -350,8 +350,8 @@ func TestFetcher_Sync_removedAndRestored(t *testing.T) {
 		if len(evs) != 1 || evs[0].GetTombstone().GetKey() != fireball {
 			t.Fatalf("round %d, removed: %d events %v, want fireball's tombstone", round, len(evs), evs)
 		}
-		if _, ok := state(t, js, "sync.v2.spells").GetTombstones()[fireball]; !ok {
-			t.Errorf("round %d: the state keeps no tombstone of fireball", round)
+		if _, ok := state(t, js, "sync.v2.spells").GetGenerations()[fireball]; !ok {
+			t.Errorf("round %d: the state keeps no generation of the removed fireball", round)
 		}
 		next++
 
@@ -364,14 +364,38 @@ func TestFetcher_Sync_removedAndRestored(t *testing.T) {
 		if tot := sum.Totals(); tot.New != 1 || tot.Errors != 0 {
 			t.Errorf("round %d, restored: summary %s", round, tot)
 		}
-		if _, ok := state(t, js, "sync.v2.spells").GetTombstones()[fireball]; ok {
-			t.Errorf("round %d: the state still keeps fireball's tombstone once it is listed again", round)
-		}
 		next++
 	}
 	mustSync(t, f)
 	if got := streamMsgs(t, js); got != next-1 {
 		t.Errorf("a run that changes nothing: stream holds %d messages, want %d", got, next-1)
+	}
+}
+
+// A record edited and edited back within the duplicate window ends as it
+// began: the second upsert of the first content is published, not dropped
+// as a duplicate of the first.
+func TestFetcher_Sync_editedBack(t *testing.T) {
+	js := ingesttest.JetStream(t, nil)
+	up := newUpstream(t)
+	f := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/spells")})
+	mustSync(t, f)
+	next := streamMsgs(t, js) + 1
+	original := state(t, js, "sync.v2.spells").GetEntities()[fireball]
+	for _, c := range []struct {
+		name string
+		edit func(string, json.RawMessage) json.RawMessage
+	}{{"edited", editFireball}, {"edited back", nil}, {"edited again", editFireball}} {
+		up.set(nil, c.edit, nil)
+		mustSync(t, f)
+		evs := events(t, js, next)
+		if len(evs) != 1 || evs[0].GetUpsert().GetKey() != fireball {
+			t.Fatalf("%s: %d events, want fireball's upsert", c.name, len(evs))
+		}
+		next++
+	}
+	if got := events(t, js, next-2)[0].GetUpsert().GetContentHash(); got != original {
+		t.Errorf("edited back: hash %s, want the original %s", got, original)
 	}
 }
 

@@ -260,7 +260,7 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 		toPublish = append(toPublish, e)
 	}
 	var pubErr error
-	errs := r.publishAll(ctx, toPublish, st.Tombstones)
+	errs := r.publishAll(ctx, toPublish, st)
 	for i, e := range toPublish {
 		if errs[i] != nil {
 			es.Errors++
@@ -275,8 +275,10 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 		} else {
 			es.New++
 		}
+		if _, had := st.GetGenerations()[e.Key]; had || outcome == "changed" {
+			bumpGeneration(st, e.Key)
+		}
 		st.Entities[e.Key] = e.ContentHash
-		delete(st.Tombstones, e.Key)
 		f.opts.Metrics.publishedAdd(e.Kind.Slug(), e.Document.GetKey(), outcome)
 	}
 
@@ -305,17 +307,13 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 	}
 	sort.Strings(gone)
 	for _, k := range gone {
-		seq, err := r.tombstone(ctx, ep, k)
-		if err != nil {
+		if err := r.tombstone(ctx, ep, k); err != nil {
 			es.Errors++
 			pubErr = errors.Join(pubErr, err)
 			continue
 		}
 		delete(st.Entities, k)
-		if st.Tombstones == nil {
-			st.Tombstones = map[string]uint64{}
-		}
-		st.Tombstones[k] = seq
+		bumpGeneration(st, k)
 		es.Removed++
 	}
 	if pubErr != nil {
@@ -331,17 +329,22 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 }
 
 // publishAll publishes upserts of es through one publish window and
-// returns each one's error (nil when the stream acked it). tombstones holds
-// the stream sequence of each key's last tombstone, its upsert's generation.
-func (r *run) publishAll(ctx context.Context, es []*lkv1.Entity, tombstones map[string]uint64) []error {
+// returns each one's error (nil when the stream acked it). An entity that
+// was published before (changed, or restored after a tombstone) gets the
+// next of its generations in st as its upsert's generation
+// (ingest.UpsertMsg), so that content coming back within the duplicate
+// window is not dropped as a duplicate of its earlier upsert; a retry
+// finds the same count and is.
+func (r *run) publishAll(ctx context.Context, es []*lkv1.Entity, st *lkv1.EndpointState) []error {
 	errs := make([]error, len(es))
 	msgs := make([]*nats.Msg, 0, len(es))
 	built := make([]int, 0, len(es)) // msgs[j] is the upsert of es[built[j]]
 	now := time.Now()
 	for i, e := range es {
 		var gen string
-		if seq, ok := tombstones[e.Key]; ok {
-			gen = "tombstone " + strconv.FormatUint(seq, 10)
+		n, had := st.GetGenerations()[e.Key]
+		if _, changed := st.GetEntities()[e.Key]; had || changed {
+			gen = strconv.FormatUint(n+1, 10)
 		}
 		m, err := ingest.UpsertMsg(e, gen, now)
 		if err != nil {
@@ -357,8 +360,15 @@ func (r *run) publishAll(ctx context.Context, es []*lkv1.Entity, tombstones map[
 	return errs
 }
 
-// tombstone publishes key's tombstone and returns its stream sequence.
-func (r *run) tombstone(ctx context.Context, ep Endpoint, key string) (uint64, error) {
+// bumpGeneration counts a published change or tombstone of key.
+func bumpGeneration(st *lkv1.EndpointState, key string) {
+	if st.Generations == nil {
+		st.Generations = map[string]uint64{}
+	}
+	st.Generations[key]++
+}
+
+func (r *run) tombstone(ctx context.Context, ep Endpoint, key string) error {
 	kind := ep.Kind
 	if p, ok := lkv1.ParseEntityKey(key); ok {
 		kind = p.Kind
@@ -367,15 +377,14 @@ func (r *run) tombstone(ctx context.Context, ep Endpoint, key string) (uint64, e
 		Key: key, Kind: kind, Source: ep.Source(), Reason: "removed from " + ep.Path(),
 	}, time.Now())
 	if err != nil {
-		return 0, err
+		return err
 	}
-	ack, err := r.f.js.PublishMsg(ctx, m)
-	if err != nil {
+	if _, err := r.f.js.PublishMsg(ctx, m); err != nil {
 		r.f.opts.Metrics.publishedAdd(kind.Slug(), docOf(key), "failed")
-		return 0, fmt.Errorf("publish tombstone %s: %w", key, err)
+		return fmt.Errorf("publish tombstone %s: %w", key, err)
 	}
 	r.f.opts.Metrics.publishedAdd(kind.Slug(), docOf(key), "removed")
-	return ack.Sequence, nil
+	return nil
 }
 
 func docOf(key string) string {

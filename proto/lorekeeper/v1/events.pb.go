@@ -355,12 +355,13 @@ type EndpointState struct {
 	BackoffUntil *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=backoff_until,json=backoffUntil,proto3" json:"backoff_until,omitempty"`
 	// Counts of the last run.
 	LastCounts *SyncCounts `protobuf:"bytes,8,opt,name=last_counts,json=lastCounts,proto3" json:"last_counts,omitempty"`
-	// Entity key -> stream sequence of the tombstone published when the
-	// endpoint stopped listing the entity; dropped once it is listed again.
-	// Its next upsert carries the sequence in its Nats-Msg-Id
-	// (ingest.UpsertMsg's generation), so that JetStream does not drop it as
-	// a duplicate of the upsert before the tombstone.
-	Tombstones map[string]uint64 `protobuf:"bytes,9,rep,name=tombstones,proto3" json:"tombstones,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// Entity key -> how many times its content changed or it was tombstoned,
+	// as published (kept after a tombstone; entities never changed have no
+	// entry). An upsert after the first carries the next count in its
+	// Nats-Msg-Id (ingest.UpsertMsg's generation), so that JetStream drops a
+	// retry but not content that comes back within the duplicate window
+	// (restored after a tombstone, or edited A -> B -> A).
+	Generations map[string]uint64 `protobuf:"bytes,9,rep,name=generations,proto3" json:"generations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// len(entities), set where entities is left out (a node's Status).
 	EntityCount   uint64 `protobuf:"varint,70,opt,name=entity_count,json=entityCount,proto3" json:"entity_count,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -453,9 +454,9 @@ func (x *EndpointState) GetLastCounts() *SyncCounts {
 	return nil
 }
 
-func (x *EndpointState) GetTombstones() map[string]uint64 {
+func (x *EndpointState) GetGenerations() map[string]uint64 {
 	if x != nil {
-		return x.Tombstones
+		return x.Generations
 	}
 	return nil
 }
@@ -698,7 +699,7 @@ const file_lorekeeper_v1_events_proto_rawDesc = "" +
 	"\n" +
 	"deliveries\x18\x05 \x01(\rR\n" +
 	"deliveries\x127\n" +
-	"\tfailed_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\bfailedAt\"\x92\x05\n" +
+	"\tfailed_at\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\bfailedAt\"\x96\x05\n" +
 	"\rEndpointState\x12\x1a\n" +
 	"\bendpoint\x18\x01 \x01(\tR\bendpoint\x12\x16\n" +
 	"\x06digest\x18\x02 \x01(\tR\x06digest\x12F\n" +
@@ -709,15 +710,13 @@ const file_lorekeeper_v1_events_proto_rawDesc = "" +
 	"last_error\x18\x06 \x01(\tR\tlastError\x12?\n" +
 	"\rbackoff_until\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\fbackoffUntil\x12:\n" +
 	"\vlast_counts\x18\b \x01(\v2\x19.lorekeeper.v1.SyncCountsR\n" +
-	"lastCounts\x12L\n" +
-	"\n" +
-	"tombstones\x18\t \x03(\v2,.lorekeeper.v1.EndpointState.TombstonesEntryR\n" +
-	"tombstones\x12!\n" +
+	"lastCounts\x12O\n" +
+	"\vgenerations\x18\t \x03(\v2-.lorekeeper.v1.EndpointState.GenerationsEntryR\vgenerations\x12!\n" +
 	"\fentity_count\x18F \x01(\x04R\ventityCount\x1a;\n" +
 	"\rEntitiesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a=\n" +
-	"\x0fTombstonesEntry\x12\x10\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
+	"\x10GenerationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xc0\x01\n" +
 	"\n" +
@@ -773,7 +772,7 @@ var file_lorekeeper_v1_events_proto_goTypes = []any{
 	(*SyncCounts)(nil),            // 5: lorekeeper.v1.SyncCounts
 	(*ImportState)(nil),           // 6: lorekeeper.v1.ImportState
 	nil,                           // 7: lorekeeper.v1.EndpointState.EntitiesEntry
-	nil,                           // 8: lorekeeper.v1.EndpointState.TombstonesEntry
+	nil,                           // 8: lorekeeper.v1.EndpointState.GenerationsEntry
 	nil,                           // 9: lorekeeper.v1.ImportState.CountsEntry
 	(*Entity)(nil),                // 10: lorekeeper.v1.Entity
 	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
@@ -792,7 +791,7 @@ var file_lorekeeper_v1_events_proto_depIdxs = []int32{
 	11, // 8: lorekeeper.v1.EndpointState.last_attempt:type_name -> google.protobuf.Timestamp
 	11, // 9: lorekeeper.v1.EndpointState.backoff_until:type_name -> google.protobuf.Timestamp
 	5,  // 10: lorekeeper.v1.EndpointState.last_counts:type_name -> lorekeeper.v1.SyncCounts
-	8,  // 11: lorekeeper.v1.EndpointState.tombstones:type_name -> lorekeeper.v1.EndpointState.TombstonesEntry
+	8,  // 11: lorekeeper.v1.EndpointState.generations:type_name -> lorekeeper.v1.EndpointState.GenerationsEntry
 	0,  // 12: lorekeeper.v1.ImportState.status:type_name -> lorekeeper.v1.ImportState.Status
 	9,  // 13: lorekeeper.v1.ImportState.counts:type_name -> lorekeeper.v1.ImportState.CountsEntry
 	11, // 14: lorekeeper.v1.ImportState.imported_at:type_name -> google.protobuf.Timestamp
