@@ -97,12 +97,22 @@ type run struct {
 	eps []Endpoint
 	// v1: v1 endpoints read early for a supplement, read once per run.
 	v1 map[Endpoint]EndpointResult
+	// republish: the state is not of this stream (checkStream), so every
+	// entity is published as new.
+	republish bool
 }
 
 func (r *run) do(ctx context.Context) error {
 	f := r.f
 	eps := r.eps
 	now := time.Now()
+
+	republish, created, err := r.checkStream(ctx)
+	if err != nil {
+		return err
+	}
+	r.republish = republish
+	skipped := false
 
 	cat, catErr := FetchCatalog(ctx, f.client)
 	if ctx.Err() != nil {
@@ -134,6 +144,9 @@ func (r *run) do(ctx context.Context) error {
 			errs = append(errs, err)
 			continue
 		}
+		if r.republish {
+			st.Entities = nil
+		}
 		es := EndpointSummary{Endpoint: ep.Path()}
 		switch {
 		case catErr != nil:
@@ -141,7 +154,7 @@ func (r *run) do(ctx context.Context) error {
 			es.Errors = 1
 			r.failed(st, now, catErr, true)
 		case st.GetBackoffUntil() != nil && now.Before(st.GetBackoffUntil().AsTime()):
-			es.Skipped = true
+			es.Skipped, skipped = true, true
 			es.Err = fmt.Errorf("backing off until %s after: %s", st.GetBackoffUntil().AsTime().Format(time.RFC3339), st.GetLastError())
 		default:
 			r.syncEndpoint(ctx, ep, i, len(eps), cat, st, v2Keys, &es)
@@ -174,6 +187,12 @@ func (r *run) do(ctx context.Context) error {
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+	}
+	if len(errs) == 0 && !skipped && len(eps) == len(f.opts.Endpoints) {
+		// Every endpoint's state now describes this stream.
+		if _, err := r.kv.Put(context.WithoutCancel(ctx), StreamKey, []byte(created.Format(time.RFC3339Nano))); err != nil {
+			errs = append(errs, fmt.Errorf("record the stream of the resync state: %w", err))
 		}
 	}
 	return errors.Join(errs...)
