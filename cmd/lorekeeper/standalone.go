@@ -164,7 +164,7 @@ func runStandalone(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		st, err = startStandalone(runCtx, &cfg, lock, stderr, log, tell)
 		if err == nil {
 			nodeUp.open(st.local)
-			st.watchLoad(runCtx, client, tell, notice)
+			go st.watchLoad(st.sup.Context(), client, tell, notice)
 			<-st.sup.Context().Done()
 			if runCtx.Err() == nil {
 				// A role failed: stop, and say why.
@@ -244,6 +244,7 @@ func runShared(ctx context.Context, dir string, stdin io.Reader, stdout io.Write
 // standaloneStack is everything but MCP: in-process NATS, the node, ingest.
 type standaloneStack struct {
 	local   grpc.ClientConnInterface // the query service, in process
+	node    *runningNode
 	js      jetstream.JetStream
 	sup     *supervisor
 	closers closers
@@ -291,7 +292,7 @@ func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock,
 		return nil, err
 	}
 	st.closers.push(node.close)
-	st.local = node.local
+	st.local, st.node = node.local, node
 	if err := lock.setGRPCAddr(node.grpcAddr); err != nil {
 		return nil, err
 	}
@@ -310,29 +311,46 @@ func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock,
 
 // watchLoad tells the client how the load goes until it is complete: the
 // first resync has finished publishing and the node has stored everything.
-// Later starts are complete at once.
+// Later starts are complete at once, unless the node rebuilds its store
+// from the stream (a damaged or lost store, or a lost stream): the client
+// hears of that, and of its end, whenever it happens.
 func (s *standaloneStack) watchLoad(ctx context.Context, client lkv1.QueryServiceClient, tell *sessionLog, notice *loadNotice) {
 	start := time.Now()
 	var last string
+	complete := false
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
 		status, err := client.Status(ctx, &lkv1.StatusRequest{})
 		if err == nil {
 			published := s.resynced(ctx)
-			if published && status.GetPending() == 0 {
+			rebuilding := s.node.rebuilding()
+			switch {
+			case rebuilding != "":
+				complete = false
+				msg := fmt.Sprintf("LoreKeeper is rebuilding its store from the stream (%s): %d entities stored, %d waiting. Answers are incomplete until it finishes.",
+					rebuilding, status.GetEntities(), status.GetPending())
+				notice.set(fmt.Sprintf("LoreKeeper is rebuilding its store (%d entities stored, %d waiting): results may be incomplete until it finishes.",
+					status.GetEntities(), status.GetPending()))
+				if msg != last {
+					last = msg
+					tell.send(ctx, "warning", msg)
+				}
+			case complete:
+			case published && status.GetPending() == 0 && s.node.ready(ctx) == nil:
+				complete, last = true, ""
 				notice.set("")
 				tell.send(ctx, "info", fmt.Sprintf("LoreKeeper is ready: %d entities stored and searchable.", status.GetEntities()))
 				tell.log.Info("load complete", "entities", status.GetEntities(), "took", time.Since(start).Round(time.Millisecond))
-				return
-			}
-			msg := fmt.Sprintf("LoreKeeper is loading its content: %d entities stored, %d waiting to be embedded. Answers are incomplete until it finishes (first start only).",
-				status.GetEntities(), status.GetPending())
-			notice.set(fmt.Sprintf("LoreKeeper is still loading its content (%d entities stored, %d waiting): results may be incomplete until it finishes, in a minute or a few.",
-				status.GetEntities(), status.GetPending()))
-			if msg != last {
-				last = msg
-				tell.send(ctx, "info", msg)
+			default:
+				msg := fmt.Sprintf("LoreKeeper is loading its content: %d entities stored, %d waiting to be embedded. Answers are incomplete until it finishes (first start only).",
+					status.GetEntities(), status.GetPending())
+				notice.set(fmt.Sprintf("LoreKeeper is still loading its content (%d entities stored, %d waiting): results may be incomplete until it finishes, in a minute or a few.",
+					status.GetEntities(), status.GetPending()))
+				if msg != last {
+					last = msg
+					tell.send(ctx, "info", msg)
+				}
 			}
 		}
 		select {
