@@ -76,7 +76,10 @@ type Options struct {
 	EntityCache int
 	// InMemory runs Badger without a directory (tests, benchmarks).
 	InMemory bool
-	Logger   *slog.Logger
+	// TablesVerified skips the verification of the table files at Open:
+	// the caller has just verified them (RecordedModel does).
+	TablesVerified bool
+	Logger         *slog.Logger
 }
 
 // Write is one change Apply makes: an upsert of Entity with its Vector (nil
@@ -189,7 +192,7 @@ func Open(dir string, idx *vectorindex.Index, opts *Options) (*Store, error) {
 	if opts.InMemory {
 		bopts = badger.DefaultOptions("").WithInMemory(true).WithLogger(nil)
 	}
-	db, err := openBadger(bopts, !opts.InMemory)
+	db, err := openBadger(bopts, !opts.InMemory && !opts.TablesVerified, logger)
 	if err != nil {
 		return nil, fmt.Errorf("open badger in %q: %w", dir, err)
 	}
@@ -754,13 +757,14 @@ func payload(e *lkv1.Entity) vectorindex.Payload {
 // RecordedModel returns the model recorded in the store at dir (zero when
 // there is no store yet or no model recorded), without loading the store: a
 // node reads it to decide whether its vectors must be re-embedded before it
-// opens the store for real.
+// opens the store for real. It verifies the store's tables as Open does
+// (ErrDamaged), so that Open may skip it (Options.TablesVerified).
 func RecordedModel(dir string) (ModelInfo, error) {
 	var m ModelInfo
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return m, nil
 	}
-	db, err := openBadger(badger.DefaultOptions(dir).WithLogger(nil), true)
+	db, err := openBadger(badger.DefaultOptions(dir).WithLogger(nil), true, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return m, fmt.Errorf("open store %s: %w", dir, err)
 	}

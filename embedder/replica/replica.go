@@ -177,6 +177,7 @@ func Open(ctx context.Context, js jetstream.JetStream, dir string, opts *Options
 	// replica serves; its old vectors must not reach the new index meanwhile.
 	// A damaged store is set aside and rebuilt from the stream.
 	var damaged error
+	verifyStart := time.Now()
 	prev, err := badgerstore.RecordedModel(dir)
 	if errors.Is(err, badgerstore.ErrDamaged) {
 		damaged = err
@@ -188,12 +189,17 @@ func Open(ctx context.Context, js jetstream.JetStream, dir string, opts *Options
 		return nil, err
 	}
 	reembed := prev.Name != "" && (prev.Name != info.Name || prev.Dimensions != info.Dimensions)
+	if damaged == nil {
+		log.Info("store files verified", "dir", dir, "took", time.Since(verifyStart).Round(time.Millisecond))
+	}
 	sopts := &badgerstore.Options{
 		Logger: log, Model: info.Name,
 		// Qdrant keeps its points itself; the embedded index is reloaded.
 		NoIndexReload: reembed || idx.Backend() != "embedded",
+		// RecordedModel verified them; a store set aside is new.
+		TablesVerified: true,
 	}
-	verifyStart := time.Now()
+	openStart := time.Now()
 	r.store, err = badgerstore.Open(dir, idx, sopts)
 	if errors.Is(err, badgerstore.ErrDamaged) {
 		damaged = err
@@ -210,7 +216,7 @@ func Open(ctx context.Context, js jetstream.JetStream, dir string, opts *Options
 		return nil, err
 	}
 	r.closers = append(r.closers, r.store.Close)
-	log.Info("store opened and verified", "entities", r.store.Stats().Entities, "took", time.Since(verifyStart).Round(time.Millisecond))
+	log.Info("store opened", "entities", r.store.Stats().Entities, "took", time.Since(openStart).Round(time.Millisecond))
 
 	var embed natsconsume.Model = r.model
 	if o.Embedder != nil {
