@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -231,4 +232,43 @@ func TestStreamWatch_Readiness(t *testing.T) {
 	if err := w.check(ctx); err != nil {
 		t.Errorf("after the resync: %v, want ready", err)
 	}
+}
+
+// TestStandalone_rebuildsALostStore covers row 2 of issue 24 for the
+// desktop setup: the store deleted between two starts, the standalone
+// server tells its client it is rebuilding from the stream, and only then
+// that it is ready, with as many entities as before (it once said "ready:
+// 0 entities").
+func TestStandalone_rebuildsALostStore(t *testing.T) {
+	bin := buildBinary(t)
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "LOREKEEPER_MODEL_DIR=" + testModelDir(t)}
+	dataDir := filepath.Join(home, ".local", "share", "lorekeeper")
+	readyCount := func(p *desktopProcess) string {
+		t.Helper()
+		waitUntilFor(t, 5*time.Minute, "the ready message", func() bool { return p.logged("LoreKeeper is ready") })
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, l := range p.logs {
+			if strings.HasPrefix(l, "LoreKeeper is ready") {
+				return l
+			}
+		}
+		return ""
+	}
+	first := startDesktopSyncing(t, bin, env, "v2/conditions")
+	want := readyCount(first)
+	first.stop(t)
+	if err := os.RemoveAll(filepath.Join(dataDir, "badger")); err != nil {
+		t.Fatal(err)
+	}
+	second := startDesktopSyncing(t, bin, env, "v2/conditions")
+	got := readyCount(second)
+	if got != want {
+		t.Errorf("after the store was deleted: %q, want %q as before", got, want)
+	}
+	if !second.logged("rebuilding its store from the stream") {
+		t.Errorf("the client was never told of the rebuild; messages: %q", second.logs)
+	}
+	second.stop(t)
 }

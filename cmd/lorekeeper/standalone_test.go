@@ -72,11 +72,17 @@ func (p *desktopProcess) logged(substr string) bool {
 
 func startDesktop(t *testing.T, bin string, env []string) *desktopProcess {
 	t.Helper()
-	p := &desktopProcess{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
 	// The desktop command line, and one flag: only the v2 spells are synced
 	// (the whole catalogue takes minutes to embed on a shared machine and
 	// proves nothing more here; the note measures it).
-	p.cmd = exec.Command(bin, "mcp", "--standalone", "--open5e-endpoints", "v2/spells")
+	return startDesktopSyncing(t, bin, env, "v2/spells")
+}
+
+// startDesktopSyncing is startDesktop syncing only endpoints.
+func startDesktopSyncing(t *testing.T, bin string, env []string, endpoints string) *desktopProcess {
+	t.Helper()
+	p := &desktopProcess{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	p.cmd = exec.Command(bin, "mcp", "--standalone", "--open5e-endpoints", endpoints)
 	p.cmd.Env = env
 	p.cmd.Dir = "/" // desktop clients start servers anywhere
 	p.cmd.Stderr = p.stderr

@@ -133,6 +133,10 @@ func verifyTables(dir string, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	if _, err := os.Stat(filepath.Join(dir, "MANIFEST")); errors.Is(err, os.ErrNotExist) && len(files) > 0 {
+		// Badger would start afresh and delete every table it finds.
+		return fmt.Errorf("its MANIFEST is missing (%d table files without it)", len(files))
+	}
 	var size int64
 	def := badger.DefaultOptions("")
 	topts := table.Options{

@@ -136,6 +136,11 @@ func TestOpen_Damaged(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{"MANIFEST deleted", func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, "MANIFEST")); err != nil {
+				t.Fatal(err)
+			}
+		}},
 		{"fewer entities than recorded", func(t *testing.T, dir string) {
 			s, err := badgerstore.Open(dir, nil, nil)
 			if err != nil {

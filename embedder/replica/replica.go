@@ -175,13 +175,21 @@ func Open(ctx context.Context, js jetstream.JetStream, dir string, opts *Options
 
 	// A store whose vectors another model made is re-embedded before the
 	// replica serves; its old vectors must not reach the new index meanwhile.
-	// A damaged store is set aside and rebuilt from the stream.
+	// A damaged store is set aside and rebuilt from the stream, and what
+	// the vector index holds of it (a backend that keeps its points, or a
+	// partial load) goes with it.
 	var damaged error
+	setAside := func(err error) error {
+		damaged = err
+		if err := r.setAside(err); err != nil {
+			return err
+		}
+		return clearIndex(ctx, idx)
+	}
 	verifyStart := time.Now()
 	prev, err := badgerstore.RecordedModel(dir)
 	if errors.Is(err, badgerstore.ErrDamaged) {
-		damaged = err
-		if err := r.setAside(err); err != nil {
+		if err := setAside(err); err != nil {
 			return nil, err
 		}
 		prev = badgerstore.ModelInfo{}
@@ -202,12 +210,7 @@ func Open(ctx context.Context, js jetstream.JetStream, dir string, opts *Options
 	openStart := time.Now()
 	r.store, err = badgerstore.Open(dir, idx, sopts)
 	if errors.Is(err, badgerstore.ErrDamaged) {
-		damaged = err
-		if err := r.setAside(err); err != nil {
-			return nil, err
-		}
-		// What a partial load put into the index goes with the store.
-		if err := clearIndex(ctx, idx); err != nil {
+		if err := setAside(err); err != nil {
 			return nil, err
 		}
 		r.store, err = badgerstore.Open(dir, idx, sopts)
