@@ -109,7 +109,10 @@ func (r *run) do(ctx context.Context) error {
 
 	republish, created, err := r.checkStream(ctx)
 	if err != nil {
-		return err
+		// The endpoints fail on publishing if NATS is the trouble; the
+		// next run checks again.
+		f.log.Warn("could not check the resync state against the stream", "err", err)
+		created = time.Time{}
 	}
 	r.republish = republish
 	skipped := false
@@ -189,7 +192,7 @@ func (r *run) do(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	if len(errs) == 0 && !skipped && len(eps) == len(f.opts.Endpoints) {
+	if len(errs) == 0 && !skipped && !created.IsZero() && len(eps) == len(f.opts.Endpoints) {
 		// Every endpoint's state now describes this stream.
 		if _, err := r.kv.Put(context.WithoutCancel(ctx), StreamKey, []byte(created.Format(time.RFC3339Nano))); err != nil {
 			errs = append(errs, fmt.Errorf("record the stream of the resync state: %w", err))
