@@ -24,7 +24,6 @@ import (
 
 	"lorekeeper.dev/embedder/modelfile"
 	"lorekeeper.dev/ingest"
-	"lorekeeper.dev/ingest/open5e"
 	"lorekeeper.dev/mcpserver"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
@@ -243,11 +242,14 @@ func runShared(ctx context.Context, dir string, stdin io.Reader, stdout io.Write
 
 // standaloneStack is everything but MCP: in-process NATS, the node, ingest.
 type standaloneStack struct {
-	local   grpc.ClientConnInterface // the query service, in process
-	node    *runningNode
-	js      jetstream.JetStream
-	sup     *supervisor
-	closers closers
+	local grpc.ClientConnInterface // the query service, in process
+	node  *runningNode
+	// catalogue is up's catalogue check: the first resync has reached
+	// every endpoint and the node has stored what it published.
+	catalogue func(context.Context) error
+	js        jetstream.JetStream
+	sup       *supervisor
+	closers   closers
 }
 
 func (s *standaloneStack) close() error {
@@ -306,6 +308,7 @@ func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock,
 		return nil, err
 	}
 	st.closers.push(ing.close)
+	st.catalogue = (&catalogueCheck{js: st.js, fetcher: ing.fetcher, durable: cfg.node.durable}).check
 	return st, nil
 }
 
@@ -323,7 +326,9 @@ func (s *standaloneStack) watchLoad(ctx context.Context, client lkv1.QueryServic
 	for {
 		status, err := client.Status(ctx, &lkv1.StatusRequest{})
 		if err == nil {
-			published := s.resynced(ctx)
+			// Not the consumer's lag alone: read before the resync
+			// published, it would say there is nothing to store.
+			published := s.catalogue(ctx) == nil
 			rebuilding := s.node.rebuilding()
 			switch {
 			case rebuilding != "":
@@ -359,16 +364,6 @@ func (s *standaloneStack) watchLoad(ctx context.Context, client lkv1.QueryServic
 		case <-t.C:
 		}
 	}
-}
-
-// resynced reports whether an Open5e resync has finished at least once.
-func (s *standaloneStack) resynced(ctx context.Context) bool {
-	kv, err := s.js.KeyValue(ctx, ingest.StateBucket)
-	if err != nil {
-		return false
-	}
-	_, err = kv.Get(ctx, open5e.LastRunKey)
-	return err == nil
 }
 
 // sessionLog sends log messages to every connected MCP client (those that
