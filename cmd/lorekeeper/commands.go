@@ -173,9 +173,11 @@ two resyncs from running at once.`, stderr)
 	sup := newSupervisor(ctx, p.logger)
 	var cl closers
 	cl.push(func(context.Context) error { p.close(); return nil })
+	ing.replicas = p.nats.replicas
 	ri, err := startIngest(sup.Context(), sup, p.js, &ing, p.reg, p.logger)
 	if err == nil {
 		cl.push(ri.close)
+		p.ready.add("stream", ri.stream)
 		<-sup.Context().Done()
 		p.logger.Info("shutting down")
 	}

@@ -50,6 +50,7 @@ type nodeFlags struct {
 	replicas      int
 	semanticWait  time.Duration
 	maxLag        int
+	minFree       int64
 	tls           serverTLSFlags
 	// embedder, if set, wraps what the consumer embeds with (not a flag:
 	// tests share one cache of the model's vectors between nodes).
@@ -68,6 +69,7 @@ func (n *nodeFlags) register(fs *flagSet) {
 	fs.String(&n.durable, "consumer", "embedder", "the durable consumer's name: one per node, since each keeps its own replica")
 	fs.Duration(&n.semanticWait, "semantic-timeout", 2*time.Second, "how long semantic ranking may take before a query falls back to keywords")
 	fs.Int(&n.maxLag, "ready-max-pending", 1000, "report not ready while more stream messages than this wait to be stored (0: never)")
+	fs.ByteSize(&n.minFree, "min-free-space", defaultMinFree, "stop storing entities, and report not ready, while the data directory's disk has less free space than this (0: never); storing resumes when space is freed")
 	n.tls.register(fs)
 }
 
@@ -126,9 +128,18 @@ func loadMemory(lookup func(string) (string, bool)) (caughtUp func()) {
 	}
 }
 
+// defaultMinFree is --min-free-space's default: room for what Badger
+// writes beyond a batch (a memtable file of 16 MiB, its flush into a
+// table, the compactions that follow).
+const defaultMinFree = 64 << 20
+
 // runningNode is a started node role.
 type runningNode struct {
-	grpcAddr string
+	// ready is the replica's readiness (replica.Replica.Ready) and
+	// rebuilding why it is being rebuilt from the stream ("" if it is not).
+	ready      func(context.Context) error
+	rebuilding func() string
+	grpcAddr   string
 	// local calls the query service in this process, as its gRPC
 	// server does but without the network: an MCP server in the same
 	// process answers through it.
@@ -185,6 +196,9 @@ func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, bad
 			return waitFor(ctx, log, waits, what, f)
 		},
 		CaughtUp: caughtUp,
+		// A stream found gone while running is made again, as at start.
+		EnsureStream: func(ctx context.Context) error { return ingest.EnsureResources(ctx, js, cfg.replicas) },
+		MinFree:      uint64(max(cfg.minFree, 0)),
 	})
 	if err != nil {
 		return nil, badgerAdvice(err, badgerDir)
@@ -240,7 +254,8 @@ func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, bad
 	ready.add("replica", rep.Ready)
 	ready.add("grpc", grpcServing.check)
 	log.Info("query service listening", "addr", ln.Addr().String())
-	return &runningNode{grpcAddr: ln.Addr().String(), local: query.NewInProcessConn(svc, sopts), close: cl.close}, nil
+	return &runningNode{grpcAddr: ln.Addr().String(), local: query.NewInProcessConn(svc, sopts), close: cl.close,
+		ready: rep.Ready, rebuilding: rep.Rebuilding}, nil
 }
 
 // --- ingest: Open5e resync and OrcBrew watcher -------------------------------
@@ -258,6 +273,9 @@ type ingestFlags struct {
 	// onImport, if set, is told each OrcBrew import's outcome (not a flag:
 	// the standalone server tells its client).
 	onImport func(*lkv1.ImportState)
+	// replicas is the stream's replica count, for making it again (not a
+	// flag: --nats-replicas of the role).
+	replicas int
 }
 
 func (i *ingestFlags) register(fs *flagSet) {
@@ -294,7 +312,9 @@ func (i *ingestFlags) selectedEndpoints() ([]open5e.Endpoint, error) {
 
 type runningIngest struct {
 	fetcher *open5e.Fetcher
-	close   func(context.Context) error
+	// stream is the readiness check of the stream watch (streamWatch).
+	stream func(context.Context) error
+	close  func(context.Context) error
 }
 
 // open5eBase resolves --open5e-url; the returned close stops a snapshot server.
@@ -350,6 +370,8 @@ func startIngest(ctx context.Context, sup *supervisor, js jetstream.JetStream, c
 		})
 	}
 	goRun("open5e resync", fetcher.Run)
+	watch := &streamWatch{js: js, replicas: cfg.replicas, fetcher: fetcher, log: log}
+	goRun("stream watch", watch.run)
 	goRun("orcbrew watcher", watcher.Run)
 	if dir != "" {
 		log.Info("mirroring OrcBrew folder into the bucket", "dir", dir)
@@ -357,7 +379,7 @@ func startIngest(ctx context.Context, sup *supervisor, js jetstream.JetStream, c
 			return orcbrew.MirrorDir(ctx, js, dir, &orcbrew.MirrorOptions{MaxSize: cfg.orcbrewMax, Logger: log})
 		})
 	}
-	return &runningIngest{fetcher: fetcher, close: func(ctx context.Context) error {
+	return &runningIngest{fetcher: fetcher, stream: watch.check, close: func(ctx context.Context) error {
 		stop()
 		defer stopSnapshot()
 		done := make(chan struct{})

@@ -23,7 +23,6 @@ import (
 
 	"lorekeeper.dev/embedder/modelfile"
 	"lorekeeper.dev/ingest"
-	"lorekeeper.dev/ingest/open5e"
 	"lorekeeper.dev/mcpserver"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
@@ -185,12 +184,14 @@ func runStandalone(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		if err == nil {
 			// Whether anything is missing is known before the first
 			// answer: a warm start carries no loading warning.
-			complete := st.checkLoad(runCtx, lkv1.NewQueryServiceClient(st.local), tell, notice, time.Now())
+			local := lkv1.NewQueryServiceClient(st.local)
+			complete := st.checkLoad(runCtx, local, tell, notice, time.Now())
 			backend.set(st.local, false)
 			state.set("", false) // and in the lock file
-			if !complete {
-				st.watchLoad(runCtx, lkv1.NewQueryServiceClient(st.local), tell, notice)
-			}
+			// Watched for the life of the process: a rebuild from the
+			// stream (a damaged or lost store, a lost stream) may start
+			// at any time, and the client hears of it.
+			go st.watchLoad(st.sup.Context(), local, tell, notice, complete)
 			<-st.sup.Context().Done()
 			if runCtx.Err() == nil {
 				// A role failed: stop, and say why.
@@ -321,11 +322,14 @@ func ownerState(dir string) (string, bool) {
 
 // standaloneStack is everything but MCP: in-process NATS, the node, ingest.
 type standaloneStack struct {
-	local   grpc.ClientConnInterface // the query service, in process
-	js      jetstream.JetStream
-	durable string // the node's consumer
-	sup     *supervisor
-	closers closers
+	local grpc.ClientConnInterface // the query service, in process
+	node  *runningNode
+	// catalogue is up's catalogue check: the first resync has reached
+	// every endpoint and the node has stored what it published.
+	catalogue func(context.Context) error
+	js        jetstream.JetStream
+	sup       *supervisor
+	closers   closers
 }
 
 func (s *standaloneStack) close() error {
@@ -374,7 +378,7 @@ func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock,
 		return nil, err
 	}
 	st.closers.push(node.close)
-	st.local, st.durable = node.local, cfg.node.durable
+	st.local, st.node = node.local, node
 	if err := lock.setGRPCAddr(node.grpcAddr); err != nil {
 		return nil, err
 	}
@@ -388,19 +392,21 @@ func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock,
 		return nil, err
 	}
 	st.closers.push(ing.close)
+	st.catalogue = (&catalogueCheck{js: st.js, fetcher: ing.fetcher, durable: cfg.node.durable}).check
 	return st, nil
 }
 
 // checkLoad asks once whether the content is complete (the first resync
-// has published and the node has stored everything) and sets the loading
-// warning to match; it reports completeness.
+// has published and the node has stored everything, and it is not
+// rebuilding its store) and sets the loading warning to match; it reports
+// completeness.
 func (s *standaloneStack) checkLoad(ctx context.Context, client lkv1.QueryServiceClient, tell *sessionLog, notice *loadNotice, start time.Time) bool {
 	status, err := client.Status(ctx, &lkv1.StatusRequest{})
 	if err != nil {
 		notice.set("LoreKeeper is starting: results may be incomplete.")
 		return false
 	}
-	if s.resynced(ctx) && s.caughtUp(ctx) {
+	if s.node.rebuilding() == "" && status.GetPending() == 0 && s.catalogue(ctx) == nil && s.node.ready(ctx) == nil {
 		notice.set("")
 		tell.send(ctx, "info", fmt.Sprintf("LoreKeeper is ready: %d entities stored and searchable.", status.GetEntities()))
 		tell.log.Info("load complete", "entities", status.GetEntities(), "took", time.Since(start).Round(time.Millisecond))
@@ -411,19 +417,49 @@ func (s *standaloneStack) checkLoad(ctx context.Context, client lkv1.QueryServic
 	return false
 }
 
-// watchLoad tells the client how the load goes until it is complete.
-func (s *standaloneStack) watchLoad(ctx context.Context, client lkv1.QueryServiceClient, tell *sessionLog, notice *loadNotice) {
+// watchLoad tells the client how the load goes until it is complete: the
+// first resync has finished publishing and the node has stored everything.
+// Later starts are complete at once, unless the node rebuilds its store
+// from the stream (a damaged or lost store, or a lost stream): the client
+// hears of that, and of its end, whenever it happens.
+func (s *standaloneStack) watchLoad(ctx context.Context, client lkv1.QueryServiceClient, tell *sessionLog, notice *loadNotice, complete bool) {
 	start := time.Now()
 	var last string
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
-		if status, err := client.Status(ctx, &lkv1.StatusRequest{}); err == nil {
-			msg := fmt.Sprintf("LoreKeeper is loading its content: %d entities stored, %d waiting to be embedded. Answers are incomplete until it finishes (first start only).",
-				status.GetEntities(), status.GetPending())
-			if msg != last {
-				last = msg
-				tell.send(ctx, "info", msg)
+		status, err := client.Status(ctx, &lkv1.StatusRequest{})
+		if err == nil {
+			// Not the consumer's lag alone: read before the resync
+			// published, it would say there is nothing to store.
+			published := s.catalogue(ctx) == nil
+			rebuilding := s.node.rebuilding()
+			switch {
+			case rebuilding != "":
+				complete = false
+				msg := fmt.Sprintf("LoreKeeper is rebuilding its store from the stream (%s): %d entities stored, %d waiting. Answers are incomplete until it finishes.",
+					rebuilding, status.GetEntities(), status.GetPending())
+				notice.set(fmt.Sprintf("LoreKeeper is rebuilding its store (%d entities stored, %d waiting): results may be incomplete until it finishes.",
+					status.GetEntities(), status.GetPending()))
+				if msg != last {
+					last = msg
+					tell.send(ctx, "warning", msg)
+				}
+			case complete:
+			case published && status.GetPending() == 0 && s.node.ready(ctx) == nil:
+				complete, last = true, ""
+				notice.set("")
+				tell.send(ctx, "info", fmt.Sprintf("LoreKeeper is ready: %d entities stored and searchable.", status.GetEntities()))
+				tell.log.Info("load complete", "entities", status.GetEntities(), "took", time.Since(start).Round(time.Millisecond))
+			default:
+				msg := fmt.Sprintf("LoreKeeper is loading its content: %d entities stored, %d waiting to be embedded. Answers are incomplete until it finishes (first start only).",
+					status.GetEntities(), status.GetPending())
+				notice.set(fmt.Sprintf("LoreKeeper is still loading its content (%d entities stored, %d waiting): results may be incomplete until it finishes, in a minute or a few.",
+					status.GetEntities(), status.GetPending()))
+				if msg != last {
+					last = msg
+					tell.send(ctx, "info", msg)
+				}
 			}
 		}
 		select {
@@ -435,28 +471,6 @@ func (s *standaloneStack) watchLoad(ctx context.Context, client lkv1.QueryServic
 			return
 		}
 	}
-}
-
-// caughtUp asks the stream whether the node's consumer has stored and
-// acknowledged every message: the node's own pending count is as last
-// observed, and may not know yet of what the resync just published.
-func (s *standaloneStack) caughtUp(ctx context.Context) bool {
-	c, err := s.js.Consumer(ctx, ingest.StreamName, s.durable)
-	if err != nil {
-		return false
-	}
-	info, err := c.Info(ctx)
-	return err == nil && info.NumPending == 0 && info.NumAckPending == 0
-}
-
-// resynced reports whether an Open5e resync has finished at least once.
-func (s *standaloneStack) resynced(ctx context.Context) bool {
-	kv, err := s.js.KeyValue(ctx, ingest.StateBucket)
-	if err != nil {
-		return false
-	}
-	_, err = kv.Get(ctx, open5e.LastRunKey)
-	return err == nil
 }
 
 // sessionLog sends log messages to every connected MCP client (those that

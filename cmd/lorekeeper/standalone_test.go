@@ -77,7 +77,13 @@ func startDesktop(t *testing.T, bin string, env []string) *desktopProcess {
 	// The desktop command line, and one flag: only the v2 spells are synced
 	// (the whole catalogue takes minutes to embed on a shared machine and
 	// proves nothing more here; the note measures it).
-	return startDesktopArgs(t, bin, env, "--open5e-endpoints", "v2/spells")
+	return startDesktopSyncing(t, bin, env, "v2/spells")
+}
+
+// startDesktopSyncing is startDesktop syncing only endpoints.
+func startDesktopSyncing(t *testing.T, bin string, env []string, endpoints string) *desktopProcess {
+	t.Helper()
+	return startDesktopArgs(t, bin, env, "--open5e-endpoints", endpoints)
 }
 
 // startDesktopArgs is startDesktop with the flags after mcp --standalone.

@@ -189,6 +189,7 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 	}
 	st.onClose(ing.close)
 	ready.add("catalogue", (&catalogueCheck{js: js, fetcher: ing.fetcher, durable: cfg.node.durable}).check)
+	ready.add("stream", ing.stream)
 
 	// MCP calls the query service in process: a loopback gRPC call would
 	// cost more than most lookups (query.NewInProcessConn). The gRPC

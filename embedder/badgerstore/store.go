@@ -19,6 +19,7 @@
 //	c/<model>\x00<content hash>             embedding cache, little-endian float32
 //	m/model                                 ModelInfo, JSON
 //	m/last_write                            time of the last Apply, RFC 3339
+//	m/stream                                StreamMark, JSON
 package badgerstore
 
 import (
@@ -75,16 +76,22 @@ type Options struct {
 	EntityCache int
 	// InMemory runs Badger without a directory (tests, benchmarks).
 	InMemory bool
-	Logger   *slog.Logger
+	// TablesVerified skips the verification of the table files at Open:
+	// the caller has just verified them (RecordedModel does).
+	TablesVerified bool
+	Logger         *slog.Logger
 }
 
 // Write is one change Apply makes: an upsert of Entity with its Vector (nil
 // when the entity has none yet), or, when Entity is nil, a delete of
-// DeleteKey.
+// DeleteKey. Sequence is the stream sequence of the event it came from (0:
+// none), recorded in the store's StreamMark; a Write with only a Sequence
+// changes nothing else (an event the consumer handled without a write).
 type Write struct {
 	Entity    *lkv1.Entity
 	Vector    []float32
 	DeleteKey string
+	Sequence  uint64
 }
 
 // Store is the storage of one node. It is safe for concurrent use.
@@ -98,6 +105,7 @@ type Store struct {
 	writes    uint64 // batches applied; guarded by mu
 	model     ModelInfo
 	lastWrite time.Time
+	mark      StreamMark
 	closed    bool
 
 	reads atomic.Uint64 // entities read by views
@@ -184,7 +192,7 @@ func Open(dir string, idx *vectorindex.Index, opts *Options) (*Store, error) {
 	if opts.InMemory {
 		bopts = badger.DefaultOptions("").WithInMemory(true).WithLogger(nil)
 	}
-	db, err := badger.Open(bopts)
+	db, err := openBadger(bopts, !opts.InMemory && !opts.TablesVerified, logger)
 	if err != nil {
 		return nil, fmt.Errorf("open badger in %q: %w", dir, err)
 	}
@@ -198,6 +206,10 @@ func Open(dir string, idx *vectorindex.Index, opts *Options) (*Store, error) {
 	if err := s.load(opts); err != nil {
 		_ = db.Close()
 		return nil, err
+	}
+	if n := len(s.mem.bySlot); s.mark.Recorded && s.mark.Entities != n {
+		_ = db.Close()
+		return nil, fmt.Errorf("%w: %s holds %d entities, but recorded %d after its last write", ErrDamaged, dir, n, s.mark.Entities)
 	}
 	if opts.Model != "" {
 		s.cacheModel = opts.Model
@@ -215,8 +227,15 @@ func Open(dir string, idx *vectorindex.Index, opts *Options) (*Store, error) {
 	return s, nil
 }
 
-func (s *Store) load(opts *Options) error {
+func (s *Store) load(opts *Options) (err error) {
 	ctx := context.Background()
+	defer func() {
+		// Tables were verified before Badger opened them; what is left to
+		// panic on is data Badger itself wrote wrong.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: reading it panicked: %s", ErrDamaged, firstLine(fmt.Sprint(r)))
+		}
+	}()
 	var points []vectorindex.Point
 	flush := func() error {
 		if len(points) == 0 || s.idx == nil {
@@ -236,13 +255,21 @@ func (s *Store) load(opts *Options) error {
 		}
 		return nil
 	}
-	err := s.db.View(func(txn *badger.Txn) error {
+	err = s.db.View(func(txn *badger.Txn) error {
 		if it, err := txn.Get([]byte(keyModel)); err == nil {
 			if err := it.Value(func(v []byte) error { return json.Unmarshal(v, &s.model) }); err != nil {
 				return fmt.Errorf("read model metadata: %w", err)
 			}
 		} else if !errors.Is(err, badger.ErrKeyNotFound) {
 			return fmt.Errorf("read model metadata: %w", err)
+		}
+		if it, err := txn.Get([]byte(keyStream)); err == nil {
+			if err := it.Value(func(v []byte) error { return json.Unmarshal(v, &s.mark) }); err != nil {
+				return fmt.Errorf("%w: read stream mark: %v", ErrDamaged, err)
+			}
+			s.mark.Recorded = true
+		} else if !errors.Is(err, badger.ErrKeyNotFound) {
+			return fmt.Errorf("read stream mark: %w", err)
 		}
 		if it, err := txn.Get([]byte(keyLastWrite)); err == nil {
 			_ = it.Value(func(v []byte) error {
@@ -257,7 +284,7 @@ func (s *Store) load(opts *Options) error {
 		for it.Rewind(); it.Valid(); it.Next() {
 			e := &lkv1.Entity{}
 			if err := it.Item().Value(func(v []byte) error { return proto.Unmarshal(v, e) }); err != nil {
-				return fmt.Errorf("read entity %q: %w", it.Item().Key(), err)
+				return fmt.Errorf("%w: read entity %q: %v", ErrDamaged, it.Item().Key(), err)
 			}
 			vec, err := getVector(txn, prefixVector+e.GetKey())
 			if err != nil {
@@ -317,13 +344,16 @@ func (s *Store) Apply(ctx context.Context, writes []Write) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	mark := s.Mark()
 	for i, w := range writes {
-		if w.Entity == nil && w.DeleteKey == "" || w.Entity != nil && w.Entity.GetKey() == "" {
+		if w.Entity == nil && w.DeleteKey == "" && w.Sequence == 0 || w.Entity != nil && w.Entity.GetKey() == "" {
 			return fmt.Errorf("write %d: %w", i, ErrInvalidWrite)
 		}
+		mark.Sequence = max(mark.Sequence, w.Sequence)
 	}
 	s.mu.RLock()
 	closed, model := s.closed, s.model.Name
+	entities := len(s.mem.bySlot)
 	s.mu.RUnlock()
 	if s.cacheModel != "" {
 		model = s.cacheModel
@@ -352,12 +382,20 @@ func (s *Store) Apply(ctx context.Context, writes []Write) error {
 		if w.Entity != nil {
 			key = w.Entity.GetKey()
 		}
-		if err := s.removeKeys(txn, set, key); err != nil {
+		if key == "" {
+			continue // a Sequence alone
+		}
+		existed, err := s.removeKeys(txn, set, key)
+		if err != nil {
 			return err
+		}
+		if existed {
+			entities--
 		}
 		if w.Entity == nil {
 			continue
 		}
+		entities++
 		doc, err := proto.Marshal(w.Entity)
 		if err != nil {
 			return fmt.Errorf("marshal entity %q: %w", key, err)
@@ -387,6 +425,17 @@ func (s *Store) Apply(ctx context.Context, writes []Write) error {
 	}); err != nil {
 		return fmt.Errorf("write last-write time: %w", err)
 	}
+	// The mark goes in the last transaction: a crash between the commits
+	// of a split batch leaves a count that no longer matches, and the
+	// store is rebuilt rather than trusted.
+	mark.Entities, mark.Recorded = entities, true
+	mb, err := json.Marshal(mark)
+	if err != nil {
+		return fmt.Errorf("encode stream mark: %w", err)
+	}
+	if err := set(func(t *badger.Txn) error { return t.Set([]byte(keyStream), mb) }); err != nil {
+		return fmt.Errorf("write stream mark: %w", err)
+	}
 	if err := txn.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
@@ -408,7 +457,7 @@ func (s *Store) Apply(ctx context.Context, writes []Write) error {
 				}
 				seen[p.ID] = len(points)
 				points = append(points, p)
-			} else {
+			} else if w.Entity != nil || w.DeleteKey != "" {
 				key := w.DeleteKey
 				if w.Entity != nil {
 					key = w.Entity.GetKey()
@@ -431,6 +480,9 @@ func (s *Store) Apply(ctx context.Context, writes []Write) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, w := range writes {
+		if w.Entity == nil && w.DeleteKey == "" {
+			continue
+		}
 		if w.Entity == nil {
 			s.mem.remove(w.DeleteKey)
 			s.ents.drop(w.DeleteKey)
@@ -443,30 +495,31 @@ func (s *Store) Apply(ctx context.Context, writes []Write) error {
 	s.memo.clear()
 	s.writes++
 	s.lastWrite = now
+	s.mark = mark
 	return idxErr
 }
 
 // removeKeys deletes what is stored under key: its document, indexes and
-// vector (the embedding cache stays).
-func (s *Store) removeKeys(txn *badger.Txn, set func(func(*badger.Txn) error) error, key string) error {
+// vector (the embedding cache stays). It reports whether key was stored.
+func (s *Store) removeKeys(txn *badger.Txn, set func(func(*badger.Txn) error) error, key string) (bool, error) {
 	item, err := txn.Get([]byte(prefixDoc + key))
 	if errors.Is(err, badger.ErrKeyNotFound) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return fmt.Errorf("read entity %q: %w", key, err)
+		return false, fmt.Errorf("read entity %q: %w", key, err)
 	}
 	old := &lkv1.Entity{}
 	if err := item.Value(func(v []byte) error { return proto.Unmarshal(v, old) }); err != nil {
-		return fmt.Errorf("read entity %q: %w", key, err)
+		return false, fmt.Errorf("read entity %q: %w", key, err)
 	}
 	keys := append(indexKeys(old), []byte(prefixDoc+key), []byte(prefixVector+key))
 	for _, k := range keys {
 		if err := set(func(t *badger.Txn) error { return t.Delete(k) }); err != nil {
-			return fmt.Errorf("delete %q: %w", k, err)
+			return false, fmt.Errorf("delete %q: %w", k, err)
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // indexKeys are the secondary index keys of e.
@@ -704,13 +757,14 @@ func payload(e *lkv1.Entity) vectorindex.Payload {
 // RecordedModel returns the model recorded in the store at dir (zero when
 // there is no store yet or no model recorded), without loading the store: a
 // node reads it to decide whether its vectors must be re-embedded before it
-// opens the store for real.
+// opens the store for real. It verifies the store's tables as Open does
+// (ErrDamaged), so that Open may skip it (Options.TablesVerified).
 func RecordedModel(dir string) (ModelInfo, error) {
 	var m ModelInfo
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return m, nil
 	}
-	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	db, err := openBadger(badger.DefaultOptions(dir).WithLogger(nil), true, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return m, fmt.Errorf("open store %s: %w", dir, err)
 	}

@@ -58,8 +58,17 @@ type Options struct {
 	// consumer tells the server it is still working on it every AckWait/3,
 	// so a slow batch is never redelivered behind its back.
 	AckWait time.Duration
-	Logger  *slog.Logger
-	Metrics *Metrics
+	// Room, if set, is asked before every fetch whether the disk has room
+	// for another batch; while it returns an error the consumer fetches
+	// nothing (the stream keeps the messages), reports the error from
+	// Paused and asks again every RoomEvery. Badger writes through
+	// memory-mapped files, which a full disk turns into a SIGBUS crash
+	// rather than an error.
+	Room func() error
+	// RoomEvery is how often a paused consumer asks Room again. Default 5s.
+	RoomEvery time.Duration
+	Logger    *slog.Logger
+	Metrics   *Metrics
 }
 
 func (o *Options) withDefaults() Options {
@@ -82,6 +91,9 @@ func (o *Options) withDefaults() Options {
 	if out.AckWait <= 0 {
 		out.AckWait = DefaultAckWait
 	}
+	if out.RoomEvery <= 0 {
+		out.RoomEvery = 5 * time.Second
+	}
 	if out.Logger == nil {
 		out.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -94,6 +106,12 @@ func (o *Options) withDefaults() Options {
 // DefaultAckWait is Options.AckWait's default.
 const DefaultAckWait = 10 * time.Second
 
+// ErrConsumerLost is returned by Run when the durable consumer or its
+// stream no longer exists on the server (deleted, or a NATS server that
+// lost its store): nothing more will be delivered to it, so the caller
+// makes it again (and checks its store against the stream).
+var ErrConsumerLost = errors.New("natsconsume: the durable consumer is gone")
+
 // Consumer moves entity events from the stream into storage.
 type Consumer struct {
 	js      jetstream.JetStream
@@ -104,6 +122,8 @@ type Consumer struct {
 	// lagKnown is set once pending has been read from the server: until
 	// then a zero means "not asked yet", not "caught up".
 	lagKnown atomic.Bool
+	// paused holds Room's error while the consumer waits for disk space.
+	paused atomic.Pointer[error]
 }
 
 // New returns a Consumer reading stream through js. It borrows js, store and
@@ -146,24 +166,38 @@ func (c *Consumer) Ensure(ctx context.Context, streamName string, replicas int) 
 	return cons, nil
 }
 
-// Run consumes until ctx is done. A batch in flight when ctx ends is
-// finished (written and acknowledged) before Run returns, so a shutdown
-// leaves every message either stored and acked or unacked for redelivery.
+// Run consumes until ctx is done, or until the consumer is found gone
+// (ErrConsumerLost). A batch in flight when ctx ends is finished (written
+// and acknowledged) before Run returns, so a shutdown leaves every message
+// either stored and acked or unacked for redelivery.
 func (c *Consumer) Run(ctx context.Context, cons jetstream.Consumer) error {
-	go c.watchLag(ctx, cons)
+	parent := ctx
+	ctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		c.watchLag(ctx, cons, lost)
+	}()
+	defer func() { <-watched }()
 	for {
 		if ctx.Err() != nil {
+			if parent.Err() == nil {
+				return context.Cause(ctx)
+			}
 			return nil
+		}
+		if !c.haveRoom(ctx) {
+			continue
 		}
 		batch, err := cons.Fetch(c.opts.Batch, jetstream.FetchMaxWait(c.opts.MaxWait))
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil
+				continue
 			}
 			c.opts.Logger.Warn("fetch from stream failed; retrying", "err", err)
 			select {
 			case <-ctx.Done():
-				return nil
 			case <-time.After(time.Second):
 			}
 			continue
@@ -184,6 +218,39 @@ func (c *Consumer) Run(ctx context.Context, cons jetstream.Consumer) error {
 		c.process(context.WithoutCancel(ctx), msgs)
 		stop()
 	}
+}
+
+// haveRoom asks Options.Room whether another batch fits on the disk; when
+// it does not, it logs why (once, and again when space comes back), waits
+// RoomEvery and reports false.
+func (c *Consumer) haveRoom(ctx context.Context) bool {
+	if c.opts.Room == nil {
+		return true
+	}
+	err := c.opts.Room()
+	if err == nil {
+		if c.paused.Swap(nil) != nil {
+			c.opts.Logger.Info("disk space is back: storing entities again")
+		}
+		return true
+	}
+	if prev := c.paused.Swap(&err); prev == nil {
+		c.opts.Logger.Error("not storing entities until disk space is freed: the stream keeps them meanwhile", "err", err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(c.opts.RoomEvery):
+	}
+	return false
+}
+
+// Paused is Room's error while the consumer waits for disk space, nil
+// otherwise.
+func (c *Consumer) Paused() error {
+	if p := c.paused.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // keepAlive tells the server every AckWait/3 that msgs are still being
@@ -222,6 +289,7 @@ type item struct {
 	msg   jetstream.Msg
 	event *lkv1.EntityEvent
 	key   string
+	seq   uint64 // stream sequence
 }
 
 // process handles one fetched batch.
@@ -243,7 +311,7 @@ func (c *Consumer) process(ctx context.Context, msgs []jetstream.Msg) {
 			c.deadLetter(ctx, msg, errors.New("entity event has no key"))
 			continue
 		}
-		items = append(items, item{msg: msg, event: ev, key: key})
+		items = append(items, item{msg: msg, event: ev, key: key, seq: streamSeq(msg)})
 	}
 	if len(items) == 0 {
 		return
@@ -283,7 +351,7 @@ func (c *Consumer) write(ctx context.Context, items []item) error {
 			continue // superseded later in this batch
 		}
 		if t := it.event.GetTombstone(); t != nil {
-			writes = append(writes, badgerstore.Write{DeleteKey: t.GetKey()})
+			writes = append(writes, badgerstore.Write{DeleteKey: t.GetKey(), Sequence: it.seq})
 			continue
 		}
 		e := it.event.GetUpsert()
@@ -292,7 +360,7 @@ func (c *Consumer) write(ctx context.Context, items []item) error {
 		if err != nil {
 			return fmt.Errorf("read embedding cache: %w", err)
 		}
-		writes = append(writes, badgerstore.Write{Entity: e, Vector: vec})
+		writes = append(writes, badgerstore.Write{Entity: e, Vector: vec, Sequence: it.seq})
 		if !ok {
 			texts = append(texts, embedder.Text(e, info.Lowercase))
 			need = append(need, len(writes)-1)
@@ -365,21 +433,44 @@ func (c *Consumer) deadLetter(ctx context.Context, msg jetstream.Msg, cause erro
 	c.opts.Logger.Error("message dead-lettered", "subject", msg.Subject(), "sequence", dl.StreamSequence, "err", cause)
 	c.opts.Metrics.messages.WithLabelValues("dead_lettered").Inc()
 	c.opts.Metrics.deadLetters.Inc()
+	// The store records that it has seen this sequence: a node comparing
+	// its store with the consumer's ack floor must not take a
+	// dead-lettered last message for a lost write.
+	if dl.StreamSequence > 0 {
+		if err := c.store.Apply(ctx, []badgerstore.Write{{Sequence: dl.StreamSequence}}); err != nil {
+			c.opts.Logger.Warn("could not record the dead-lettered message's sequence", "err", err)
+		}
+	}
 	if err := msg.TermWithReason(cause.Error()); err != nil {
 		c.opts.Logger.Warn("term failed", "err", err)
 	}
 }
 
-// watchLag publishes the consumer's pending count as a gauge.
-func (c *Consumer) watchLag(ctx context.Context, cons jetstream.Consumer) {
+// streamSeq is msg's stream sequence (0 when it has no metadata).
+func streamSeq(msg jetstream.Msg) uint64 {
+	if md, err := msg.Metadata(); err == nil {
+		return md.Sequence.Stream
+	}
+	return 0
+}
+
+// watchLag publishes the consumer's pending count as a gauge, and calls
+// lost when the server says the consumer or its stream does not exist.
+func (c *Consumer) watchLag(ctx context.Context, cons jetstream.Consumer, lost context.CancelCauseFunc) {
 	t := time.NewTicker(2 * time.Second)
 	defer t.Stop()
 	for {
-		if info, err := cons.Info(ctx); err == nil {
+		info, err := cons.Info(ctx)
+		switch {
+		case err == nil:
 			n := info.NumPending + uint64(info.NumAckPending)
 			c.pending.Store(n)
 			c.lagKnown.Store(true)
 			c.opts.Metrics.pending.Set(float64(n))
+		case errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound):
+			c.lagKnown.Store(false)
+			lost(fmt.Errorf("%w: %s: %w", ErrConsumerLost, c.opts.Durable, err))
+			return
 		}
 		select {
 		case <-ctx.Done():

@@ -5,6 +5,13 @@
 // Run (consume until stopped, draining the batch in flight), Ready and Close
 // (in reverse order of opening). The query service reads its Store and
 // Model; the command only composes.
+//
+// The stream is the source of truth. At Open a replica proves its store
+// holds what the stream holds (badgerstore verifies its files; the
+// replica compares the store's StreamMark with the stream and the durable
+// consumer) and otherwise rebuilds it from the stream; while running it
+// notices a lost consumer or stream and does the same. Until a rebuild is
+// complete Ready says so.
 package replica
 
 import (
@@ -65,6 +72,19 @@ type Options struct {
 	// it catches up after being behind: the command returns the load's
 	// garbage to the operating system then.
 	CaughtUp func()
+	// EnsureStream, if set, makes the stream (and what goes with it) when
+	// a running replica finds it gone: a NATS server that lost its store
+	// or an operator's mistake. Default: wait for another process to make
+	// it.
+	EnsureStream func(ctx context.Context) error
+	// MinFree is the free disk space below which the replica stops storing
+	// entities (they wait in the stream) until space is freed: Badger
+	// writes through memory-mapped files, and a full disk crashes the
+	// process with SIGBUS instead of failing a write. 0 disables the check.
+	MinFree uint64
+	// FreeSpace reports the free bytes on the filesystem holding dir
+	// (default: the operating system's count; tests inject one).
+	FreeSpace func(dir string) (uint64, error)
 	// Registerer receives the model's, index's and consumer's metrics.
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
@@ -81,6 +101,10 @@ type Replica struct {
 	closers  []func() error // in opening order; Close runs them backwards
 	// caughtUp is set the first time nothing is left to store.
 	caughtUp atomic.Bool
+	js       jetstream.JetStream
+	dir      string
+	// rebuild is set while the store is being rebuilt from the stream.
+	rebuild atomic.Pointer[rebuild]
 }
 
 // Open opens the model, the vector index and the store in dir, re-embeds
@@ -115,7 +139,7 @@ func Open(ctx context.Context, js jetstream.JetStream, dir string, opts *Options
 	if reg == nil {
 		reg = prometheus.NewRegistry() // metrics nobody reads
 	}
-	r := &Replica{opts: o, log: log}
+	r := &Replica{opts: o, log: log, js: js, dir: dir}
 	defer func() {
 		if err != nil {
 			if cerr := r.Close(context.WithoutCancel(ctx)); cerr != nil {
@@ -151,28 +175,61 @@ func Open(ctx context.Context, js jetstream.JetStream, dir string, opts *Options
 
 	// A store whose vectors another model made is re-embedded before the
 	// replica serves; its old vectors must not reach the new index meanwhile.
+	// A damaged store is set aside and rebuilt from the stream, and what
+	// the vector index holds of it (a backend that keeps its points, or a
+	// partial load) goes with it.
+	var damaged error
+	setAside := func(err error) error {
+		damaged = err
+		if err := r.setAside(err); err != nil {
+			return err
+		}
+		return clearIndex(ctx, idx)
+	}
+	verifyStart := time.Now()
 	prev, err := badgerstore.RecordedModel(dir)
-	if err != nil {
+	if errors.Is(err, badgerstore.ErrDamaged) {
+		if err := setAside(err); err != nil {
+			return nil, err
+		}
+		prev = badgerstore.ModelInfo{}
+	} else if err != nil {
 		return nil, err
 	}
 	reembed := prev.Name != "" && (prev.Name != info.Name || prev.Dimensions != info.Dimensions)
-	r.store, err = badgerstore.Open(dir, idx, &badgerstore.Options{
+	if damaged == nil {
+		log.Info("store files verified", "dir", dir, "took", time.Since(verifyStart).Round(time.Millisecond))
+	}
+	sopts := &badgerstore.Options{
 		Logger: log, Model: info.Name,
 		// Qdrant keeps its points itself; the embedded index is reloaded.
 		NoIndexReload: reembed || idx.Backend() != "embedded",
-	})
+		// RecordedModel verified them; a store set aside is new.
+		TablesVerified: true,
+	}
+	openStart := time.Now()
+	r.store, err = badgerstore.Open(dir, idx, sopts)
+	if errors.Is(err, badgerstore.ErrDamaged) {
+		if err := setAside(err); err != nil {
+			return nil, err
+		}
+		r.store, err = badgerstore.Open(dir, idx, sopts)
+	}
 	if err != nil {
 		return nil, err
 	}
 	r.closers = append(r.closers, r.store.Close)
+	log.Info("store opened", "entities", r.store.Stats().Entities, "took", time.Since(openStart).Round(time.Millisecond))
 
 	var embed natsconsume.Model = r.model
 	if o.Embedder != nil {
 		embed = o.Embedder(embed)
 	}
-	r.consumer = natsconsume.New(js, r.store, embed, &natsconsume.Options{
-		Durable: o.Durable, Logger: log, Metrics: natsconsume.NewMetrics(reg),
-	})
+	copts := &natsconsume.Options{Durable: o.Durable, Logger: log, Metrics: natsconsume.NewMetrics(reg)}
+	if o.MinFree > 0 {
+		copts.Room = r.room
+	}
+	r.consumer = natsconsume.New(js, r.store, embed, copts)
 	if reembed {
 		log.Info("the embedding model changed: re-embedding every stored entity", "from", prev.Name, "to", info.Name)
 		start := time.Now()
@@ -187,11 +244,7 @@ func Open(ctx context.Context, js jetstream.JetStream, dir string, opts *Options
 	if err := r.store.SetModel(ctx, info); err != nil {
 		return nil, err
 	}
-	ensure := func(ctx context.Context) error {
-		var err error
-		r.jc, err = r.consumer.Ensure(ctx, o.Stream, o.Replicas)
-		return err
-	}
+	ensure := func(ctx context.Context) error { return r.reconcile(ctx, damaged) }
 	if o.Retry != nil {
 		err = o.Retry(ctx, "the consumer "+o.Durable+" on "+o.Stream, ensure)
 	} else {
@@ -215,11 +268,56 @@ func (r *Replica) Pending() uint64 { return r.consumer.Pending() }
 // Run consumes the stream until ctx is done, logging progress while the
 // replica is behind. It returns only after the batch in flight is stored
 // and acknowledged, so Close may follow at once.
+//
+// When the consumer or its stream is found gone, Run makes the stream
+// again (Options.EnsureStream), checks the store against it as Open does
+// (a stream made again empties the store) and goes on with a new consumer.
 func (r *Replica) Run(ctx context.Context) error {
 	progressCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	go r.reportProgress(progressCtx)
-	return r.consumer.Run(ctx, r.jc)
+	for {
+		err := r.consumer.Run(ctx, r.jc)
+		if !errors.Is(err, natsconsume.ErrConsumerLost) || ctx.Err() != nil {
+			return err
+		}
+		r.log.Warn("the stream or this node's consumer is gone (deleted, or NATS lost its store): making them again and checking the store against the stream", "err", err)
+		r.startRebuild("the consumer or the stream " + r.opts.Stream + " was lost")
+		heal := func(ctx context.Context) error {
+			if r.opts.EnsureStream != nil {
+				if err := r.opts.EnsureStream(ctx); err != nil {
+					return err
+				}
+			}
+			return r.reconcile(ctx, nil)
+		}
+		if err := r.retry(ctx, "the stream "+r.opts.Stream+" and the consumer "+r.opts.Durable, heal); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// retry runs f with Options.Retry, or every two seconds until it succeeds
+// or ctx ends.
+func (r *Replica) retry(ctx context.Context, what string, f func(context.Context) error) error {
+	if r.opts.Retry != nil {
+		return r.opts.Retry(ctx, what, f)
+	}
+	for {
+		err := f(ctx)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		r.log.Warn("waiting for "+what, "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(2 * time.Second):
+		}
+	}
 }
 
 // Ready reports whether the replica can answer from current data: the
@@ -231,6 +329,18 @@ func (r *Replica) Run(ctx context.Context) error {
 func (r *Replica) Ready(ctx context.Context) error {
 	if err := r.store.Ready(ctx); err != nil {
 		return err
+	}
+	if err := r.consumer.Paused(); err != nil {
+		return err
+	}
+	if rb := r.rebuild.Load(); rb != nil {
+		n, known := r.lag()
+		if rb := r.rebuild.Load(); rb != nil {
+			if !known {
+				return fmt.Errorf("rebuilding from the stream (%s): not yet in touch with it", rb.reason)
+			}
+			return fmt.Errorf("rebuilding from the stream (%s): %d entities stored, %d messages to go", rb.reason, r.store.Stats().Entities, n)
+		}
 	}
 	limit := r.opts.MaxPending
 	if limit == 0 {
@@ -253,6 +363,9 @@ func (r *Replica) lag() (uint64, bool) {
 	n, known := r.consumer.Lag()
 	if known && n == 0 {
 		r.caughtUp.Store(true)
+		if rb := r.rebuild.Swap(nil); rb != nil {
+			r.log.Info("rebuilt the store from the stream", "reason", rb.reason, "entities", r.store.Stats().Entities, "took", time.Since(rb.started).Round(time.Millisecond))
+		}
 	}
 	return n, known
 }

@@ -98,12 +98,25 @@ type run struct {
 	eps []Endpoint
 	// v1: v1 endpoints read early for a supplement, read once per run.
 	v1 map[Endpoint]EndpointResult
+	// republish: the state is not of this stream (checkStream), so every
+	// entity is published as new.
+	republish bool
 }
 
 func (r *run) do(ctx context.Context) error {
 	f := r.f
 	eps := r.eps
 	now := time.Now()
+
+	republish, created, err := r.checkStream(ctx)
+	if err != nil {
+		// The endpoints fail on publishing if NATS is the trouble; the
+		// next run checks again.
+		f.log.Warn("could not check the resync state against the stream", "err", err)
+		created = time.Time{}
+	}
+	r.republish = republish
+	skipped := false
 
 	cat, catErr := FetchCatalog(ctx, f.client)
 	if ctx.Err() != nil {
@@ -135,6 +148,9 @@ func (r *run) do(ctx context.Context) error {
 			errs = append(errs, err)
 			continue
 		}
+		if r.republish {
+			st.Entities = nil
+		}
 		es := EndpointSummary{Endpoint: ep.Path()}
 		switch {
 		case catErr != nil:
@@ -142,7 +158,7 @@ func (r *run) do(ctx context.Context) error {
 			es.Errors = 1
 			r.failed(st, now, catErr, true)
 		case st.GetBackoffUntil() != nil && now.Before(st.GetBackoffUntil().AsTime()):
-			es.Skipped = true
+			es.Skipped, skipped = true, true
 			es.Err = fmt.Errorf("backing off until %s after: %s", st.GetBackoffUntil().AsTime().Format(time.RFC3339), st.GetLastError())
 		default:
 			r.syncEndpoint(ctx, ep, i, len(eps), cat, st, v2Keys, &es)
@@ -175,6 +191,12 @@ func (r *run) do(ctx context.Context) error {
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+	}
+	if len(errs) == 0 && !skipped && !created.IsZero() && len(eps) == len(f.opts.Endpoints) {
+		// Every endpoint's state now describes this stream.
+		if _, err := r.kv.Put(context.WithoutCancel(ctx), StreamKey, []byte(created.Format(time.RFC3339Nano))); err != nil {
+			errs = append(errs, fmt.Errorf("record the stream of the resync state: %w", err))
 		}
 	}
 	return errors.Join(errs...)

@@ -1,0 +1,112 @@
+package natsconsume_test
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"lorekeeper.dev/embedder/natsconsume"
+	"lorekeeper.dev/ingest"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// TestConsumer_RecordsStreamSequence: the store's mark ends at the
+// stream's last sequence, even when the last message was dead-lettered
+// (no write of its own), so a node never takes that for a lost write.
+func TestConsumer_RecordsStreamSequence(t *testing.T) {
+	_, js := startJetStream(t)
+	es := snapshotEntities(t)[:10]
+	publish(t, js, es)
+	if _, err := js.Publish(t.Context(), lkv1.Subject(lkv1.Source_SOURCE_OPEN5E_V2, lkv1.Kind_KIND_SPELL), []byte("\xff not a protobuf")); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.Stream(t.Context(), ingest.StreamName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := stream.CachedInfo().State.LastSeq
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	stop := runConsumer(t, natsconsume.New(js, st, testModel(t), nil))
+	waitFor(t, "the last message handled", func() bool { return st.Mark().Sequence >= last })
+	stop()
+	if m := st.Mark(); m.Sequence != last || m.Entities != len(es) {
+		t.Errorf("mark %+v, want sequence %d and %d entities", m, last, len(es))
+	}
+}
+
+// TestConsumer_Lost: Run returns ErrConsumerLost when its consumer, or
+// the whole stream, is deleted under it.
+func TestConsumer_Lost(t *testing.T) {
+	for _, what := range []string{"consumer", "stream"} {
+		t.Run(what+" deleted", func(t *testing.T) {
+			_, js := startJetStream(t)
+			publish(t, js, snapshotEntities(t)[:5])
+			st := openStore(t, t.TempDir())
+			defer st.Close()
+			c := natsconsume.New(js, st, testModel(t), nil)
+			cons, err := c.Ensure(t.Context(), ingest.StreamName, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- c.Run(t.Context(), cons) }()
+			waitFor(t, "the entities stored", func() bool { return st.Stats().Entities >= 5 })
+			if what == "consumer" {
+				err = js.DeleteConsumer(t.Context(), ingest.StreamName, "embedder")
+			} else {
+				err = js.DeleteStream(t.Context(), ingest.StreamName)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-done:
+				if !errors.Is(err, natsconsume.ErrConsumerLost) {
+					t.Errorf("Run: %v, want ErrConsumerLost", err)
+				}
+			case <-time.After(time.Minute):
+				t.Fatal("Run did not notice in a minute")
+			}
+		})
+	}
+}
+
+// TestConsumer_PausesWithoutRoom: while Room says the disk is full the
+// consumer stores nothing and says why; once there is room it stores
+// everything the stream kept meanwhile.
+func TestConsumer_PausesWithoutRoom(t *testing.T) {
+	_, js := startJetStream(t)
+	es := snapshotEntities(t)[:20]
+	publish(t, js, es)
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	var full atomic.Bool
+	full.Store(true)
+	diskFull := errors.New("disk full: 1 MiB free, below the margin of 64 MiB")
+	c := natsconsume.New(js, st, testModel(t), &natsconsume.Options{
+		RoomEvery: 50 * time.Millisecond,
+		Room: func() error {
+			if full.Load() {
+				return diskFull
+			}
+			return nil
+		},
+	})
+	stop := runConsumer(t, c)
+	defer stop()
+	waitFor(t, "the consumer to pause", func() bool { return c.Paused() != nil })
+	time.Sleep(500 * time.Millisecond) // ten more questions to Room
+	if n := st.Stats().Entities; n != 0 {
+		t.Errorf("stored %d entities while the disk was full", n)
+	}
+	if err := c.Paused(); !errors.Is(err, diskFull) {
+		t.Errorf("Paused() = %v, want %v", err, diskFull)
+	}
+	full.Store(false)
+	waitFor(t, "every entity stored", func() bool { return st.Stats().Entities == len(es) })
+	if err := c.Paused(); err != nil {
+		t.Errorf("Paused() = %v after space came back", err)
+	}
+}
