@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"google.golang.org/protobuf/proto"
@@ -81,8 +80,12 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 	}
 	err = s.store.View(ctx, func(v *badgerstore.View) error {
 		cand := p.candidates(v)
+		if p.docsSet {
+			if w := documentsWarning(v, p.docs); w != "" {
+				resp.Warnings = append(resp.Warnings, w)
+			}
+		}
 		if p.docsSet && cand.Empty() {
-			resp.Warnings = append(resp.Warnings, fmt.Sprintf("no entities match the documents %q", p.docs))
 			return nil
 		}
 		sc := s.getScratch()
