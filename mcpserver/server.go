@@ -53,7 +53,9 @@ type Server struct {
 	// numbers are each tool's numeric parameters (true: whole numbers),
 	// checked before the SDK decodes them.
 	numbers map[string]map[string]bool
-	docs    documents
+	// promptArgs lists each prompt's arguments, for completion.
+	promptArgs map[string][]string
+	docs       documents
 }
 
 // PageSize is how many items resources/list (and the other MCP lists)
@@ -82,7 +84,7 @@ func New(client lkv1.QueryServiceClient, opts *Options) *Server {
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 10 * time.Second
 	}
-	s := &Server{client: client, log: o.Logger, metrics: o.Metrics, timeout: o.CallTimeout, params: map[string][]string{}, numbers: map[string]map[string]bool{}}
+	s := &Server{client: client, log: o.Logger, metrics: o.Metrics, timeout: o.CallTimeout, params: map[string][]string{}, numbers: map[string]map[string]bool{}, promptArgs: map[string][]string{}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "lorekeeper", Title: "LoreKeeper", Version: o.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdkLogger(o.Logger),
@@ -92,7 +94,7 @@ func New(client lkv1.QueryServiceClient, opts *Options) *Server {
 			return s.complete(ctx, req)
 		},
 	})
-	s.mcp.AddReceivingMiddleware(s.recoverMiddleware, uriMiddleware, s.toolMiddleware, entityURIMiddleware, s.documentsMiddleware)
+	s.mcp.AddReceivingMiddleware(s.recoverMiddleware, uriMiddleware, s.toolMiddleware, s.resourceNotFoundMiddleware, entityURIMiddleware, s.documentsMiddleware)
 	s.addTools()
 	s.addPrompts()
 	tools := make([]string, 0, len(s.params))
