@@ -63,13 +63,6 @@ func kindFamilies() [][]lkv1.Kind {
 	return [][]lkv1.Kind{{lkv1.Kind_KIND_SPELL}, {lkv1.Kind_KIND_CREATURE}, lkv1.EquipmentKinds(), lkv1.CharacterOptionKinds(), lkv1.RuleKinds()}
 }
 
-// editionMatch is one edition's entity for a name, and how the name found
-// it.
-type editionMatch struct {
-	e     *Entity
-	alias string // the name the alias table matched, when it did
-}
-
 func (s *Server) compareEditions(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	args := req.Params.Arguments
 	name := strings.TrimSpace(args["name"])
@@ -104,14 +97,14 @@ func (s *Server) compareEditions(ctx context.Context, req *mcp.GetPromptRequest)
 	// The first kind with the name in an edition; then each edition's entity
 	// of that kind by the lookups' name matching, aliases included, so that
 	// a name renamed between the books (Feeblemind, Befuddlement) finds both.
-	var pair [2]editionMatch
+	var pair [2]*Entity
 	var notOpen string
 	var suggestions []string
 	for _, fam := range families {
 		for i, ed := range eds {
 			kinds := fam
-			if j := 1 - i; pair[j].e != nil {
-				k, _ := lkv1.KindFromSlug(pair[j].e.Kind)
+			if j := 1 - i; pair[j] != nil {
+				k, _ := lkv1.KindFromSlug(pair[j].Kind)
 				kinds = []lkv1.Kind{k}
 			}
 			resp, err := s.lookupKinds(ctx, &lkv1.Common{Name: name, Limit: 1, Documents: &lkv1.DocumentFilter{Documents: []string{ed.document}}}, kinds...)
@@ -120,10 +113,7 @@ func (s *Server) compareEditions(ctx context.Context, req *mcp.GetPromptRequest)
 			}
 			if rs := resp.GetResults(); len(rs) > 0 {
 				e := entityFromResult(rs[0])
-				pair[i] = editionMatch{e: &e}
-				if resp.GetNameMatch() == "alias" {
-					pair[i].alias = resp.GetMatchedAlias()
-				}
+				pair[i] = &e
 			}
 			if notOpen == "" {
 				notOpen = resp.GetNotOpenContent()
@@ -134,11 +124,11 @@ func (s *Server) compareEditions(ctx context.Context, req *mcp.GetPromptRequest)
 				}
 			}
 		}
-		if pair[0].e != nil || pair[1].e != nil {
+		if pair[0] != nil || pair[1] != nil {
 			break
 		}
 	}
-	if pair[0].e == nil && pair[1].e == nil {
+	if pair[0] == nil && pair[1] == nil {
 		msg := fmt.Sprintf("no entry named %q in %s or %s", name, eds[0].label, eds[1].label)
 		switch {
 		case notOpen != "":
@@ -153,12 +143,12 @@ func (s *Server) compareEditions(ctx context.Context, req *mcp.GetPromptRequest)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Compare the %s and %s versions of %s for me.\n\n", eds[0].label, eds[1].label, name)
 	switch {
-	case pair[0].e == nil:
-		fmt.Fprintf(&b, "Only %s has an entry for %q (%s); %s has none under that name or any name LoreKeeper knows it by. The one entry is embedded below.\n", eds[1].label, name, pair[1].e.Name, eds[0].label)
-	case pair[1].e == nil:
-		fmt.Fprintf(&b, "Only %s has an entry for %q (%s); %s has none under that name or any name LoreKeeper knows it by. The one entry is embedded below.\n", eds[0].label, name, pair[0].e.Name, eds[1].label)
+	case pair[0] == nil:
+		fmt.Fprintf(&b, "Only %s has an entry for %q (%s); %s has none under that name or any name LoreKeeper knows it by. The one entry is embedded below.\n", eds[1].label, name, pair[1].Name, eds[0].label)
+	case pair[1] == nil:
+		fmt.Fprintf(&b, "Only %s has an entry for %q (%s); %s has none under that name or any name LoreKeeper knows it by. The one entry is embedded below.\n", eds[0].label, name, pair[0].Name, eds[1].label)
 	default:
-		a, c := pair[0].e, pair[1].e
+		a, c := pair[0], pair[1]
 		if !strings.EqualFold(a.Name, c.Name) {
 			fmt.Fprintf(&b, "Renamed: %s calls it %s, %s calls it %s. These are the same entry under two names, matched through LoreKeeper's table of names renamed between the books; say so when you compare them.\n\n", eds[0].label, a.Name, eds[1].label, c.Name)
 		}
@@ -175,9 +165,9 @@ func (s *Server) compareEditions(ctx context.Context, req *mcp.GetPromptRequest)
 	}
 	b.WriteString("\nExplain what changed and what it means at the table, quoting the embedded text; cite each version by its URI.")
 	out := &mcp.GetPromptResult{Description: fmt.Sprintf("%s and %s versions of %s", eds[0].label, eds[1].label, name), Messages: []*mcp.PromptMessage{textMessage(b.String())}}
-	for _, m := range pair {
-		if m.e != nil {
-			out.Messages = append(out.Messages, entityMessage(m.e))
+	for _, e := range pair {
+		if e != nil {
+			out.Messages = append(out.Messages, entityMessage(e))
 		}
 	}
 	return out, nil
