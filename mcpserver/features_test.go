@@ -96,7 +96,7 @@ func TestPrompts(t *testing.T) {
 			}
 
 			text, uris = promptEmbeds(t, cs, "explain_rule", map[string]string{"topic": "grappled"})
-			if !slices.Contains(uris, "lorekeeper://entity/open5e_v2:core:condition:grappled") || !strings.Contains(text, "only from these texts") {
+			if !slices.Contains(uris, "lorekeeper://entity/open5e_v2:srd-2014:condition:grappled") || !strings.Contains(text, "only from these texts") {
 				t.Errorf("explain_rule(grappled): %v\n%s", uris, text)
 			}
 
