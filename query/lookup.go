@@ -411,8 +411,12 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 				resp.Ranking, resp.FallbackReason = lkv1.Ranking_RANKING_KEYWORD, hits.reason
 			}
 		}
-		ranked := newRanking(rank(v, cand, p.semantic, cos, false, s.opts.CosineWeight, sc))
 		dedupe := !p.docsSet
+		ranks := cand
+		if dedupe {
+			ranks = authoritative(v, cand)
+		}
+		ranked := newRanking(rank(v, ranks, p.semantic, cos, false, s.opts.CosineWeight, sc))
 		taken := map[kindName]bool{}
 		items := take(v, ranked, dedupe, taken, p.limit+1)
 		resp.Total = uint64(len(items))

@@ -96,7 +96,11 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 				resp.Ranking, resp.FallbackReason = lkv1.Ranking_RANKING_KEYWORD, vh.reason
 			}
 		}
-		scoredAll := rank(v, cand, q, cos, true, s.opts.CosineWeight, sc)
+		ranks := cand
+		if !p.docsSet {
+			ranks = authoritative(v, cand) // see authority.go
+		}
+		scoredAll := rank(v, ranks, q, cos, true, s.opts.CosineWeight, sc)
 		// Results must match (a term, the name, or by meaning) and score
 		// within reach of the best one: kinds with only weak matches stay
 		// out instead of padding the answer.
