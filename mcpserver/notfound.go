@@ -50,9 +50,10 @@ func (s *Server) resourceNotFoundMiddleware(next mcp.MethodHandler) mcp.MethodHa
 }
 
 // nearestEntity is the entity whose name is nearest to what an entity uri
-// names (its key's slug, or the last segment), of the key's kind when it
-// has one; nil for a document URI, when nothing is near, or when the query
-// service cannot say.
+// names: for a key, the entity of its kind named by its slug, else the
+// lookup's first did-you-mean; for anything else, the first search result
+// for its last segment. nil for a document URI, when nothing is near, or
+// when the query service cannot say.
 func (s *Server) nearestEntity(ctx context.Context, uri string) *Entity {
 	if strings.HasPrefix(uri, DocumentURIPrefix) {
 		return nil // a document, not an entity: resources/list lists them
@@ -74,8 +75,33 @@ func (s *Server) nearestEntity(ctx context.Context, uri string) *Entity {
 	}
 	ctx, cancel := s.callContext(ctx)
 	defer cancel()
+	if len(kinds) == 1 {
+		// The name as a lookup reads it: the entity of that name, else the
+		// first of its did-you-mean suggestions.
+		resp, err := s.lookupKinds(ctx, &lkv1.Common{Name: name, Limit: 1}, kinds...)
+		if err != nil {
+			s.log.Debug("nearest entity for a missing resource", "uri", uri, "err", err)
+			return nil
+		}
+		if rs := resp.GetResults(); len(rs) > 0 {
+			e := entityFromResult(rs[0])
+			return &e
+		}
+		for _, sg := range resp.GetSuggestions() {
+			if sg.GetKey() == "" {
+				continue
+			}
+			r, err := s.client.GetEntity(ctx, &lkv1.GetEntityRequest{Key: sg.GetKey()})
+			if err != nil {
+				return nil
+			}
+			e := entityFromProto(r.GetEntity(), r.GetUri())
+			return &e
+		}
+		return nil
+	}
 	f := false
-	resp, err := s.client.Search(ctx, &lkv1.SearchRequest{Query: name, Kinds: kinds, Semantic: &f, Limit: 1})
+	resp, err := s.client.Search(ctx, &lkv1.SearchRequest{Query: name, Semantic: &f, Limit: 1})
 	if err != nil {
 		s.log.Debug("nearest entity for a missing resource", "uri", uri, "err", err)
 		return nil
