@@ -234,10 +234,14 @@ func (s *Server) planEncounter(ctx context.Context, req *mcp.GetPromptRequest) (
 	}
 	b.WriteString("), a mix of challenge ratings, with their stat blocks embedded below:\n")
 	if len(bareDocs) > 0 {
+		named := strings.Join(bareDocs, ", ")
+		if len(bareDocs) > maxNamedDocs {
+			named = fmt.Sprintf("%s and %d more", strings.Join(bareDocs[:maxNamedDocs], ", "), len(bareDocs)-maxNamedDocs)
+		}
 		if len(docs) > 0 {
-			fmt.Fprintf(&b, "- note: %s %s no environment data, so %s creatures are candidates whatever their environment; judge from their descriptions whether they fit %s.\n", strings.Join(bareDocs, ", "), hasHave(len(bareDocs)), theirIts(len(bareDocs)), strings.Join(envs, "/"))
+			fmt.Fprintf(&b, "- note: %s %s no environment data, so %s creatures are candidates whatever their environment; judge from their descriptions whether they fit %s.\n", named, hasHave(len(bareDocs)), theirIts(len(bareDocs)), strings.Join(envs, "/"))
 		} else {
-			fmt.Fprintf(&b, "- note: %s %s no environment data, so none of %s creatures is among these; ask with documents=%q to draw from %s regardless of environment.\n", strings.Join(bareDocs, ", "), hasHave(len(bareDocs)), theirIts(len(bareDocs)), bareDocs[0], theirIts(len(bareDocs)))
+			fmt.Fprintf(&b, "- note: %s %s no environment data, so none of %s creatures is among these; ask with documents=%q to draw from %s regardless of environment.\n", named, hasHave(len(bareDocs)), theirIts(len(bareDocs)), bareDocs[0], theirIts(len(bareDocs)))
 		}
 	}
 	if len(picked) == 0 {
@@ -262,9 +266,11 @@ func (s *Server) planEncounter(ctx context.Context, req *mcp.GetPromptRequest) (
 
 // maxCandidates is how many creatures plan_encounter embeds; perCR how many
 // of each challenge rating it looks at.
+// maxNamedDocs how many documents without environment data it names.
 const (
 	maxCandidates = 8
 	perCR         = 20
+	maxNamedDocs  = 5
 )
 
 func hasHave(n int) string {
