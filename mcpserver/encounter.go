@@ -194,15 +194,28 @@ func (s *Server) planEncounter(ctx context.Context, req *mcp.GetPromptRequest) (
 		}
 	}
 	// The strongest rating first, then one of each rating in turn: fewer,
-	// tougher foes and their weaker companions. One per name.
+	// tougher foes and their weaker companions. One per name. Within a
+	// rating the lookups come in name order: take names spread over the
+	// alphabet, not its first letters.
 	var picked []Entity
 	seen := map[string]bool{}
+	rounds := 0
+	if len(byCR) > 0 {
+		rounds = (maxCandidates + len(byCR) - 1) / len(byCR)
+	}
 	for round := 0; len(picked) < maxCandidates; round++ {
 		added := false
 		for _, list := range byCR {
 			if round < len(list) && len(picked) < maxCandidates {
 				added = true
-				if e := list[round]; !seen[strings.ToLower(e.Name)] {
+				i := round
+				if len(list) > rounds {
+					i = (round % rounds) * len(list) / rounds
+					if round >= rounds {
+						i = round // past the spread: the rest in order
+					}
+				}
+				if e := list[i]; !seen[strings.ToLower(e.Name)] {
 					seen[strings.ToLower(e.Name)] = true
 					picked = append(picked, e)
 				}
@@ -241,7 +254,7 @@ func (s *Server) planEncounter(ctx context.Context, req *mcp.GetPromptRequest) (
 		if len(docs) > 0 {
 			fmt.Fprintf(&b, "- note: %s %s no environment data, so %s creatures are candidates whatever their environment; judge from their descriptions whether they fit %s.\n", named, hasHave(len(bareDocs)), theirIts(len(bareDocs)), strings.Join(envs, "/"))
 		} else {
-			fmt.Fprintf(&b, "- note: %s %s no environment data, so none of %s creatures is among these; ask with documents=%q to draw from %s regardless of environment.\n", named, hasHave(len(bareDocs)), theirIts(len(bareDocs)), bareDocs[0], theirIts(len(bareDocs)))
+			fmt.Fprintf(&b, "- note: %s %s no environment data, so none of %s creatures is among these; ask with documents=%q to draw from it regardless of environment.\n", named, hasHave(len(bareDocs)), theirIts(len(bareDocs)), bareDocs[0])
 		}
 	}
 	if len(picked) == 0 {
@@ -269,7 +282,7 @@ func (s *Server) planEncounter(ctx context.Context, req *mcp.GetPromptRequest) (
 // maxNamedDocs how many documents without environment data it names.
 const (
 	maxCandidates = 8
-	perCR         = 20
+	perCR         = 60
 	maxNamedDocs  = 5
 )
 
