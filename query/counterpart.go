@@ -2,6 +2,7 @@ package query
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 
 	"lorekeeper.dev/embedder/badgerstore"
@@ -46,9 +47,13 @@ func counterpart(v *badgerstore.View, cand badgerstore.Set, name string) (*lkv1.
 	}
 	var best *lkv1.NameSuggestion
 	known := ""
-	reads := 0
+	order := make([]uint32, 0, len(slots))
 	for slot := range slots {
-		if reads++; reads > maxCounterpartReads {
+		order = append(order, slot)
+	}
+	slices.Sort(order) // the same reads whatever the map's order
+	for i, slot := range order {
+		if i == maxCounterpartReads {
 			break
 		}
 		e, err := v.Entity(slot)
@@ -60,7 +65,7 @@ func counterpart(v *badgerstore.View, cand badgerstore.Set, name string) (*lkv1.
 			if relevance.NormalizeName(named) != want {
 				continue
 			}
-			if best == nil || e.GetKey() < best.GetKey() { // the same answer whatever the slot order
+			if best == nil || e.GetKey() < best.GetKey() {
 				best = &lkv1.NameSuggestion{Name: e.GetName(), Key: e.GetKey(), Uri: lkv1.EntityURI(e.GetKey()),
 					DocumentKey: e.GetDocument().GetKey(), DocumentName: e.GetDocument().GetName(), Score: 1, Via: viaCounterpart}
 				known = named
