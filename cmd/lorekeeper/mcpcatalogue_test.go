@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -39,10 +40,17 @@ func catalogueSession(t *testing.T) *mcp.ClientSession {
 	return connectSession(t, ct, nil)
 }
 
+// snapshotEntities is open5e.SnapshotEntities, read once per test binary:
+// reading and normalising the whole pack is most of what a test over the
+// catalogue costs. Callers must not modify the entities.
+var snapshotEntities = sync.OnceValues(func() ([]*lkv1.Entity, error) {
+	return open5e.SnapshotEntities(context.Background())
+})
+
 // snapshotCounts counts the snapshot's entities by "kind document".
 func snapshotCounts(t *testing.T) map[string]int {
 	t.Helper()
-	es, err := open5e.SnapshotEntities(context.Background())
+	es, err := snapshotEntities()
 	if err != nil {
 		t.Fatal(err)
 	}
