@@ -309,7 +309,7 @@ Use it for "What features does a Paladin get?" (type="class", name="paladin"), "
 		Annotations: readOnly("Look up rules"),
 		Description: `Find game rules and reference entries: rules and rule sections, conditions, damage types, weapon properties, skills, ability scores, magic schools, languages, proficiencies, alignments.
 Use it for "What does Grappled do?" (rule_type="condition", name="grappled"), "opportunity attacks" (rule_type="rule", section="combat", name="opportunity attack*"), "radiant damage" (rule_type="damage-type", name="radiant"), "the Stealth skill" (rule_type="skill", name="stealth"), or semantic_query="what happens when I fall". rule_type is optional: omit it to search every kind.
-Conditions, skills, damage types, abilities and alignments exist once per edition, each with its own book's text: game_system="2024" (or documents=["srd-2024"]) gives SRD 5.2's, "a5e" Level Up's; without either, SRD 5.1's comes first.
+Conditions and skills exist per edition: game_system picks one (SRD 5.1's first by default).
 ` + nameHelp,
 	}, tool(s, "lookup_rule", "rule", func(ctx context.Context, in RuleInput) (*lkv1.LookupResponse, error) {
 		req, err := in.request()
