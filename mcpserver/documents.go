@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
@@ -185,8 +187,10 @@ func (s *Server) readDocument(ctx context.Context, req *mcp.ReadResourceRequest)
 	}}, nil
 }
 
-// complete answers completion/complete: the entity template's key, and
-// every prompt argument, from the query service's CompleteValues.
+// complete answers completion/complete: the resource templates' arguments
+// and every prompt argument, offering only values the prompt or resource
+// then accepts. An unknown template, prompt or argument is an invalid
+// params error naming what there is.
 func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	p := req.Params
 	empty := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
@@ -199,16 +203,42 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 		return nil, err
 	}
 	var q *lkv1.CompleteValuesRequest
-	switch {
-	case p.Ref.Type == "ref/resource" && p.Ref.URI == EntityURITemplate && p.Argument.Name == "key":
-		if k, err := url.PathUnescape(value); err == nil {
-			value = k
+	accept := func(string) bool { return true }
+	switch p.Ref.Type {
+	case "ref/resource":
+		switch p.Ref.URI + " " + p.Argument.Name {
+		case EntityURITemplate + " key":
+			if k, err := url.PathUnescape(value); err == nil {
+				value = k
+			}
+			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_ENTITY_KEY}
+		case DocumentURITemplate + " source":
+			return staticCompletion(sourceNames, value), nil
+		case DocumentURITemplate + " key":
+			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_DOCUMENT}
+		case EntityURITemplate + " " + p.Argument.Name, DocumentURITemplate + " " + p.Argument.Name:
+			return nil, invalidParams(fmt.Sprintf("resource template %s has no argument %q", p.Ref.URI, p.Argument.Name))
+		default:
+			return nil, invalidParams(fmt.Sprintf("unknown resource template %q; the templates are %s and %s", p.Ref.URI, EntityURITemplate, DocumentURITemplate))
 		}
-		q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_ENTITY_KEY}
-	case p.Ref.Type == "ref/prompt":
+	case "ref/prompt":
+		args, ok := s.promptArgs[p.Ref.Name]
+		if !ok {
+			return nil, invalidParams(fmt.Sprintf("unknown prompt %q; the prompts are %s", p.Ref.Name, strings.Join(sortedKeys(s.promptArgs), ", ")))
+		}
+		if !slices.Contains(args, p.Argument.Name) {
+			return nil, invalidParams(fmt.Sprintf("prompt %s has no argument %q; its arguments are %s", p.Ref.Name, p.Argument.Name, strings.Join(args, ", ")))
+		}
 		switch p.Ref.Name + "." + p.Argument.Name {
 		case PromptCompareEditions + ".name":
-			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME}
+			// The names the prompt finds: entities of the editions compared.
+			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME, Documents: []string{editions[0].document, editions[1].document}}
+			if eds, err := parseEditions("edition", ctxArgs["edition"]); err == nil && len(eds) > 0 {
+				q.Documents = []string{editions[0].document}
+				for _, ed := range eds {
+					q.Documents = append(q.Documents, ed.document)
+				}
+			}
 			if k, ok := lkv1.KindFromSlug(lkv1.Slugify(ctxArgs["kind"])); ok {
 				q.Kinds = []lkv1.Kind{k}
 			}
@@ -218,20 +248,31 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 				kinds = append(kinds, k.Slug())
 			}
 			return staticCompletion(kinds, value), nil
+		case PromptCompareEditions + ".edition", PromptExplainRule + ".edition":
+			return staticCompletion(editionNames, value), nil
 		case PromptPlanEncounter + ".difficulty":
 			return staticCompletion(encounterDifficulties, value), nil
 		case PromptPlanEncounter + ".creature_type":
 			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_CREATURE_TYPE}
+			accept = func(v string) bool { return slices.Contains(creatureTypes, v) }
 		case PromptPlanEncounter + ".environment":
 			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_ENVIRONMENT}
 		case PromptPlanEncounter + ".documents", PromptHomebrewOverview + ".document":
 			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_DOCUMENT}
 		case PromptExplainRule + ".topic":
-			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME, Kinds: lkv1.RuleKinds()}
+			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME, Kinds: lkv1.RuleKinds(), Documents: []string{editions[0].document, editions[1].document}}
+			if eds, err := parseEditions("edition", ctxArgs["edition"]); err == nil && len(eds) > 0 {
+				q.Documents = nil
+				for _, ed := range eds {
+					q.Documents = append(q.Documents, ed.document)
+				}
+			}
 		}
+	default:
+		return nil, invalidParams(fmt.Sprintf("unknown reference type %q; use ref/prompt or ref/resource", p.Ref.Type))
 	}
 	if q == nil {
-		return empty, nil // nothing to offer for this argument
+		return empty, nil // a free value (party_levels): nothing to offer
 	}
 	// Lists ("srd-2014,tob"): complete the last item, keep the rest.
 	head := ""
@@ -244,10 +285,17 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 	defer cancel()
 	resp, err := s.client.CompleteValues(ctx, q)
 	if err != nil {
+		if status.Code(err) == codes.InvalidArgument {
+			return nil, invalidParams(s.report("completion/complete", err))
+		}
 		return nil, fmt.Errorf("%s", s.report("completion/complete", err))
 	}
 	out := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: make([]string, 0, len(resp.GetValues())), Total: int(resp.GetTotal()), HasMore: resp.GetHasMore()}}
 	for _, v := range resp.GetValues() {
+		if !accept(v) {
+			out.Completion.Total--
+			continue
+		}
 		out.Completion.Values = append(out.Completion.Values, head+v)
 	}
 	return out, nil
@@ -279,6 +327,9 @@ func checkCompletionArgs(name, value string, ctxArgs map[string]string) error {
 	}
 	return nil
 }
+
+// editionNames are the editions completion offers.
+var editionNames = []string{"2014", "2024", "a5e"}
 
 // staticCompletion completes from a fixed list.
 func staticCompletion(all []string, prefix string) *mcp.CompleteResult {

@@ -131,38 +131,98 @@ func (s *Server) planEncounter(ctx context.Context, req *mcp.GetPromptRequest) (
 	lo, hi := crWindow(budget)
 	types, err := closedSet("creature_type", args["creature_type"], creatureTypes, nil)
 	if err != nil {
-		return nil, promptError("creature_type", err.Error())
-	}
-	c := &lkv1.Common{Limit: 100}
-	if d := splitList(args["documents"]); len(d) > 0 {
-		c.Documents = &lkv1.DocumentFilter{Documents: d}
-	}
-	envs := splitList(strings.ToLower(args["environment"]))
-	ctx, cancel := s.callContext(ctx)
-	defer cancel()
-	resp, err := s.client.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: c, CrRange: &lkv1.DoubleRange{Min: &lo, Max: &hi}, Types: types, Environments: envs})
-	if err != nil {
 		return nil, s.promptFail(PromptPlanEncounter, err)
 	}
-	// The strongest first: fewer, tougher foes read best; one per name.
-	var cands []Entity
-	for _, r := range resp.GetResults() {
-		e := entityFromResult(r)
-		if e.Creature == nil || e.Creature.ExperiencePoints <= 0 || int(e.Creature.ExperiencePoints) > budget {
+	docs := splitList(args["documents"])
+	ctx, cancel := s.callContext(ctx)
+	defer cancel()
+	envs, err := s.environments(ctx, args["environment"])
+	if err != nil {
+		return nil, err
+	}
+	// Documents whose creatures carry no environment (SRD 5.2 has none):
+	// the environment cannot choose among them. Those asked for are drawn
+	// from without it, and said so; the others are only named.
+	var envDocs, bareDocs []string
+	if len(envs) > 0 {
+		if envDocs, bareDocs, err = s.environmentCoverage(ctx, docs, envs); err != nil {
+			return nil, s.promptFail(PromptPlanEncounter, err)
+		}
+	}
+	// One lookup per challenge rating in the window, so that the
+	// candidates mix ratings rather than fill up with the first names of
+	// one.
+	type source struct {
+		docs []string
+		envs []string
+	}
+	sources := []source{{docs, envs}}
+	if len(envs) > 0 && len(docs) > 0 {
+		sources = nil
+		if len(envDocs) > 0 {
+			sources = append(sources, source{envDocs, envs})
+		}
+		if len(bareDocs) > 0 {
+			sources = append(sources, source{bareDocs, nil})
+		}
+	}
+	var byCR [][]Entity
+	for i := len(xpByCR) - 1; i >= 0; i-- {
+		r := xpByCR[i]
+		if r.cr < lo || r.cr > hi || r.xp > budget {
 			continue
 		}
-		cands = append(cands, e)
+		var list []Entity
+		for _, src := range sources {
+			c := &lkv1.Common{Limit: perCR}
+			if len(src.docs) > 0 {
+				c.Documents = &lkv1.DocumentFilter{Documents: src.docs}
+			}
+			cr := r.cr
+			resp, err := s.client.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: c, CrRange: &lkv1.DoubleRange{Min: &cr, Max: &cr}, Types: types, Environments: src.envs})
+			if err != nil {
+				return nil, s.promptFail(PromptPlanEncounter, err)
+			}
+			for _, res := range resp.GetResults() {
+				if e := entityFromResult(res); e.Creature != nil && e.Creature.ExperiencePoints > 0 {
+					list = append(list, e)
+				}
+			}
+		}
+		if len(list) > 0 {
+			byCR = append(byCR, list)
+		}
 	}
-	slices.SortStableFunc(cands, func(a, b Entity) int { return int(b.Creature.ExperiencePoints - a.Creature.ExperiencePoints) })
+	// The strongest rating first, then one of each rating in turn: fewer,
+	// tougher foes and their weaker companions. One per name. Within a
+	// rating the lookups come in name order: take names spread over the
+	// alphabet, not its first letters.
 	var picked []Entity
 	seen := map[string]bool{}
-	for _, e := range cands {
-		if len(picked) == 8 {
-			break
+	rounds := 0
+	if len(byCR) > 0 {
+		rounds = (maxCandidates + len(byCR) - 1) / len(byCR)
+	}
+	for round := 0; len(picked) < maxCandidates; round++ {
+		added := false
+		for _, list := range byCR {
+			if round < len(list) && len(picked) < maxCandidates {
+				added = true
+				i := round
+				if len(list) > rounds {
+					i = (round % rounds) * len(list) / rounds
+					if round >= rounds {
+						i = round // past the spread: the rest in order
+					}
+				}
+				if e := list[i]; !seen[strings.ToLower(e.Name)] {
+					seen[strings.ToLower(e.Name)] = true
+					picked = append(picked, e)
+				}
+			}
 		}
-		if !seen[strings.ToLower(e.Name)] {
-			seen[strings.ToLower(e.Name)] = true
-			picked = append(picked, e)
+		if !added {
+			break
 		}
 	}
 	var b strings.Builder
@@ -182,9 +242,28 @@ func (s *Server) planEncounter(ctx context.Context, req *mcp.GetPromptRequest) (
 	if len(envs) > 0 {
 		fmt.Fprintf(&b, ", found in %s", strings.Join(envs, "/"))
 	}
-	b.WriteString("), strongest first, with their stat blocks embedded below:\n")
+	if len(docs) > 0 {
+		fmt.Fprintf(&b, ", from %s", strings.Join(docs, ", "))
+	}
+	b.WriteString("), a mix of challenge ratings, with their stat blocks embedded below:\n")
+	if len(bareDocs) > 0 {
+		named := strings.Join(bareDocs, ", ")
+		if len(bareDocs) > maxNamedDocs {
+			named = fmt.Sprintf("%s and %d more", strings.Join(bareDocs[:maxNamedDocs], ", "), len(bareDocs)-maxNamedDocs)
+		}
+		if len(docs) > 0 {
+			fmt.Fprintf(&b, "- note: %s %s no environment data, so %s creatures are candidates whatever their environment; judge from their descriptions whether they fit %s.\n", named, hasHave(len(bareDocs)), theirIts(len(bareDocs)), strings.Join(envs, "/"))
+		} else {
+			fmt.Fprintf(&b, "- note: %s %s no environment data, so none of %s creatures is among these; ask with documents=%q to draw from it regardless of environment.\n", named, hasHave(len(bareDocs)), theirIts(len(bareDocs)), bareDocs[0])
+		}
+	}
 	if len(picked) == 0 {
-		b.WriteString("- none in the catalogue with these filters: widen them (another environment or type, more documents).\n")
+		switch {
+		case len(envs) > 0 && len(envDocs) == 0 && len(docs) > 0:
+			fmt.Fprintf(&b, "- none: %s %s no environment data and no creature of these ratings and types.\n", strings.Join(docs, ", "), hasHave(len(docs)))
+		default:
+			b.WriteString("- none in the catalogue with these filters: widen them (another environment or type, more documents).\n")
+		}
 	}
 	for _, e := range picked {
 		xp := int(e.Creature.ExperiencePoints)
@@ -196,6 +275,129 @@ func (s *Server) planEncounter(ctx context.Context, req *mcp.GetPromptRequest) (
 		out.Messages = append(out.Messages, entityMessage(&picked[i]))
 	}
 	return out, nil
+}
+
+// maxCandidates is how many creatures plan_encounter embeds; perCR how many
+// of each challenge rating it looks at.
+// maxNamedDocs how many documents without environment data it names.
+const (
+	maxCandidates = 8
+	perCR         = 60
+	maxNamedDocs  = 5
+)
+
+func hasHave(n int) string {
+	if n == 1 {
+		return "has"
+	}
+	return "have"
+}
+
+func theirIts(n int) string {
+	if n == 1 {
+		return "its"
+	}
+	return "their"
+}
+
+// environments resolves the environment argument against the environments
+// the creatures carry, as a user may type them: the stored slug of the
+// source's display name ("forest-or-jungle"), the display name ("Forest or
+// Jungle"), the source's key ("forest", "srd_feywild"), or one of the
+// name's words ("jungle", "abyss").
+func (s *Server) environments(ctx context.Context, arg string) ([]string, error) {
+	asked := splitList(arg)
+	if len(asked) == 0 {
+		return nil, nil
+	}
+	known, err := s.environmentValues(ctx)
+	if err != nil {
+		return nil, s.promptFail(PromptPlanEncounter, err)
+	}
+	var out []string
+	for _, a := range asked {
+		matched := matchEnvironment(a, known)
+		if len(matched) == 0 {
+			return nil, promptError("environment", fmt.Sprintf("no creature is found in %q; the environments are %s (or a word of one, e.g. \"jungle\")", a, strings.Join(known, ", ")))
+		}
+		for _, m := range matched {
+			if !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+	}
+	return out, nil
+}
+
+// environmentValues are every environment a stored creature carries.
+func (s *Server) environmentValues(ctx context.Context) ([]string, error) {
+	resp, err := s.client.CompleteValues(ctx, &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_ENVIRONMENT, Limit: 100})
+	if err != nil {
+		return nil, err
+	}
+	out := slices.Clone(resp.GetValues())
+	slices.Sort(out)
+	return out, nil
+}
+
+// envStopWords are the words of environment names that name none.
+var envStopWords = map[string]bool{"or": true, "of": true, "the": true, "and": true, "plane": true}
+
+// matchEnvironment is the known environments a typed value names.
+func matchEnvironment(typed string, known []string) []string {
+	slug := lkv1.Slugify(typed)
+	forms := []string{slug}
+	if _, after, ok := strings.Cut(strings.ReplaceAll(typed, "-", "_"), "_"); ok && strings.Contains(typed, "_") {
+		forms = append(forms, lkv1.Slugify(after)) // a source key: "srd_feywild"
+	}
+	for _, f := range forms {
+		if slices.Contains(known, f) {
+			return []string{f}
+		}
+	}
+	var out []string
+	for _, k := range known {
+		for _, w := range strings.Split(k, "-") {
+			if !envStopWords[w] && slices.Contains(forms, w) {
+				out = append(out, k)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// environmentCoverage splits the documents asked for (all that hold
+// creatures when none are) into those whose creatures carry environments
+// and those whose creatures carry none.
+func (s *Server) environmentCoverage(ctx context.Context, docs, envs []string) (withEnv, without []string, err error) {
+	if len(docs) == 0 {
+		resp, err := s.client.ListDocuments(ctx, &lkv1.ListDocumentsRequest{})
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, d := range resp.GetDocuments() {
+			if d.GetCounts()[lkv1.Kind_KIND_CREATURE.Slug()] > 0 {
+				docs = append(docs, d.GetDocument().GetKey())
+			}
+		}
+	}
+	all, err := s.environmentValues(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range docs {
+		resp, err := s.client.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: &lkv1.Common{Limit: 1, Documents: &lkv1.DocumentFilter{Documents: []string{d}}}, Environments: all})
+		if err != nil {
+			return nil, nil, err
+		}
+		if resp.GetTotal() > 0 {
+			withEnv = append(withEnv, d)
+		} else {
+			without = append(without, d)
+		}
+	}
+	return withEnv, without, nil
 }
 
 func joinInts(xs []int) string {

@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/codes"
 
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
@@ -27,21 +29,27 @@ const (
 	PromptHomebrewOverview = "homebrew_overview"
 )
 
-// srdEditions are the two official rulesets compared side by side.
-var srdEditions = []string{"srd-2014", "srd-2024"}
+// addPrompt adds a prompt and records its arguments for completion.
+func (s *Server) addPrompt(p *mcp.Prompt, h mcp.PromptHandler) {
+	for _, a := range p.Arguments {
+		s.promptArgs[p.Name] = append(s.promptArgs[p.Name], a.Name)
+	}
+	s.mcp.AddPrompt(p, h)
+}
 
 func (s *Server) addPrompts() {
-	s.mcp.AddPrompt(&mcp.Prompt{
+	s.addPrompt(&mcp.Prompt{
 		Name:  PromptCompareEditions,
 		Title: "Compare the 2014 and 2024 rules for one entry",
-		Description: `The SRD 5.1 (2014 rules) and SRD 5.2 (2024 rules) versions of one spell, creature, item, class option or rule, embedded side by side, with the differences in their key fields (level, damage, components, CR, AC, HP, ...) listed.
+		Description: `The SRD 5.1 (2014 rules) and SRD 5.2 (2024 rules) versions of one spell, creature, item, class option, condition or rule, embedded side by side, with the differences in their key fields (level, damage, components, CR, AC, HP, ...) listed. Entries renamed between the books are found under either name (Feeblemind and Befuddlement). edition="a5e" compares SRD 5.1 with Level Up Advanced 5th Edition instead.
 Use it for "how did Fireball change in 2024?" or "compare the 2014 and 2024 Goblin".`,
 		Arguments: []*mcp.PromptArgument{
-			{Name: "name", Title: "Name", Description: `The entry's name, e.g. "Fireball", "Goblin", "Grappled".`, Required: true},
+			{Name: "name", Title: "Name", Description: `The entry's name in either edition, e.g. "Fireball", "Goblin", "Grappled", "Feeblemind".`, Required: true},
 			{Name: "kind", Title: "Kind", Description: "Optional kind when the name is ambiguous: spell, creature, magic-item, weapon, armor, class, feat, condition, rule, ..."},
+			{Name: "edition", Title: "Edition", Description: `Optional: the edition to compare SRD 5.1 with, 2024 (default) or a5e; or two comma-separated, e.g. "2024,a5e". Editions: ` + editionHelp + "."},
 		},
 	}, s.compareEditions)
-	s.mcp.AddPrompt(&mcp.Prompt{
+	s.addPrompt(&mcp.Prompt{
 		Name:  PromptPlanEncounter,
 		Title: "Plan a combat encounter",
 		Description: `Candidate creatures from the catalogue that fit a party, by the SRD 5.2 XP budget per character (low, moderate or high difficulty), with their stat blocks embedded and the numbers to build the fight: the budget, each creature's XP and how many of it fit.
@@ -50,20 +58,21 @@ Use it for "a moderate forest encounter for four 3rd-level characters" (party_le
 			{Name: "party_levels", Title: "Party levels", Description: `Each character's level, 1 to 20, comma-separated: "3,3,4,5".`, Required: true},
 			{Name: "difficulty", Title: "Difficulty", Description: "low, moderate (default) or high: the SRD 5.2 encounter difficulties."},
 			{Name: "creature_type", Title: "Creature type", Description: `Only this creature type, e.g. "undead", "beast". Comma-separate for several.`},
-			{Name: "environment", Title: "Environment", Description: `Only creatures found here, e.g. "forest", "underdark". Comma-separate for several.`},
+			{Name: "environment", Title: "Environment", Description: `Only creatures found here. Open5e's environments, by key, name or a word of the name: "forest", "Forest or Jungle", "forest-or-jungle", "jungle", "underworld", "feywild", ...; completion lists them all. Comma-separate for several. Documents without environment data (SRD 5.2 has none) are said to be so.`},
 			{Name: "documents", Title: "Documents", Description: `Only creatures from these documents (keys), comma-separated, e.g. "srd-2014" or "srd-2024,tob".`},
 		},
 	}, s.planEncounter)
-	s.mcp.AddPrompt(&mcp.Prompt{
+	s.addPrompt(&mcp.Prompt{
 		Name:  PromptExplainRule,
 		Title: "Explain a rule from the rules text",
-		Description: `The rules, rule sections and conditions that match a topic, embedded, with the instruction to answer only from them and cite their URIs.
-Use it for "how does grappling work?" (topic="grappling") or "what does the Prone condition do?".`,
+		Description: `The rules, rule sections and conditions that match a topic, embedded (by default from both SRD 5.1 and SRD 5.2, each edition's own text), with the instruction to answer only from them and cite their URIs.
+Use it for "how does grappling work?" (topic="grappling"), "what does the Prone condition do in the 2024 rules?" (topic="prone", edition="2024").`,
 		Arguments: []*mcp.PromptArgument{
 			{Name: "topic", Title: "Topic", Description: `What to explain, e.g. "grappling", "opportunity attacks", "prone", "falling".`, Required: true},
+			{Name: "edition", Title: "Edition", Description: "Optional: only this edition's rules: " + editionHelp + ". Default: SRD 5.1 and SRD 5.2."},
 		},
 	}, s.explainRule)
-	s.mcp.AddPrompt(&mcp.Prompt{
+	s.addPrompt(&mcp.Prompt{
 		Name:        PromptHomebrewOverview,
 		Title:       "Overview of an imported document",
 		Description: `What a document contains, by kind, embedded: every entity with its key facts and URI, and the first entries in full. Meant for imported OrcBrew homebrew (list_documents source="orcbrew" lists them); works for any document.`,
@@ -73,17 +82,29 @@ Use it for "how does grappling work?" (topic="grappling") or "what does the Pron
 	}, s.homebrewOverview)
 }
 
-// promptError is an invalid prompt argument: the client gets it as a
-// JSON-RPC error with this message.
-func promptError(arg, problem string) error {
-	return fmt.Errorf("invalid argument %q: %s", arg, problem)
+// invalidParams is the JSON-RPC error for a request the server cannot use
+// as sent (-32602): a prompt argument, a completion target, with msg saying
+// what to send instead.
+func invalidParams(msg string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: msg}
 }
 
-// promptFail turns a query service error into the message a client sees.
+// promptError is an invalid prompt argument: the client gets it as a
+// JSON-RPC invalid params error with this message.
+func promptError(arg, problem string) error {
+	return invalidParams(fmt.Sprintf("invalid argument %q: %s", arg, problem))
+}
+
+// promptFail turns an error into the JSON-RPC error a client sees: invalid
+// params for an argument the tools' checks or the query service reject,
+// else the tools' message for the failure (the detail goes to the log).
 func (s *Server) promptFail(prompt string, err error) error {
 	var ae *ArgumentError
 	if errors.As(err, &ae) {
-		return errors.New(ae.Error())
+		return invalidParams(ae.Error())
+	}
+	if c := classOf(err); c.code == codes.InvalidArgument {
+		return invalidParams(s.report("prompts/get "+prompt, err))
 	}
 	return errors.New(s.report("prompts/get "+prompt, err))
 }
@@ -97,80 +118,6 @@ func entityMessage(e *Entity) *mcp.PromptMessage {
 	return &mcp.PromptMessage{Role: "user", Content: &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
 		URI: e.URI, MIMEType: "text/markdown", Text: renderEntity(e),
 	}}}
-}
-
-func (s *Server) compareEditions(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	args := req.Params.Arguments
-	name := strings.TrimSpace(args["name"])
-	if name == "" {
-		return nil, promptError("name", "required, e.g. \"Fireball\"")
-	}
-	var kinds []lkv1.Kind
-	if k := strings.TrimSpace(args["kind"]); k != "" {
-		kind, ok := lkv1.KindFromSlug(lkv1.Slugify(singular(k)))
-		if !ok {
-			kind, ok = lkv1.KindFromSlug(lkv1.Slugify(k))
-		}
-		if !ok {
-			return nil, promptError("kind", fmt.Sprintf("unknown kind %q; use spell, creature, magic-item, weapon, armor, class, feat, condition, rule, ...", k))
-		}
-		kinds = []lkv1.Kind{kind}
-	}
-	ctx, cancel := s.callContext(ctx)
-	defer cancel()
-	f := false
-	resp, err := s.client.Search(ctx, &lkv1.SearchRequest{Query: name, Kinds: kinds, Documents: &lkv1.DocumentFilter{Documents: srdEditions}, Semantic: &f, Limit: 10})
-	if err != nil {
-		return nil, s.promptFail(PromptCompareEditions, err)
-	}
-	// The first kind with the name in an edition; its copy in each edition.
-	want := strings.ToLower(name)
-	var pair [2]*Entity
-	for _, g := range resp.GetGroups() {
-		for _, r := range g.GetResults() {
-			if strings.ToLower(r.GetEntity().GetName()) != want {
-				continue
-			}
-			i := slices.Index(srdEditions, r.GetEntity().GetDocument().GetKey())
-			if i >= 0 && pair[i] == nil {
-				e := entityFromResult(r)
-				pair[i] = &e
-			}
-		}
-		if pair[0] != nil || pair[1] != nil {
-			break
-		}
-	}
-	if pair[0] == nil && pair[1] == nil {
-		return nil, promptError("name", fmt.Sprintf("no entry named %q in SRD 5.1 or SRD 5.2; check the spelling or use search_dnd_content", name))
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Compare the 2014 and 2024 versions of %s for me.\n\n", name)
-	switch {
-	case pair[0] == nil:
-		fmt.Fprintf(&b, "Only SRD 5.2 (2024 rules) has an entry named %q; SRD 5.1 (2014 rules) has none (it may go by another name there). The 2024 entry is embedded below.\n", name)
-	case pair[1] == nil:
-		fmt.Fprintf(&b, "Only SRD 5.1 (2014 rules) has an entry named %q; SRD 5.2 (2024 rules) has none (it may go by another name there). The 2014 entry is embedded below.\n", name)
-	default:
-		fmt.Fprintf(&b, "Both editions are embedded below: first SRD 5.1 (2014 rules, %s), then SRD 5.2 (2024 rules, %s).\n\n", pair[0].URI, pair[1].URI)
-		diffs := differences(pair[0], pair[1])
-		if len(diffs) == 0 {
-			b.WriteString("Their key fields are the same; compare the descriptions for changes in wording.\n")
-		} else {
-			b.WriteString("Differences in key fields (2014 → 2024):\n")
-			for _, d := range diffs {
-				fmt.Fprintf(&b, "- %s: %s → %s\n", d.field, d.old, d.new)
-			}
-		}
-	}
-	b.WriteString("\nExplain what changed and what it means at the table, quoting the embedded text; cite each version by its URI.")
-	out := &mcp.GetPromptResult{Description: "SRD 5.1 and SRD 5.2 versions of " + name, Messages: []*mcp.PromptMessage{textMessage(b.String())}}
-	for _, e := range pair {
-		if e != nil {
-			out.Messages = append(out.Messages, entityMessage(e))
-		}
-	}
-	return out, nil
 }
 
 type difference struct{ field, old, new string }
@@ -253,7 +200,7 @@ func differences(a, b *Entity) []difference {
 	fields = append(fields, field{"name", str(func(e *Entity) string { return e.Name })})
 	var out []difference
 	for _, f := range fields {
-		if x, y := f.get(a), f.get(b); x != y {
+		if x, y := f.get(a), f.get(b); !sameValue(x, y) {
 			out = append(out, difference{f.name, orNone(x), orNone(y)})
 		}
 	}
@@ -284,62 +231,24 @@ func blockNames(e *Entity, typ string) string {
 	return strings.Join(names, ", ")
 }
 
-func (s *Server) explainRule(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	topic := strings.TrimSpace(req.Params.Arguments["topic"])
-	if topic == "" {
-		return nil, promptError("topic", "required, e.g. \"grappling\"")
+// lookupKinds looks up entities of kinds (all of one lookup's: a spell, a
+// creature, equipment, character option or rule kind) through the lookup
+// that serves them.
+func (s *Server) lookupKinds(ctx context.Context, c *lkv1.Common, kinds ...lkv1.Kind) (*lkv1.LookupResponse, error) {
+	if len(kinds) == 0 {
+		return &lkv1.LookupResponse{}, nil
 	}
-	ctx, cancel := s.callContext(ctx)
-	defer cancel()
-	resp, err := s.client.Search(ctx, &lkv1.SearchRequest{Query: topic, Kinds: lkv1.RuleKinds(), Limit: 4})
-	if err != nil {
-		return nil, s.promptFail(PromptExplainRule, err)
-	}
-	// Best first across kinds: each group's first, then each group's second, ...
-	var picked []*Entity
-	for i := 0; len(picked) < 6; i++ {
-		added := false
-		for _, g := range resp.GetGroups() {
-			if i < len(g.GetResults()) && len(picked) < 6 {
-				e := entityFromResult(g.GetResults()[i])
-				picked = append(picked, &e)
-				added = true
-			}
-		}
-		if !added {
-			break
-		}
-	}
-	if len(picked) == 0 {
-		return nil, promptError("topic", fmt.Sprintf("no rule or condition matches %q; try other words", topic))
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Explain %q to me using only the rules text embedded below (%d entries from the rules and conditions LoreKeeper holds).\n", topic, len(picked))
-	b.WriteString("Answer only from these texts. Cite every rule you use by its URI; if they do not cover the question, say so rather than filling the gap from memory.\n\nEmbedded:\n")
-	for _, e := range picked {
-		fmt.Fprintf(&b, "- %s (%s, %s): %s\n", e.Name, e.Kind, e.DocumentName, e.URI)
-	}
-	out := &mcp.GetPromptResult{Description: "Rules on " + topic, Messages: []*mcp.PromptMessage{textMessage(b.String())}}
-	for _, e := range picked {
-		out.Messages = append(out.Messages, entityMessage(e))
-	}
-	return out, nil
-}
-
-// lookupKinds lists a document's entities of some kinds, in name order,
-// through the lookup that serves them.
-func (s *Server) lookupKinds(ctx context.Context, kind lkv1.Kind, c *lkv1.Common) (*lkv1.LookupResponse, error) {
-	switch {
+	switch kind := kinds[0]; {
 	case kind == lkv1.Kind_KIND_SPELL:
 		return s.client.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: c})
 	case kind == lkv1.Kind_KIND_CREATURE:
 		return s.client.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: c})
 	case slices.Contains(lkv1.EquipmentKinds(), kind):
-		return s.client.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: c, Kinds: []lkv1.Kind{kind}})
+		return s.client.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: c, Kinds: kinds})
 	case slices.Contains(lkv1.CharacterOptionKinds(), kind):
-		return s.client.LookupCharacterOptions(ctx, &lkv1.LookupCharacterOptionsRequest{Common: c, Kinds: []lkv1.Kind{kind}})
+		return s.client.LookupCharacterOptions(ctx, &lkv1.LookupCharacterOptionsRequest{Common: c, Kinds: kinds})
 	case slices.Contains(lkv1.RuleKinds(), kind):
-		return s.client.LookupRules(ctx, &lkv1.LookupRulesRequest{Common: c, Kinds: []lkv1.Kind{kind}})
+		return s.client.LookupRules(ctx, &lkv1.LookupRulesRequest{Common: c, Kinds: kinds})
 	}
 	return &lkv1.LookupResponse{}, nil
 }
@@ -385,7 +294,7 @@ func (s *Server) documentOverview(ctx context.Context, d *lkv1.DocumentSummary) 
 		if !ok {
 			continue
 		}
-		resp, err := s.lookupKinds(ctx, kind, &lkv1.Common{Limit: 100, Documents: &lkv1.DocumentFilter{Documents: []string{doc.GetKey()}}, Sources: []lkv1.Source{doc.GetSource()}})
+		resp, err := s.lookupKinds(ctx, &lkv1.Common{Limit: 100, Documents: &lkv1.DocumentFilter{Documents: []string{doc.GetKey()}}, Sources: []lkv1.Source{doc.GetSource()}}, kind)
 		if err != nil {
 			return "", "", nil, err
 		}

@@ -479,6 +479,10 @@ func noMatchMessage(noun, name string, out *LookupOutput) string {
 	var order []string
 	var meaning []string
 	for _, sg := range out.Suggestions {
+		if sg.Via == "counterpart" {
+			fmt.Fprintf(&b, " Its open counterpart is %s (%s, %s), which names itself the open stand-in for %s.", sg.Name, sg.Document, sg.URI, out.NotOpenContent)
+			continue
+		}
 		if sg.Via == "meaning" {
 			meaning = append(meaning, fmt.Sprintf("%s (%s)", sg.Name, sg.Document))
 			continue

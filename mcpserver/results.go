@@ -234,7 +234,7 @@ type Suggestion struct {
 	Document     string  `json:"document" jsonschema:"The document's key."`
 	DocumentName string  `json:"document_name,omitempty"`
 	Score        float64 `json:"score" jsonschema:"In (0, 1], higher is closer."`
-	Via          string  `json:"via" jsonschema:"name (typo-tolerant), alias (a name the book uses) or meaning (nearest open content by meaning)."`
+	Via          string  `json:"via" jsonschema:"name (typo-tolerant), alias (a name the book uses), meaning (nearest open content by meaning) or counterpart (its open stand-in)."`
 }
 
 // SearchGroup is one content type's results in search_dnd_content.

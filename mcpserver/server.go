@@ -53,7 +53,9 @@ type Server struct {
 	// numbers are each tool's numeric parameters (true: whole numbers),
 	// checked before the SDK decodes them.
 	numbers map[string]map[string]bool
-	docs    documents
+	// promptArgs lists each prompt's arguments, for completion.
+	promptArgs map[string][]string
+	docs       documents
 }
 
 // PageSize is how many items resources/list (and the other MCP lists)
@@ -82,7 +84,7 @@ func New(client lkv1.QueryServiceClient, opts *Options) *Server {
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 10 * time.Second
 	}
-	s := &Server{client: client, log: o.Logger, metrics: o.Metrics, timeout: o.CallTimeout, params: map[string][]string{}, numbers: map[string]map[string]bool{}}
+	s := &Server{client: client, log: o.Logger, metrics: o.Metrics, timeout: o.CallTimeout, params: map[string][]string{}, numbers: map[string]map[string]bool{}, promptArgs: map[string][]string{}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "lorekeeper", Title: "LoreKeeper", Version: o.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdkLogger(o.Logger),
@@ -92,7 +94,7 @@ func New(client lkv1.QueryServiceClient, opts *Options) *Server {
 			return s.complete(ctx, req)
 		},
 	})
-	s.mcp.AddReceivingMiddleware(s.recoverMiddleware, uriMiddleware, s.toolMiddleware, entityURIMiddleware, s.documentsMiddleware)
+	s.mcp.AddReceivingMiddleware(s.recoverMiddleware, uriMiddleware, s.toolMiddleware, s.resourceNotFoundMiddleware, entityURIMiddleware, s.documentsMiddleware)
 	s.addTools()
 	s.addPrompts()
 	tools := make([]string, 0, len(s.params))
@@ -307,6 +309,7 @@ Use it for "What features does a Paladin get?" (type="class", name="paladin"), "
 		Annotations: readOnly("Look up rules"),
 		Description: `Find game rules and reference entries: rules and rule sections, conditions, damage types, weapon properties, skills, ability scores, magic schools, languages, proficiencies, alignments.
 Use it for "What does Grappled do?" (rule_type="condition", name="grappled"), "opportunity attacks" (rule_type="rule", section="combat", name="opportunity attack*"), "radiant damage" (rule_type="damage-type", name="radiant"), "the Stealth skill" (rule_type="skill", name="stealth"), or semantic_query="what happens when I fall". rule_type is optional: omit it to search every kind.
+Conditions and skills exist per edition: game_system picks one (SRD 5.1's first by default).
 ` + nameHelp,
 	}, tool(s, "lookup_rule", "rule", func(ctx context.Context, in RuleInput) (*lkv1.LookupResponse, error) {
 		req, err := in.request()

@@ -33,16 +33,29 @@ func (s *Service) CompleteValues(ctx context.Context, req *lkv1.CompleteValuesRe
 		}
 		kinds[k] = true
 	}
+	if len(req.GetDocuments()) > MaxDocuments {
+		return nil, invalid("documents", "%d documents, at most %d allowed", len(req.GetDocuments()), MaxDocuments)
+	}
+	if err := checkValues("documents", req.GetDocuments()); err != nil {
+		return nil, err
+	}
 	m := newMatcher(req.GetPrefix(), limit)
 	err := s.store.View(ctx, func(v *badgerstore.View) error {
 		switch f := req.GetField(); f {
 		case lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME, lkv1.CompletionField_COMPLETION_FIELD_ENTITY_KEY:
 			byKey := f == lkv1.CompletionField_COMPLETION_FIELD_ENTITY_KEY && strings.Contains(m.prefix, ":")
 			names := f == lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME
+			var inDocs badgerstore.Set
+			if len(req.GetDocuments()) > 0 {
+				inDocs = documentSet(v, req.GetDocuments())
+			}
 			last, pos := "", 0
 			v.InOrder(func(slot uint32) bool {
 				pos++
 				if len(kinds) > 0 && !kinds[v.Kind(slot)] {
+					return true
+				}
+				if len(req.GetDocuments()) > 0 && !inDocs.Has(slot) {
 					return true
 				}
 				if byKey {

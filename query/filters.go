@@ -1,6 +1,7 @@
 package query
 
 import (
+	"fmt"
 	"strings"
 
 	"lorekeeper.dev/embedder/badgerstore"
@@ -124,4 +125,27 @@ func documentSet(v *badgerstore.View, docs []string) badgerstore.Set {
 		keys = append(keys, v.DocumentKeysNamed(d)...)
 	}
 	return v.Postings(badgerstore.FieldDocument, keys...)
+}
+
+// unknownDocuments are the documents asked for that name no stored
+// document at all (key, name or alias): only those deserve a warning. A
+// known document whose entities the other filters rule out is an ordinary
+// empty answer.
+func unknownDocuments(v *badgerstore.View, docs []string) []string {
+	var out []string
+	for _, d := range docs {
+		if documentSet(v, []string{d}).Empty() {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// documentsWarning is the warning for the unknown documents, or "".
+func documentsWarning(v *badgerstore.View, docs []string) string {
+	unknown := unknownDocuments(v, docs)
+	if len(unknown) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("no document matches %q; list_documents shows the document keys", unknown)
 }

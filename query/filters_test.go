@@ -404,6 +404,46 @@ func inSection(e *lkv1.Entity, section string) bool {
 	return lower(r.GetSection()) == section || lower(r.GetSectionName()) == section || lkv1.Slugify(r.GetSectionName()) == section
 }
 
+// The documents warning names the documents that match nothing stored, and
+// only those: a known document whose entities the other filters rule out
+// (no 9th-level ritual in SRD 5.1) is an ordinary empty answer.
+func TestLookup_DocumentsWarning(t *testing.T) {
+	c := client(t)
+	nine, yes := int32(9), true
+	tests := []struct {
+		name string
+		docs []string
+		want string // in the one warning; "" for none
+	}{
+		{"known document, nothing passes the filters", []string{"srd-2014"}, ""},
+		{"known document by alias", []string{"srd-5.1"}, ""},
+		{"unknown document", []string{"srd-2099"}, `"srd-2099"`},
+		{"one known, one unknown", []string{"srd-2014", "srd-2099"}, `["srd-2099"]`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp, err := c.LookupSpells(t.Context(), &lkv1.LookupSpellsRequest{Common: &lkv1.Common{Documents: docs(tt.docs...)}, Levels: []int32{nine}, Ritual: &yes})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := resp.GetWarnings()
+			switch {
+			case tt.want == "" && len(got) != 0:
+				t.Errorf("warnings %q, want none", got)
+			case tt.want != "" && (len(got) != 1 || !strings.Contains(got[0], tt.want) || strings.Contains(got[0], `"srd-2014"`)):
+				t.Errorf("warnings %q, want one naming %s alone", got, tt.want)
+			}
+			sr, err := c.Search(t.Context(), &lkv1.SearchRequest{Query: "ritual of the ninth level", Documents: docs(tt.docs...), Semantic: new(false)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sr.GetWarnings(); (tt.want == "") != (len(got) == 0) {
+				t.Errorf("search warnings %q, want a warning: %v", got, tt.want != "")
+			}
+		})
+	}
+}
+
 // documents: None = all, [] = nothing, a list = any of them (keys, names,
 // aliases, any case).
 func TestLookup_Documents(t *testing.T) {

@@ -362,8 +362,10 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 	}
 	err = s.store.View(ctx, func(v *badgerstore.View) error {
 		cand := p.candidates(v)
-		if p.docsSet && cand.Empty() {
-			resp.Warnings = append(resp.Warnings, fmt.Sprintf("no entities match the documents %q", p.docs))
+		if p.docsSet {
+			if w := documentsWarning(v, p.docs); w != "" {
+				resp.Warnings = append(resp.Warnings, w)
+			}
 		}
 		if p.name != "" && !cand.Empty() {
 			filtered := cand
@@ -378,6 +380,9 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 					resp.Suggestions = suggest(v, filtered, p.name)
 					if a, ok := notOpen(p.name); ok {
 						closed, resp.NotOpenContent = a, a.Known
+					} else if sg, known := counterpart(v, filtered, p.name); sg != nil {
+						resp.NotOpenContent = known
+						resp.Suggestions = append([]*lkv1.NameSuggestion{sg}, resp.Suggestions...)
 					}
 				}
 			}
@@ -406,8 +411,12 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 				resp.Ranking, resp.FallbackReason = lkv1.Ranking_RANKING_KEYWORD, hits.reason
 			}
 		}
-		ranked := newRanking(rank(v, cand, p.semantic, cos, false, s.opts.CosineWeight, sc))
 		dedupe := !p.docsSet
+		ranks := cand
+		if dedupe {
+			ranks = authoritative(v, cand)
+		}
+		ranked := newRanking(rank(v, ranks, p.semantic, cos, false, s.opts.CosineWeight, sc))
 		taken := map[kindName]bool{}
 		items := take(v, ranked, dedupe, taken, p.limit+1)
 		resp.Total = uint64(len(items))
@@ -427,7 +436,7 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 	if err != nil {
 		return nil, err
 	}
-	if resp.NotOpenContent != "" {
+	if closed.Name != "" {
 		// Offer the open content nearest to what the name describes, only
 		// now that nothing matched: no model call on an exact hit.
 		if err := s.suggestByMeaning(ctx, p, closed.Name, resp); err != nil {

@@ -2,7 +2,6 @@ package query
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"google.golang.org/protobuf/proto"
@@ -81,8 +80,12 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 	}
 	err = s.store.View(ctx, func(v *badgerstore.View) error {
 		cand := p.candidates(v)
+		if p.docsSet {
+			if w := documentsWarning(v, p.docs); w != "" {
+				resp.Warnings = append(resp.Warnings, w)
+			}
+		}
 		if p.docsSet && cand.Empty() {
-			resp.Warnings = append(resp.Warnings, fmt.Sprintf("no entities match the documents %q", p.docs))
 			return nil
 		}
 		sc := s.getScratch()
@@ -93,7 +96,11 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 				resp.Ranking, resp.FallbackReason = lkv1.Ranking_RANKING_KEYWORD, vh.reason
 			}
 		}
-		scoredAll := rank(v, cand, q, cos, true, s.opts.CosineWeight, sc)
+		ranks := cand
+		if !p.docsSet {
+			ranks = authoritative(v, cand) // see authority.go
+		}
+		scoredAll := rank(v, ranks, q, cos, true, s.opts.CosineWeight, sc)
 		// Results must match (a term, the name, or by meaning) and score
 		// within reach of the best one: kinds with only weak matches stay
 		// out instead of padding the answer.

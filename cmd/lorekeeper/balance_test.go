@@ -22,7 +22,6 @@ import (
 	"lorekeeper.dev/embedder/badgerstore"
 	"lorekeeper.dev/embedder/vectorindex"
 	"lorekeeper.dev/embedder/vectorindex/embeddedindex"
-	"lorekeeper.dev/ingest/open5e"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 	"lorekeeper.dev/query"
 )
@@ -73,7 +72,7 @@ func startQueryNodes(t testing.TB, store *badgerstore.Store, n int) []*queryNode
 // in a real Badger store, without vectors: these tests look names up.
 func snapshotStore(t testing.TB, kinds ...lkv1.Kind) *badgerstore.Store {
 	t.Helper()
-	es, err := open5e.SnapshotEntities(context.Background())
+	es, err := snapshotEntities()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -288,8 +288,9 @@ func TestFetcher_Sync_changedAndRemoved(t *testing.T) {
 	f := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints(small...)})
 	first := mustSync(t, f).Totals()
 	base := streamMsgs(t, js)
-	// v2 spells, v2 conditions and the v1 spells whose books v2 lacks.
-	if want := uint64(recorded(t, "v2/spells") + recorded(t, "v2/conditions") + served(t, "v1/spells")); base != want || first.New != int(want) {
+	// v2 spells, v2 conditions (one per condition and edition) and the v1
+	// spells whose books v2 lacks.
+	if want := uint64(recorded(t, "v2/spells") + served(t, "v2/conditions") + served(t, "v1/spells")); base != want || first.New != int(want) {
 		t.Fatalf("first run: %d messages, %s; want %d", base, first, want)
 	}
 	oldHash := state(t, js, "sync.v2.spells").GetEntities()[fireball]
@@ -705,8 +706,8 @@ func TestFetcher_Sync_lease(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustSync(t, f)
-	if got := streamMsgs(t, js); got != 21 {
-		t.Errorf("after taking over an expired lease: %d messages, want 21", got)
+	if got := streamMsgs(t, js); got != uint64(v2Conditions(t)) {
+		t.Errorf("after taking over an expired lease: %d messages, want %d", got, v2Conditions(t))
 	}
 	if _, err := kv.Get(context.Background(), open5e.LeaseKey); !errors.Is(err, jetstream.ErrKeyNotFound) {
 		t.Errorf("lease not released: %v", err)
@@ -765,7 +766,7 @@ func TestFetcher_Sync_lease(t *testing.T) {
 	if len(agents) == 0 {
 		t.Fatal("no run happened")
 	}
-	if got, want := streamMsgs(t, js), uint64(recorded(t, "v2/conditions")+recorded(t, "v2/spells")); got != want {
+	if got, want := streamMsgs(t, js), uint64(served(t, "v2/conditions")+recorded(t, "v2/spells")); got != want {
 		t.Errorf("stream holds %d messages, want %d", got, want)
 	}
 }
@@ -894,7 +895,7 @@ func TestFetcher_Run(t *testing.T) {
 		}
 	}
 	waitFor(1) // never synced: runs at once
-	if got := streamMsgs(t, js); got != 21 {
+	if got := streamMsgs(t, js); got != uint64(v2Conditions(t)) {
 		t.Errorf("after the first run: %d messages", got)
 	}
 	f.Trigger()
@@ -962,15 +963,21 @@ func TestFetcher_Sync_invalidRecord(t *testing.T) {
 	}
 	// Prone was renamed: its new key is upserted, but the old one is not
 	// tombstoned while the list cannot be trusted to be complete.
+	// Prone is one record and three editions' entities (see splitEditions).
 	evs := events(t, js, base+1)
-	if len(evs) != 1 || evs[0].GetUpsert().GetKey() != "open5e_v2:core:condition:lying-prone" {
-		t.Fatalf("got %d events: %v", len(evs), evs)
+	var upserted []string
+	for _, ev := range evs {
+		upserted = append(upserted, ev.GetUpsert().GetKey())
+	}
+	slices.Sort(upserted)
+	if want := []string{"open5e_v2:a5e-ag:condition:lying-prone", "open5e_v2:srd-2014:condition:lying-prone", "open5e_v2:srd-2024:condition:lying-prone"}; !slices.Equal(upserted, want) {
+		t.Fatalf("got %d events: %v, want upserts of %v", len(evs), evs, want)
 	}
 	st := state(t, js, "sync.v2.conditions")
-	if st.GetEntities()["open5e_v2:core:condition:grappled"] == "" || st.GetEntities()["open5e_v2:core:condition:prone"] == "" || st.GetLastError() == "" {
+	if st.GetEntities()["open5e_v2:srd-2024:condition:grappled"] == "" || st.GetEntities()["open5e_v2:srd-2014:condition:prone"] == "" || st.GetLastError() == "" {
 		t.Errorf("state: %d entities, error %q", len(st.GetEntities()), st.GetLastError())
 	}
-	if tot := sum.Totals(); tot.Errors != 1 || tot.New != 1 || tot.Removed != 0 {
+	if tot := sum.Totals(); tot.Errors != 1 || tot.New != len(upserted) || tot.Removed != 0 {
 		t.Errorf("summary: %s", tot)
 	}
 }
@@ -1040,7 +1047,7 @@ func TestFetcher_Run_retriesFailedEndpoints(t *testing.T) {
 	if done["/v2/spells/"] != 1 {
 		t.Errorf("spells synced %d times, want once (only the failed endpoint is retried)", done["/v2/spells/"])
 	}
-	if st := state(t, js, "sync.v2.conditions"); st.GetLastError() != "" || len(st.GetEntities()) != 21 {
+	if st := state(t, js, "sync.v2.conditions"); st.GetLastError() != "" || len(st.GetEntities()) != v2Conditions(t) {
 		t.Errorf("conditions after the retry: error %q, %d entities", st.GetLastError(), len(st.GetEntities()))
 	}
 }
@@ -1125,8 +1132,8 @@ func TestFetcher_Run_retriesStreamFailuresSoon(t *testing.T) {
 				}
 				time.Sleep(20 * time.Millisecond)
 			}
-			if got := streamMsgs(t, js); got != 21 {
-				t.Errorf("stream holds %d messages, want the 21 conditions", got)
+			if got := streamMsgs(t, js); got != uint64(v2Conditions(t)) {
+				t.Errorf("stream holds %d messages, want the %d conditions", got, v2Conditions(t))
 			}
 		})
 	}

@@ -95,8 +95,8 @@ func TestFetcher_Sync_leaseAfterCrash(t *testing.T) {
 	if err != nil {
 		t.Fatalf("after the holder died: %v", err)
 	}
-	if got := sum.Totals().New; got != 21 {
-		t.Errorf("after the holder died: %d new, want 21", got)
+	if got := sum.Totals().New; got != v2Conditions(t) {
+		t.Errorf("after the holder died: %d new, want %d", got, v2Conditions(t))
 	}
 	if _, err := kv.Get(context.Background(), open5e.LeaseKey); !errors.Is(err, jetstream.ErrKeyNotFound) {
 		t.Errorf("lease not released: %v", err)
@@ -147,8 +147,8 @@ func TestFetcher_Sync_leaseLeftBehind(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Sync: %v", err)
 			}
-			if got := streamMsgs(t, js); got != 21 {
-				t.Errorf("%d messages, want 21", got)
+			if got := streamMsgs(t, js); got != uint64(v2Conditions(t)) {
+				t.Errorf("%d messages, want %d", got, v2Conditions(t))
 			}
 		})
 	}
@@ -185,7 +185,7 @@ func TestFetcher_Run_leaseEnds(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("no run within 30 s of a lease that ended after 1 s")
 	}
-	if got := streamMsgs(t, js); got != 21 {
-		t.Errorf("%d messages, want 21", got)
+	if got := streamMsgs(t, js); got != uint64(v2Conditions(t)) {
+		t.Errorf("%d messages, want %d", got, v2Conditions(t))
 	}
 }

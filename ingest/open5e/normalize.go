@@ -66,18 +66,22 @@ func NormalizeEndpoint(ep Endpoint, records []json.RawMessage, cat *Catalog) ([]
 	)
 	seenUpstream := map[string]bool{}
 	for i, raw := range records {
-		e, parent, err := normalize(ep, raw, cat)
+		es, parent, err := normalize(ep, raw, cat)
 		if err != nil {
 			errs = append(errs, &RecordError{Endpoint: ep, Index: i, Key: upstreamKey(raw, ep), Err: err})
 			continue
 		}
-		// The API pages by offset, so a record may appear twice when the
-		// list shifts under the fetch; keep the first copy.
-		if seenUpstream[e.SourceKey] {
-			continue
+		for _, e := range es {
+			// The API pages by offset, so a record may appear twice when
+			// the list shifts under the fetch; keep the first copy (one
+			// per edition: see splitEditions).
+			seen := e.Document.GetKey() + "\x00" + e.SourceKey
+			if seenUpstream[seen] {
+				continue
+			}
+			seenUpstream[seen] = true
+			items = append(items, item{e, parent})
 		}
-		seenUpstream[e.SourceKey] = true
-		items = append(items, item{e, parent})
 	}
 
 	// Unique slugs: when names collide within (document, kind), the record
@@ -150,9 +154,10 @@ func upstreamKey(raw []byte, ep Endpoint) string {
 	return o.str("key")
 }
 
-// normalize turns one record into an entity without key or hash; parent is
-// the upstream key of a subclass's class or a subrace's species.
-func normalize(ep Endpoint, raw []byte, cat *Catalog) (e *lkv1.Entity, parent string, err error) {
+// normalize turns one record into entities without key or hash (one, or
+// one per edition: see splitEditions); parent is the upstream key of a
+// subclass's class or a subrace's species.
+func normalize(ep Endpoint, raw []byte, cat *Catalog) (es []*lkv1.Entity, parent string, err error) {
 	if !utf8.Valid(raw) {
 		return nil, "", fmt.Errorf("%w: invalid UTF-8", ErrInvalidRecord)
 	}
@@ -190,7 +195,7 @@ func normalize(ep Endpoint, raw []byte, cat *Catalog) (e *lkv1.Entity, parent st
 	if slug == "" {
 		return nil, "", fmt.Errorf("%w: name %q has no letters or digits", ErrInvalidRecord, name)
 	}
-	e = &lkv1.Entity{
+	e := &lkv1.Entity{
 		Slug:         slug,
 		Kind:         ep.Kind,
 		Name:         name,
@@ -209,7 +214,7 @@ func normalize(ep Endpoint, raw []byte, cat *Catalog) (e *lkv1.Entity, parent st
 	for _, b := range e.Blocks {
 		b.Text = numberWikiLists(b.Text)
 	}
-	return e, parent, nil
+	return splitEditions(ep, raw, o, e, cat), parent, nil
 }
 
 // numberWikiLists turns a run of two or more lines starting "# " into a

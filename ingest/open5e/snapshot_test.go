@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -68,9 +69,13 @@ func mustFile(t *testing.T, h *open5esnapshot.Handler, name string) []byte {
 	return b
 }
 
-// packRecord is what the count tests read of a record of the pack.
+// packRecord is what the count tests read of a record of the pack: its
+// name, its document, and the documents of its entities: its own, or for
+// a v2 record carrying its books' texts side by side ("descriptions", the
+// core document's conditions, skills, ...) each book's (splitEditions).
 type packRecord struct {
 	name, doc string
+	docs      []string
 }
 
 // packRecords reads every record of a list endpoint from the bundled
@@ -88,9 +93,13 @@ func packRecords(t *testing.T, h *open5esnapshot.Handler, ep open5e.Endpoint) []
 		}
 		var page struct {
 			Results []struct {
-				Name, Key string
-				DocSlug   string          `json:"document__slug"`
-				Document  json.RawMessage `json:"document"`
+				Name, Key    string
+				DocSlug      string          `json:"document__slug"`
+				Document     json.RawMessage `json:"document"`
+				Desc         any             `json:"desc"`
+				Descriptions []struct {
+					Desc, Document string
+				}
 			}
 		}
 		if err := json.Unmarshal(b, &page); err != nil {
@@ -110,7 +119,16 @@ func packRecords(t *testing.T, h *open5esnapshot.Handler, ep open5e.Endpoint) []
 			if name == "" {
 				name = r.Key
 			}
-			out = append(out, packRecord{strings.ToLower(name), doc})
+			docs := []string{doc}
+			if desc, _ := r.Desc.(string); ep.Version == "v2" && desc == "" && len(r.Descriptions) > 0 {
+				docs = nil
+				for _, d := range r.Descriptions {
+					if strings.TrimSpace(d.Desc) != "" && !slices.Contains(docs, d.Document) {
+						docs = append(docs, d.Document)
+					}
+				}
+			}
+			out = append(out, packRecord{strings.ToLower(name), doc, docs})
 		}
 	}
 }
@@ -210,7 +228,9 @@ func TestSnapshotEntities_countsMatchPack(t *testing.T) {
 	want := map[epDoc]int{}
 	for _, ep := range open5e.V2Endpoints {
 		for _, r := range packRecords(t, h, ep) {
-			want[epDoc{ep.Path(), r.doc}]++
+			for _, d := range r.docs {
+				want[epDoc{ep.Path(), d}]++
+			}
 		}
 	}
 	dup, _ := duplicatedBooks(t, h)
@@ -403,7 +423,7 @@ func TestSnapshotEntities_fields(t *testing.T) {
 	if dwarf.GetSize() != "medium" || dwarf.GetSpeed() != 25 {
 		t.Errorf("dwarf: %v", dwarf)
 	}
-	stealth := find(t, "open5e_v2:core:skill:stealth").GetRule()
+	stealth := find(t, "open5e_v2:srd-2014:skill:stealth").GetRule()
 	if stealth.GetAbility() != "dexterity" {
 		t.Errorf("stealth ability %q", stealth.GetAbility())
 	}
@@ -411,7 +431,7 @@ func TestSnapshotEntities_fields(t *testing.T) {
 	if rule.GetSection() != "abilities" || rule.GetSectionName() == "" {
 		t.Errorf("rule section: %v", rule)
 	}
-	for _, k := range []string{"open5e_v2:core:condition:grappled", "open5e_v2:core:alignment:chaotic-evil"} {
+	for _, k := range []string{"open5e_v2:srd-2024:condition:grappled", "open5e_v2:srd-2014:alignment:chaotic-evil"} {
 		if e := find(t, k); e.GetDescription() == "" {
 			t.Errorf("%s: no description", k)
 		}

@@ -2225,7 +2225,10 @@ type CompleteValuesRequest struct {
 	// Names and keys: only these kinds; empty means all.
 	Kinds []Kind `protobuf:"varint,3,rep,packed,name=kinds,proto3,enum=lorekeeper.v1.Kind" json:"kinds,omitempty"`
 	// At most this many values; 0 and anything above 100 mean 100.
-	Limit         uint32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	Limit uint32 `protobuf:"varint,4,opt,name=limit,proto3" json:"limit,omitempty"`
+	// Names and keys: only entities of these documents (keys, names or
+	// aliases, as the lookups take them); empty means all.
+	Documents     []string `protobuf:"bytes,5,rep,name=documents,proto3" json:"documents,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2286,6 +2289,13 @@ func (x *CompleteValuesRequest) GetLimit() uint32 {
 		return x.Limit
 	}
 	return 0
+}
+
+func (x *CompleteValuesRequest) GetDocuments() []string {
+	if x != nil {
+		return x.Documents
+	}
+	return nil
 }
 
 type CompleteValuesResponse struct {
@@ -2561,12 +2571,13 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\x06open5e\x18\x01 \x03(\v2\x1c.lorekeeper.v1.EndpointStateR\x06open5e\x124\n" +
 	"\aorcbrew\x18\x02 \x03(\v2\x1a.lorekeeper.v1.ImportStateR\aorcbrew\x12\x14\n" +
 	"\x05error\x18\x03 \x01(\tR\x05error\x12\x19\n" +
-	"\bnats_url\x18\x04 \x01(\tR\anatsUrl\"\xa6\x01\n" +
+	"\bnats_url\x18\x04 \x01(\tR\anatsUrl\"\xc4\x01\n" +
 	"\x15CompleteValuesRequest\x124\n" +
 	"\x05field\x18\x01 \x01(\x0e2\x1e.lorekeeper.v1.CompletionFieldR\x05field\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12)\n" +
 	"\x05kinds\x18\x03 \x03(\x0e2\x13.lorekeeper.v1.KindR\x05kinds\x12\x14\n" +
-	"\x05limit\x18\x04 \x01(\rR\x05limit\"a\n" +
+	"\x05limit\x18\x04 \x01(\rR\x05limit\x12\x1c\n" +
+	"\tdocuments\x18\x05 \x03(\tR\tdocuments\"a\n" +
 	"\x16CompleteValuesResponse\x12\x16\n" +
 	"\x06values\x18\x01 \x03(\tR\x06values\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\rR\x05total\x12\x19\n" +
