@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -329,6 +330,35 @@ func auditKeyFacts(p *lkv1.Entity, e *Entity, card string) []string {
 		if e.Creature.ChallengeRatingText != "" {
 			need("challenge", "**Challenge** "+e.Creature.ChallengeRatingText)
 		}
+		c := e.Creature
+		if c.InitiativeBonus != nil && e.GameSystem == "5e-2024" {
+			need("initiative", fmt.Sprintf("**Initiative** %s (", signed(*c.InitiativeBonus)))
+		}
+		if c.LegendaryIntro != "" {
+			need("the legendary actions' paragraph", firstWords(c.LegendaryIntro, 8))
+		} else if c.LegendaryPerRound > 0 {
+			need("the legendary actions a round", fmt.Sprint(c.LegendaryPerRound))
+		}
+		for _, bl := range e.Blocks {
+			if emptyBlock(bl) || bl.Name == "" {
+				continue
+			}
+			// The lines of the blocks of that name (an action and a
+			// legendary action can share one).
+			l := strings.ToLower(strings.Join(blockLines(card, bl.Name), "\n"))
+			dashless := strings.NewReplacer("–", "-", "—", "-").Replace
+			switch {
+			case l == "":
+				out = append(out, "card does not show the block "+bl.Name)
+			case bl.Usage != "" && !strings.Contains(dashless(l), dashless(strings.ToLower(bl.Usage))) &&
+				!regexp.MustCompile(`\(recharge|\d/day`).MatchString(l):
+				out = append(out, fmt.Sprintf("%s: card does not show its usage %s", bl.Name, bl.Usage))
+			case bl.Cost > 1 && !strings.Contains(l, fmt.Sprintf("costs %d actions", bl.Cost)):
+				out = append(out, fmt.Sprintf("%s: card does not show its cost %d", bl.Name, bl.Cost))
+			case bl.Form != "" && !strings.Contains(l, strings.ToLower(bl.Form)):
+				out = append(out, fmt.Sprintf("%s: card does not show its form %s", bl.Name, bl.Form))
+			}
+		}
 	case e.Item != nil:
 		it := e.Item
 		if it.Rarity != "" {
@@ -343,8 +373,20 @@ func auditKeyFacts(p *lkv1.Entity, e *Entity, card string) []string {
 		if w := it.Weapon; w != nil && w.DamageDice != "" {
 			need("weapon damage", "**Damage:** "+w.DamageDice)
 		}
+		if w := it.Weapon; w != nil && w.RangeNormal > 0 {
+			need("the weapon's range", fmt.Sprintf("%d/%d", w.RangeNormal, w.RangeLong))
+		}
+		if w := it.Weapon; w != nil && w.Mastery != "" {
+			need("the weapon's mastery", "**Mastery:** "+title(w.Mastery))
+			if slices.Contains(w.Properties, w.Mastery) {
+				out = append(out, "mastery "+w.Mastery+" listed among the properties")
+			}
+		}
 		if a := it.Armor; a != nil && (a.ACBase > 0 || a.ACDisplay != "") {
 			need("armor class", "**Armor Class:**")
+		}
+		if a := it.Armor; a != nil && a.Category == "shield" {
+			need("the shield's bonus", fmt.Sprintf("**Armor Class:** +%d", a.ACBase))
 		}
 	case e.CharacterOption != nil:
 		o := e.CharacterOption
@@ -367,6 +409,23 @@ func auditKeyFacts(p *lkv1.Entity, e *Entity, card string) []string {
 		out = append(out, "no text at all")
 	}
 	return out
+}
+
+// blockLines are the card's lines of the blocks named name.
+func blockLines(card, name string) []string {
+	name = "***" + strings.TrimSuffix(name, ".")
+	var out []string
+	for _, l := range strings.Split(card, "\n") {
+		if strings.HasPrefix(l, name+".") || strings.HasPrefix(l, name+" (") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func firstWords(s string, n int) string {
+	w := strings.Fields(s)
+	return strings.Join(w[:min(n, len(w))], " ")
 }
 
 // A creature action whose text cannot be read (Tome of Beasts' cave dragon

@@ -78,6 +78,7 @@ func renderSpell(b *strings.Builder, e *Entity) {
 	}
 	line(b, "Duration:", dur)
 	line(b, "Classes:", strings.Join(s.Classes, ", "))
+	line(b, "Subclasses:", s.Subclasses)
 	if s.DamageRoll != "" {
 		line(b, "Damage:", strings.TrimSpace(s.DamageRoll+" "+strings.Join(s.DamageTypes, ", ")))
 	}
@@ -128,6 +129,10 @@ func renderCreature(b *strings.Builder, e *Entity) {
 		ac += " (" + c.ArmorDetail + ")"
 	}
 	line(b, "Armor Class", ac)
+	if showInitiative(e) {
+		// As SRD 5.2 prints it: the modifier, then the score (10 + it).
+		line(b, "Initiative", fmt.Sprintf("%s (%d)", signed(*c.InitiativeBonus), 10+*c.InitiativeBonus))
+	}
 	hp := strconv.Itoa(int(c.HitPoints))
 	if c.HitDice != "" {
 		hp += " (" + c.HitDice + ")"
@@ -204,6 +209,9 @@ func renderCreature(b *strings.Builder, e *Entity) {
 			}
 			if first && s.heading != "" {
 				fmt.Fprintf(b, "### %s\n\n", s.heading)
+				if s.typ == "legendary_action" {
+					writeLegendaryIntro(b, c)
+				}
 			}
 			first = false
 			writeBlock(b, bl)
@@ -226,6 +234,55 @@ func emptyBlock(bl Block) bool {
 	return strings.TrimSpace(bl.Text) == "" && bl.Attack == ""
 }
 
+// showInitiative reports whether the card prints the initiative: 2024
+// stat blocks print it; older ones only say the Dexterity modifier, which
+// Open5e copies into initiative_bonus, so there it is shown only when it
+// says something else.
+func showInitiative(e *Entity) bool {
+	c := e.Creature
+	if c.InitiativeBonus == nil {
+		return false
+	}
+	if e.GameSystem == "5e-2024" {
+		return true
+	}
+	dex, ok := c.AbilityScores["dexterity"]
+	return !ok || modifier(dex) != *c.InitiativeBonus
+}
+
+// writeLegendaryIntro writes the paragraph before the legendary actions,
+// or, where the source has none, how many the creature can take.
+func writeLegendaryIntro(b *strings.Builder, c *Creature) {
+	switch {
+	case c.LegendaryIntro != "":
+		b.WriteString(strings.TrimSpace(c.LegendaryIntro) + "\n\n")
+	case c.LegendaryPerRound > 0:
+		fmt.Fprintf(b, "*Legendary Action Uses: %d.*\n\n", c.LegendaryPerRound)
+	}
+}
+
+// blockName is a block's name with what a stat block prints after it:
+// "Fire Breath (Recharge 5–6)", "Wing Attack (Costs 2 Actions)",
+// "Bite (Vampire Form Only)"; a name that says it already is left alone.
+func blockName(bl Block) string {
+	name := strings.TrimSuffix(bl.Name, ".")
+	l := strings.ToLower(name)
+	var notes []string
+	if bl.Form != "" && !strings.Contains(l, strings.ToLower(bl.Form)) {
+		notes = append(notes, bl.Form)
+	}
+	if bl.Usage != "" && !strings.Contains(l, "recharge") && !strings.Contains(l, "/day") {
+		notes = append(notes, bl.Usage)
+	}
+	if bl.Cost > 1 && !strings.Contains(l, "cost") {
+		notes = append(notes, fmt.Sprintf("Costs %d Actions", bl.Cost))
+	}
+	if len(notes) > 0 {
+		name += " (" + strings.Join(notes, "; ") + ")"
+	}
+	return name
+}
+
 func writeBlock(b *strings.Builder, bl Block) {
 	if emptyBlock(bl) {
 		return
@@ -235,7 +292,7 @@ func writeBlock(b *strings.Builder, bl Block) {
 		text = "*" + bl.Attack + ".* " + text
 	}
 	if bl.Name != "" {
-		fmt.Fprintf(b, "***%s.*** %s\n\n", strings.TrimSuffix(bl.Name, "."), text)
+		fmt.Fprintf(b, "***%s.*** %s\n\n", blockName(bl), text)
 	} else {
 		fmt.Fprintf(b, "- %s\n\n", text)
 	}
@@ -331,12 +388,13 @@ func renderItem(b *strings.Builder, e *Entity) {
 			switch {
 			case p == "versatile" && w.VersatileDice != "":
 				p += " (" + w.VersatileDice + ")"
-			case (p == "thrown" || p == "ammunition") && w.RangeNormal > 0:
+			case p == "thrown" && w.RangeNormal > 0:
 				p += fmt.Sprintf(" (range %d/%d)", w.RangeNormal, w.RangeLong)
 			}
 			props = append(props, p)
 		}
 		line(b, "Properties:", strings.Join(props, ", "))
+		line(b, "Mastery:", title(w.Mastery))
 		if w.IsRanged && w.RangeNormal > 0 {
 			line(b, "Range:", fmt.Sprintf("%d/%d ft.", w.RangeNormal, w.RangeLong))
 		}

@@ -469,3 +469,25 @@ func checkSpell(s *lkv1.SpellDetails, desc, higher string) []*lkv1.Correction {
 	}
 	return fixes
 }
+
+var shieldName = regexp.MustCompile(`(?i)^shield$`)
+
+// checkArmor corrects a shield filed under another armor category (SRD
+// 5.2's Shield is "heavy" with "Armor Class: 2"): a shield is its own
+// category and adds to AC, "+2". name is the armor's own name (a magic
+// item's base armor: "Shield").
+func checkArmor(a *lkv1.ArmorStats, name string) []*lkv1.Correction {
+	if a == nil || !shieldName.MatchString(strings.TrimSpace(name)) {
+		return nil
+	}
+	var fixes []*lkv1.Correction
+	if a.Category != "shield" {
+		fixes = append(fixes, &lkv1.Correction{Field: "armor_category", SourceValue: a.Category, CorrectedValue: "shield"})
+		a.Category = "shield"
+	}
+	if a.AcBase > 0 && !a.AcAddDex {
+		// Printed as a bonus, as the books do.
+		a.AcDisplay = fmt.Sprintf("+%d", a.AcBase)
+	}
+	return fixes
+}
