@@ -120,6 +120,10 @@ func TestAudit_snapshotCards(t *testing.T) {
 			r.faults++
 			report("key facts", e.Key, "%s", f)
 		}
+		for _, f := range auditPrinted(&e, card) {
+			r.faults++
+			report("as printed", e.Key, "%s", f)
+		}
 		if strings.TrimSpace(summary(&e)) == "" || summary(&e) == strings.ReplaceAll(e.Kind, "-", " ") {
 			r.faults++
 			report("summary", e.Key, "search line has no summary: %q", summary(&e))
@@ -196,7 +200,17 @@ func auditHeadings(card string) []string {
 			}
 		}
 		if emptyBlockLine.MatchString(l) {
-			out = append(out, l)
+			// A block whose text is a table has the table under its name.
+			next := ""
+			for _, m := range lines[i+1:] {
+				if strings.TrimSpace(m) != "" {
+					next = m
+					break
+				}
+			}
+			if !strings.HasPrefix(next, "|") {
+				out = append(out, l)
+			}
 		}
 		// A bold line standing as a heading needs something under it too.
 		if boldLine.MatchString(l) {
@@ -407,6 +421,77 @@ func auditKeyFacts(p *lkv1.Entity, e *Entity, card string) []string {
 	}
 	if firstText(e) == "" && e.Spell == nil && e.Creature == nil && e.Item == nil && (e.CharacterOption == nil || e.CharacterOption.ClassTable == nil) {
 		out = append(out, "no text at all")
+	}
+	return out
+}
+
+var (
+	// sourceMarkup is markup of the source's own tooling that reached a
+	// card: a 5etools reference ("Cover|XPHB|Total Cover"), an escaped
+	// newline, a table glued to a block's name.
+	sourceMarkup = regexp.MustCompile(`\|X?[A-Z]{2,6}\|[A-Za-z\[]|\\[nr]|\*\*\*[^*]+\.\*\*\* \|`)
+	// regainedRoll is a roll restored as hit points.
+	regainedRoll = regexp.MustCompile(`(?i)regains?\b[^.]{0,40}?\b(\d+d\d+)`)
+	// typedDamageRe is "<type>[, <type>][, and <type>] damage" and what
+	// comes before it.
+	typedDamageRe = regexp.MustCompile(`(?i)(\w+\s+\w+\s+)?((?:acid|bludgeoning|cold|fire|force|lightning|necrotic|piercing|poison|psychic|radiant|slashing|thunder)(?:,?\s*(?:and\s+|or\s+)?(?:acid|bludgeoning|cold|fire|force|lightning|necrotic|piercing|poison|psychic|radiant|slashing|thunder))*)\s+damage`)
+	defenceWords  = regexp.MustCompile(`(?i)immun|resist|vulnerab|at least`)
+)
+
+// auditPrinted checks that values read as a book prints them: no source
+// markup, healing never a damage roll, a spell's damage types dealt (not
+// an immunity or a vulnerability in its text), no cost or weight of 0, and
+// each fact once in the one-line summaries.
+func auditPrinted(e *Entity, card string) []string {
+	var out []string
+	for _, m := range sourceMarkup.FindAllString(card, 3) {
+		out = append(out, fmt.Sprintf("source markup %q on the card", m))
+	}
+	if s := e.Spell; s != nil && s.DamageRoll != "" {
+		text := strings.ToLower(e.Description)
+		healed := false
+		for _, m := range regainedRoll.FindAllStringSubmatch(text, -1) {
+			healed = healed || squash(m[1]) == squash(s.DamageRoll)
+		}
+		if healed && !regexp.MustCompile(regexp.QuoteMeta(squash(s.DamageRoll))+`[^.]{0,30}damage`).MatchString(squash(text)) {
+			out = append(out, fmt.Sprintf("healing %s shown as damage", s.DamageRoll))
+		}
+	}
+	if s := e.Spell; s != nil && len(s.DamageTypes) > 0 {
+		text := e.Description + "\n" + e.HigherLevel
+		for _, d := range s.DamageTypes {
+			dealt, named := false, false
+			for _, m := range typedDamageRe.FindAllStringSubmatch(text, -1) {
+				if !regexp.MustCompile(`(?i)\b` + d + `\b`).MatchString(m[2]) {
+					continue
+				}
+				named = true
+				dealt = dealt || !defenceWords.MatchString(m[1])
+			}
+			if named && !dealt {
+				out = append(out, fmt.Sprintf("damage type %s is only an immunity, resistance or vulnerability in the text", d))
+			}
+		}
+	}
+	if it := e.Item; it != nil {
+		if it.CostGP != nil && *it.CostGP == 0 || strings.Contains(card, "**Cost:** 0 gp") {
+			out = append(out, "a cost of 0")
+		}
+		if it.WeightLb != nil && *it.WeightLb == 0 || strings.Contains(card, "**Weight:** 0 lb.") {
+			out = append(out, "a weight of 0")
+		}
+	}
+	for _, line := range []string{summary(e), keyFacts(e)} {
+		seen := map[string]bool{}
+		for _, f := range regexp.MustCompile(` · |, `).Split(line, -1) {
+			f = strings.ToLower(strings.TrimSpace(f))
+			if f == "" {
+				out = append(out, fmt.Sprintf("an empty fact in %q", line))
+			} else if seen[f] {
+				out = append(out, fmt.Sprintf("%q twice in %q", f, line))
+			}
+			seen[f] = true
+		}
 	}
 	return out
 }

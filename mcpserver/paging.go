@@ -58,7 +58,12 @@ func keyFacts(e *Entity) string {
 	case e.Spell != nil:
 		sp := e.Spell
 		facts = append(facts, summary(e))
-		for _, f := range []string{castingTime(sp.CastingTime), sp.Range, sp.Components, sp.Duration} {
+		dur := sp.Duration
+		if strings.EqualFold(dur, castingTime(sp.CastingTime)) {
+			// Cast in 10 minutes, lasting 10 minutes: said once each.
+			dur = "duration " + dur
+		}
+		for _, f := range []string{castingTime(sp.CastingTime), sp.Range, sp.Components, dur} {
 			if f != "" {
 				facts = append(facts, f)
 			}
@@ -70,7 +75,10 @@ func keyFacts(e *Entity) string {
 			facts = append(facts, "ritual")
 		}
 		if sp.DamageRoll != "" {
-			add("%s %s", sp.DamageRoll, strings.Join(sp.DamageTypes, "/"))
+			facts = append(facts, strings.TrimSpace(sp.DamageRoll+" "+strings.Join(sp.DamageTypes, "/")))
+		}
+		if sp.HealingRoll != "" {
+			add("heals %s", sp.HealingRoll)
 		}
 		if sp.SavingThrowAbility != "" {
 			add("%s save", title(sp.SavingThrowAbility))
@@ -87,22 +95,17 @@ func keyFacts(e *Entity) string {
 			add("%s XP", thousands(c.ExperiencePoints))
 		}
 	case e.Item != nil:
+		// The summary has the rarity, damage, AC and cost already.
 		it := e.Item
 		facts = append(facts, summary(e))
 		if it.RequiresAttunement {
 			facts = append(facts, "requires attunement")
 		}
-		if it.Weapon != nil && it.Weapon.DamageDice != "" {
-			add("%s %s", it.Weapon.DamageDice, it.Weapon.DamageType)
+		if w := it.Weapon; w != nil && w.Mastery != "" {
+			add("mastery %s", w.Mastery)
 		}
-		if it.Armor != nil && it.Armor.ACDisplay != "" {
-			add("AC %s", it.Armor.ACDisplay)
-		}
-		if it.CostGP != nil {
-			add("%s gp", num(*it.CostGP))
-		}
-		if it.WeightLb != nil {
-			add("%s lb", num(*it.WeightLb))
+		if it.WeightLb != nil && *it.WeightLb > 0 {
+			add("%s lb.", num(*it.WeightLb))
 		}
 	default:
 		facts = append(facts, summary(e))

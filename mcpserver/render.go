@@ -82,6 +82,7 @@ func renderSpell(b *strings.Builder, e *Entity) {
 	if s.DamageRoll != "" {
 		line(b, "Damage:", strings.TrimSpace(s.DamageRoll+" "+strings.Join(s.DamageTypes, ", ")))
 	}
+	line(b, "Healing:", s.HealingRoll)
 	if s.SavingThrowAbility != "" {
 		line(b, "Saving Throw:", title(s.SavingThrowAbility))
 	}
@@ -291,7 +292,10 @@ func writeBlock(b *strings.Builder, bl Block) {
 	if bl.Attack != "" && !strings.Contains(text, bl.Attack) {
 		text = "*" + bl.Attack + ".* " + text
 	}
-	if bl.Name != "" {
+	if bl.Name != "" && strings.HasPrefix(text, "|") {
+		// A table cannot start on the name's line.
+		fmt.Fprintf(b, "***%s.***\n\n%s\n\n", blockName(bl), text)
+	} else if bl.Name != "" {
 		fmt.Fprintf(b, "***%s.*** %s\n\n", blockName(bl), text)
 	} else {
 		fmt.Fprintf(b, "- %s\n\n", text)

@@ -106,6 +106,7 @@ type Spell struct {
 	TargetType         string   `json:"target_type,omitempty"`
 	Area               string   `json:"area,omitempty"`
 	Subclasses         string   `json:"subclasses,omitempty" jsonschema:"Subclasses with the spell on their list, as the source words it."`
+	HealingRoll        string   `json:"healing_roll,omitempty" jsonschema:"The hit points the spell restores, as a roll (2d8); healing is never a damage roll."`
 }
 
 // Creature holds a stat block's fields.
@@ -365,7 +366,7 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 			MaterialConsumed: s.GetMaterialConsumed(), DamageTypes: s.GetDamageTypes(), DamageRoll: s.GetDamageRoll(),
 			SavingThrowAbility: s.GetSavingThrowAbility(), AttackRoll: s.GetAttackRoll(),
 			ReactionCondition: s.GetReactionCondition(), TargetType: s.GetTargetType(), Area: s.GetArea(),
-			Subclasses: s.GetSubclasses(),
+			Subclasses: s.GetSubclasses(), HealingRoll: s.GetHealingRoll(),
 		}
 	}
 	if c := p.GetCreature(); c != nil {

@@ -429,10 +429,24 @@ func checkSpell(s *lkv1.SpellDetails, desc, higher string) []*lkv1.Correction {
 	fix := func(field, from, to string) {
 		fixes = append(fixes, &lkv1.Correction{Field: field, SourceValue: from, CorrectedValue: to})
 	}
+	if s.DamageRoll != "" && healsWith(text, s.DamageRoll) && !dealsDamageWith(text, s.DamageRoll) {
+		// Cure Wounds' "2d8" is the hit points it restores.
+		fix("damage_roll", s.DamageRoll, "healing "+s.DamageRoll)
+		s.HealingRoll, s.DamageRoll = s.DamageRoll, ""
+	}
+	if s.HealingRoll == "" {
+		if m := healingText.FindStringSubmatch(desc); m != nil {
+			s.HealingRoll = normalizeDice(m[1])
+		}
+	}
 	if len(s.DamageTypes) > 0 {
 		var kept []string
+		dealt := dealtTypes(text)
 		for _, d := range s.DamageTypes {
-			if wordBoundary(d).MatchString(text) {
+			// A type the text names only as an immunity, resistance or
+			// vulnerability (Wall of Ice: "Immunity to Cold, Poison, and
+			// Psychic damage") is not damage the spell deals.
+			if dealt[d] || (wordBoundary(d).MatchString(text) && !defendedType(text, d)) {
 				kept = append(kept, d)
 			}
 		}
@@ -490,4 +504,70 @@ func checkArmor(a *lkv1.ArmorStats, name string) []*lkv1.Correction {
 		a.AcDisplay = fmt.Sprintf("+%d", a.AcBase)
 	}
 	return fixes
+}
+
+var (
+	// "regains a number of Hit Points equal to 2d8", "regains 1d4 hit
+	// points", "regain hit points equal to 70".
+	healingText = regexp.MustCompile(`(?i)\bregains?\s+(?:a number of\s+)?(?:hit points\s+equal\s+to\s+|)(\d+d\d+(?:\s*[+]\s*\d+)?)`)
+	// A list of damage types before "damage": "Cold, Poison, and Psychic
+	// damage", "10d6 Cold damage".
+	typedDamage = regexp.MustCompile(`(?i)\b((?:` + damageType + `)(?:\s*,\s*(?:and\s+|or\s+)?(?:` + damageType + `))*(?:,?\s*(?:and|or)\s+(?:` + damageType + `))?)\s+damage`)
+	// What makes a "<type> damage" no damage dealt: an immunity,
+	// resistance or vulnerability, or a threshold (Prismatic Wall: "if it
+	// takes at least 60 Force damage").
+	defence  = regexp.MustCompile(`(?i)(?:(?:immun\w*|resist\w*|vulnerab\w*)\s+(?:to\s+)?(?:all\s+)?|at least \d+\s+)$`)
+	typeWord = regexp.MustCompile(`(?i)` + damageType)
+)
+
+// dealtTypes are the damage types the text names as damage dealt, not as
+// an immunity, resistance or vulnerability.
+func dealtTypes(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range typedDamage.FindAllStringSubmatchIndex(text, -1) {
+		if defence.MatchString(text[max(0, m[2]-30):m[2]]) {
+			continue
+		}
+		for _, t := range typeWord.FindAllString(text[m[2]:m[3]], -1) {
+			out[strings.ToLower(t)] = true
+		}
+	}
+	return out
+}
+
+// defendedType reports whether the text names typ before "damage" only as
+// an immunity, resistance or vulnerability.
+func defendedType(text, typ string) bool {
+	defended := false
+	for _, m := range typedDamage.FindAllStringSubmatchIndex(text, -1) {
+		if !wordBoundary(typ).MatchString(text[m[2]:m[3]]) {
+			continue
+		}
+		if !defence.MatchString(text[max(0, m[2]-30):m[2]]) {
+			return false
+		}
+		defended = true
+	}
+	return defended
+}
+
+// healsWith reports whether roll appears in the text as hit points
+// regained.
+func healsWith(text, roll string) bool {
+	for _, m := range healingText.FindAllStringSubmatch(text, -1) {
+		if normalizeDice(m[1]) == normalizeDice(roll) || strings.HasPrefix(normalizeDice(m[1]), normalizeDice(roll)) {
+			return true
+		}
+	}
+	return false
+}
+
+// dealsDamageWith reports whether roll appears in the text as damage.
+func dealsDamageWith(text, roll string) bool {
+	for _, m := range spellDamage.FindAllStringSubmatch(text, -1) {
+		if normalizeDice(m[1]) == normalizeDice(roll) {
+			return true
+		}
+	}
+	return false
 }

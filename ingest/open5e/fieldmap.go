@@ -71,7 +71,7 @@ var FieldMaps = map[string]FieldMap{
 			"duration": "spell.duration", "verbal": "spell.verbal", "somatic": "spell.somatic",
 			"material": "spell.material", "material_specified": "spell.material_specified",
 			"material_cost": "spell.material_cost_gp", "material_consumed": "spell.material_consumed",
-			"damage_roll": "spell.damage_roll", "damage_types[]": "spell.damage_types",
+			"damage_roll": "spell.damage_roll|spell.healing_roll", "damage_types[]": "spell.damage_types",
 			"saving_throw_ability": "spell.saving_throw_ability", "attack_roll": "spell.attack_roll",
 			"reaction_condition": "spell.reaction_condition", "target_type": "spell.target_type",
 			"shape_type": "spell.area", "shape_size": "spell.area",

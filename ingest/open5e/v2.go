@@ -135,7 +135,7 @@ func spellV2(o obj) *lkv1.SpellDetails {
 		School:             o.keyOrName("school"),
 		Concentration:      o.boolean("concentration"),
 		Ritual:             o.boolean("ritual"),
-		CastingTime:        o.str("casting_time"),
+		CastingTime:        castingTimeText(o.str("casting_time")),
 		CastingTimeKey:     lkv1.CastingTimeKey(o.str("casting_time")),
 		Range:              o.str("range_text"),
 		Duration:           o.str("duration"),
@@ -179,6 +179,22 @@ func spellV2(o obj) *lkv1.SpellDetails {
 		} else {
 			s.Area = shape
 		}
+	}
+	return s
+}
+
+var runTogether = regexp.MustCompile(`^(\d+)([a-z]+)$`)
+
+// castingTimeText writes v2's casting time keys as a book prints them:
+// "1minute" as "1 minute", "action" as "1 action", "bonus-action" as
+// "1 bonus action".
+func castingTimeText(s string) string {
+	if m := runTogether.FindStringSubmatch(s); m != nil {
+		return m[1] + " " + m[2]
+	}
+	switch s {
+	case "action", "bonus-action", "reaction", "round", "turn":
+		return "1 " + strings.ReplaceAll(s, "-", " ")
 	}
 	return s
 }

@@ -902,7 +902,10 @@ type SpellDetails struct {
 	Area               string `protobuf:"bytes,22,opt,name=area,proto3" json:"area,omitempty"`
 	// Subclasses that have the spell on their list, as the source words it:
 	// "Cleric: Light, Warlock: Archfey", "Druid: Circle of the Land (Forest)".
-	Subclasses    string `protobuf:"bytes,23,opt,name=subclasses,proto3" json:"subclasses,omitempty"`
+	Subclasses string `protobuf:"bytes,23,opt,name=subclasses,proto3" json:"subclasses,omitempty"`
+	// The hit points the spell restores, as a roll ("2d8"): Cure Wounds heals,
+	// it deals no damage.
+	HealingRoll   string `protobuf:"bytes,24,opt,name=healing_roll,json=healingRoll,proto3" json:"healing_roll,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1094,6 +1097,13 @@ func (x *SpellDetails) GetArea() string {
 func (x *SpellDetails) GetSubclasses() string {
 	if x != nil {
 		return x.Subclasses
+	}
+	return ""
+}
+
+func (x *SpellDetails) GetHealingRoll() string {
+	if x != nil {
+		return x.HealingRoll
 	}
 	return ""
 }
@@ -2227,7 +2237,7 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\x04form\x18+ \x01(\tR\x04form\"1\n" +
 	"\x05Usage\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x14\n" +
-	"\x05param\x18\x02 \x01(\x05R\x05param\"\x9c\x06\n" +
+	"\x05param\x18\x02 \x01(\x05R\x05param\"\xbf\x06\n" +
 	"\fSpellDetails\x12\x14\n" +
 	"\x05level\x18\x01 \x01(\x05R\x05level\x12\x16\n" +
 	"\x06school\x18\x02 \x01(\tR\x06school\x12\x18\n" +
@@ -2257,7 +2267,8 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\x04area\x18\x16 \x01(\tR\x04area\x12\x1e\n" +
 	"\n" +
 	"subclasses\x18\x17 \x01(\tR\n" +
-	"subclassesB\x13\n" +
+	"subclasses\x12!\n" +
+	"\fhealing_roll\x18\x18 \x01(\tR\vhealingRollB\x13\n" +
 	"\x11_material_cost_gp\"\xc5\x01\n" +
 	"\rAbilityScores\x12\x1a\n" +
 	"\bstrength\x18\x01 \x01(\x05R\bstrength\x12\x1c\n" +
