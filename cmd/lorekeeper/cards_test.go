@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"lorekeeper.dev/mcpserver"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+	"lorekeeper.dev/query"
+)
+
+// The cards a DM runs a fight from, through the MCP tools over the whole
+// bundled snapshot: the real query service over real Badger (no vectors:
+// these are name and filter lookups) and the real MCP SDK client. One
+// subtest per row of issue #26's table.
+
+// cardsSession is an MCP session over the whole snapshot.
+func cardsSession(t *testing.T) *mcp.ClientSession {
+	t.Helper()
+	st := snapshotStore(t)
+	svc := query.NewService(st, nil, &query.Options{Version: "test"})
+	srv := mcpserver.New(lkv1.NewQueryServiceClient(query.NewInProcessConn(svc, nil)), &mcpserver.Options{Version: "test"})
+	ct, sst := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(context.Background(), sst, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "cards-test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// lookup calls a lookup tool and returns its markdown and structured result.
+func lookup(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) (string, mcpserver.LookupOutput) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s %v: %v", tool, args, err)
+	}
+	var md strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			md.WriteString(tc.Text)
+		}
+	}
+	if res.IsError {
+		t.Fatalf("%s %v: tool error: %s", tool, args, md.String())
+	}
+	var out mcpserver.LookupOutput
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("%s: structured content: %v", tool, err)
+	}
+	return md.String(), out
+}
+
+func mustContain(t *testing.T, s string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(s, w) {
+			t.Errorf("missing %q in:\n%s", w, s)
+		}
+	}
+}
+
+func mustNotContain(t *testing.T, s string, bad ...string) {
+	t.Helper()
+	for _, w := range bad {
+		if strings.Contains(s, w) {
+			t.Errorf("has %q in:\n%s", w, s)
+		}
+	}
+}
+
+func only(t *testing.T, out mcpserver.LookupOutput) mcpserver.Entity {
+	t.Helper()
+	if len(out.Results) != 1 {
+		t.Fatalf("%d results, want 1: %+v", len(out.Results), out.Results)
+	}
+	return out.Results[0]
+}
+
+func TestCards_issueTable(t *testing.T) {
+	cs := cardsSession(t)
+
+	t.Run("adult red dragon: recharge, legendary cost and count", func(t *testing.T) {
+		md, out := lookup(t, cs, "lookup_creature", map[string]any{"name": "adult red dragon", "documents": []string{"srd-2014"}})
+		mustContain(t, md, "***Fire Breath (Recharge 5–6).***", "***Wing Attack (Costs 2 Actions).***", "can take 3 legendary actions")
+		e := only(t, out)
+		var usage, cost bool
+		for _, b := range e.Blocks {
+			usage = usage || (b.Name == "Fire Breath" && b.Usage == "Recharge 5–6")
+			cost = cost || (b.Name == "Wing Attack" && b.Type == "legendary_action" && b.Cost == 2)
+		}
+		if !usage || !cost || e.Creature.LegendaryPerRound != 3 {
+			t.Errorf("structured: recharge %v, wing attack cost %v, legendary actions a round %d", usage, cost, e.Creature.LegendaryPerRound)
+		}
+	})
+
+	t.Run("srd-2024 lich: initiative", func(t *testing.T) {
+		md, out := lookup(t, cs, "lookup_creature", map[string]any{"name": "lich", "documents": []string{"srd-2024"}})
+		mustContain(t, md, "**Initiative** +17 (27)")
+		if ib := only(t, out).Creature.InitiativeBonus; ib == nil || *ib != 17 {
+			t.Errorf("initiative_bonus %v, want 17", ib)
+		}
+	})
+
+	t.Run("hand crossbow and longbow: ranged, with their range", func(t *testing.T) {
+		for name, rng := range map[string]string{"crossbow, hand": "30/120 ft.", "longbow": "150/600 ft."} {
+			md, out := lookup(t, cs, "lookup_equipment", map[string]any{"name": name, "documents": []string{"srd-2014"}})
+			mustContain(t, md, "(martial ranged)", "**Range:** "+rng)
+			mustNotContain(t, md, "martial melee")
+			for _, e := range out.Results {
+				if w := e.Item.Weapon; w == nil || !w.IsRanged || w.RangeNormal == 0 || w.RangeLong == 0 {
+					t.Errorf("%s: weapon %+v", e.Key, w)
+				}
+			}
+		}
+	})
+
+	t.Run("cure wounds and healing word: healing, not damage", func(t *testing.T) {
+		for name, roll := range map[string]string{"cure wounds": "2d8", "healing word": "2d4"} {
+			md, out := lookup(t, cs, "lookup_spell", map[string]any{"name": name, "game_system": "2024"})
+			mustContain(t, md, "**Healing:** "+roll)
+			mustNotContain(t, md, "**Damage:**")
+			e := only(t, out)
+			if e.Spell.DamageRoll != "" || e.Spell.HealingRoll != roll {
+				t.Errorf("%s: damage_roll %q, healing_roll %q", name, e.Spell.DamageRoll, e.Spell.HealingRoll)
+			}
+			sum, _ := lookup(t, cs, "lookup_spell", map[string]any{"name": name, "game_system": "2024", "detail": "summary"})
+			mustContain(t, sum, "heals "+roll)
+			mustNotContain(t, sum, " .", "· "+roll)
+		}
+	})
+
+	t.Run("wall of ice: cold only, not found by psychic", func(t *testing.T) {
+		md, out := lookup(t, cs, "lookup_spell", map[string]any{"name": "wall of ice", "game_system": "2024"})
+		mustContain(t, md, "**Damage:** 10d6 cold")
+		if got := only(t, out).Spell.DamageTypes; len(got) != 1 || got[0] != "cold" {
+			t.Errorf("damage_types %v", got)
+		}
+		_, out = lookup(t, cs, "lookup_spell", map[string]any{"name": "wall of ice", "game_system": "2024", "damage_type": "psychic"})
+		if len(out.Results) != 0 {
+			t.Errorf("damage_type psychic finds %v", out.Results[0].Key)
+		}
+		_, out = lookup(t, cs, "lookup_spell", map[string]any{"name": "prismatic wall", "game_system": "2024"})
+		for _, d := range only(t, out).Spell.DamageTypes {
+			if d == "force" {
+				t.Error("prismatic wall deals force damage")
+			}
+		}
+	})
+
+	t.Run("alarm: casting time in words", func(t *testing.T) {
+		md, out := lookup(t, cs, "lookup_spell", map[string]any{"name": "alarm"})
+		mustContain(t, md, "**Casting Time:** 1 minute")
+		mustNotContain(t, md, "1minute")
+		for _, e := range out.Results {
+			if strings.Contains(e.Spell.CastingTime, "1minute") {
+				t.Errorf("%s: casting_time %q", e.Key, e.Spell.CastingTime)
+			}
+		}
+	})
+
+	t.Run("magic items and acid: no cost of 0", func(t *testing.T) {
+		md, out := lookup(t, cs, "lookup_equipment", map[string]any{"type": "item", "cost_max": 1, "documents": []string{"srd-2014"}, "limit": 50})
+		for _, e := range out.Results {
+			if e.Item.CostGP == nil || *e.Item.CostGP > 1 || *e.Item.CostGP == 0 {
+				t.Errorf("%s: cost %v matched cost_max 1", e.Key, e.Item.CostGP)
+			}
+		}
+		mustNotContain(t, md, "**Acid**", " 0 gp")
+		md, _ = lookup(t, cs, "lookup_equipment", map[string]any{"name": "wings of flying", "documents": []string{"srd-2014"}})
+		mustNotContain(t, md, "0 gp", "0 lb.")
+	})
+
+	t.Run("2024 stat blocks and potions: no source markup", func(t *testing.T) {
+		for _, c := range []struct{ name, doc string }{{"gelatinous cube", "srd-2024"}, {"behir", "srd-2024"}, {"kraken", "srd-2024"}, {"potion of healing", "srd-2014"}} {
+			tool := "lookup_creature"
+			if c.name == "potion of healing" {
+				tool = "lookup_equipment"
+			}
+			md, _ := lookup(t, cs, tool, map[string]any{"name": c.name, "documents": []string{c.doc}})
+			mustNotContain(t, md, "|XPHB|", `\n`)
+		}
+		md, _ := lookup(t, cs, "lookup_creature", map[string]any{"name": "gelatinous cube", "documents": []string{"srd-2024"}})
+		mustContain(t, md, "have Total Cover", "(see the Ooze Cube trait)")
+		md, _ = lookup(t, cs, "lookup_equipment", map[string]any{"name": "potion of healing", "documents": []string{"srd-2014"}})
+		mustContain(t, md, "\n| Healing          | Common    | 2d4 + 2     |")
+	})
+
+	t.Run("summaries: each fact once", func(t *testing.T) {
+		for _, name := range []string{"chain mail", "dagger"} {
+			md, _ := lookup(t, cs, "lookup_equipment", map[string]any{"name": name, "documents": []string{"srd-2014"}, "detail": "summary"})
+			for _, l := range strings.Split(md, "\n") {
+				if !strings.HasPrefix(l, "- **") {
+					continue
+				}
+				seen := map[string]bool{}
+				for _, f := range strings.FieldsFunc(l, func(r rune) bool { return r == '·' || r == ',' || r == '—' }) {
+					f = strings.TrimSpace(f)
+					if seen[f] && f != "" {
+						t.Errorf("%q twice in %q", f, l)
+					}
+					seen[f] = true
+				}
+			}
+		}
+	})
+
+	t.Run("2024 weapons mastery, shield +2, paladin table", func(t *testing.T) {
+		md, out := lookup(t, cs, "lookup_equipment", map[string]any{"name": "handaxe", "documents": []string{"srd-2024"}})
+		mustContain(t, md, "**Mastery:** Vex")
+		for _, e := range out.Results {
+			if w := e.Item.Weapon; w == nil || w.Mastery != "vex" || strings.Contains(strings.Join(w.Properties, ","), "vex") {
+				t.Errorf("%s: weapon %+v", e.Key, w)
+			}
+		}
+		md, out = lookup(t, cs, "lookup_equipment", map[string]any{"name": "shield", "documents": []string{"srd-2024"}})
+		mustContain(t, md, "*Shield*", "**Armor Class:** +2")
+		mustNotContain(t, md, "Armor (heavy)")
+		for _, e := range out.Results {
+			if a := e.Item.Armor; a != nil && a.Category != "shield" {
+				t.Errorf("%s: armor category %q", e.Key, a.Category)
+			}
+		}
+		md, _ = lookup(t, cs, "lookup_character_option", map[string]any{"name": "paladin", "type": "class", "documents": []string{"srd-2024"}})
+		mustContain(t, md, "***Core Paladin Traits.***\n\n|||\n|---|---|")
+		mustNotContain(t, md, "***Core Paladin Traits.*** |")
+	})
+}
