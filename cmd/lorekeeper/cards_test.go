@@ -170,6 +170,23 @@ func TestCards_issueTable(t *testing.T) {
 		}
 	})
 
+	t.Run("longsword: one per book", func(t *testing.T) {
+		_, out := lookup(t, cs, "lookup_equipment", map[string]any{"name": "longsword"})
+		books := map[string]int{}
+		for _, e := range out.Results {
+			books[e.DocumentKey]++
+			w := e.Item.Weapon
+			if e.Kind != "weapon" || w == nil || w.DamageDice != "1d8" || e.Item.CostGP == nil || *e.Item.CostGP != 15 || e.Item.WeightLb == nil {
+				t.Errorf("%s: %s, weapon %+v, cost %v, weight %v", e.Key, e.Kind, w, e.Item.CostGP, e.Item.WeightLb)
+			}
+		}
+		if len(out.Results) != 2 || books["srd-2014"] != 1 || books["srd-2024"] != 1 {
+			t.Errorf("%d longswords, by book %v", len(out.Results), books)
+		}
+		md, _ := lookup(t, cs, "lookup_equipment", map[string]any{"name": "chain mail", "documents": []string{"srd-2014"}})
+		mustContain(t, md, "**Cost:** 75 gp", "**Weight:** 55 lb.", "**Armor Class:** 16")
+	})
+
 	t.Run("magic items and acid: no cost of 0", func(t *testing.T) {
 		md, out := lookup(t, cs, "lookup_equipment", map[string]any{"type": "item", "cost_max": 1, "documents": []string{"srd-2014"}, "limit": 50})
 		for _, e := range out.Results {

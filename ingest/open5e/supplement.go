@@ -13,6 +13,8 @@ import (
 // duplicates, see Coverage.V1Fill). A supplement completes a v2 endpoint's
 // entities from a v1 endpoint's.
 type supplement struct {
+	// v2 is the endpoint completed; v1 the one that completes it: a v1
+	// endpoint, or v2 items for weapons and armor (twins.go).
 	v2, v1 Endpoint
 	// merge completes v2 from v1 (a v1 entity completes its v2 twins,
 	// found by v2Twins) and returns the entities it changed.
@@ -26,6 +28,10 @@ var supplements = []supplement{
 	// race)"), only the book's grouping; nor the paragraph before the
 	// legendary actions ("can take 3 legendary actions").
 	{Endpoint{"v2", "creatures", lkv1.Kind_KIND_CREATURE}, Endpoint{"v1", "monsters", lkv1.Kind_KIND_CREATURE}, mergeV1Creatures},
+	// SRD weapons' and armor's cost, weight and text, from their item
+	// twins (twins.go).
+	{Endpoint{"v2", "weapons", lkv1.Kind_KIND_WEAPON}, Endpoint{"v2", "items", lkv1.Kind_KIND_ITEM}, mergeItemTwins},
+	{Endpoint{"v2", "armor", lkv1.Kind_KIND_ARMOR}, Endpoint{"v2", "items", lkv1.Kind_KIND_ITEM}, mergeItemTwins},
 }
 
 // supplementOf returns the supplement that completes the v2 endpoint ep.
