@@ -13,6 +13,14 @@ import (
 // The markdown renderings: what a DM would paste. One card per entity, a
 // citation line under each.
 
+// Card renders an entity of a GetEntity response as the MCP tools and
+// resources show it: the markdown card, citation included. The CLI's get
+// prints it too, so that a DM sees one card whichever way they ask.
+func Card(p *lkv1.Entity, uri string) string {
+	e := entityFromProto(p, uri)
+	return renderEntity(&e)
+}
+
 // renderEntity renders one entity as a markdown card.
 func renderEntity(e *Entity) string {
 	e = withoutPlaceholders(e)
@@ -500,17 +508,30 @@ func renderCitation(b *strings.Builder, e *Entity) {
 
 // renderLookup renders a lookup tool's result: a header, the notes, then
 // the cards.
-func renderLookup(noun string, out *LookupOutput) string {
+// renderLookup renders a lookup: the first cards results as cards (all of
+// them when cards < 0), the others one line each.
+func renderLookup(noun string, out *LookupOutput, cards int) string {
 	var b strings.Builder
 	if out.Count == 0 {
 		b.WriteString(out.Message + "\n")
 	} else {
 		fmt.Fprintf(&b, "Found %d %s (%s ranking).\n", out.Count, plural(noun, out.Count), out.Ranking)
 	}
+	if cards >= 0 && out.Count > cards {
+		fmt.Fprintf(&b, "The first %d in full, the other %d one line each: read a URI for one in full, or repeat the call with detail=\"full\".\n", cards, out.Count-cards)
+	}
 	renderNotes(&b, out.FallbackReason, out.Warnings)
 	for i := range out.Results {
+		e := &out.Results[i]
+		if cards >= 0 && i >= cards {
+			if i == cards {
+				b.WriteString("\n---\n\n")
+			}
+			fmt.Fprintf(&b, "- **%s** — %s. *%s (%s)* · %s\n", e.Name, keyFacts(e), e.DocumentName, e.DocumentKey, e.URI)
+			continue
+		}
 		b.WriteString("\n---\n\n")
-		b.WriteString(renderEntity(&out.Results[i]))
+		b.WriteString(renderEntity(e))
 	}
 	return b.String()
 }

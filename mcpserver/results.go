@@ -63,7 +63,7 @@ type Correction struct {
 type Block struct {
 	Type   string  `json:"type"`
 	Name   string  `json:"name,omitempty"`
-	Text   string  `json:"text"`
+	Text   string  `json:"text,omitempty" jsonschema:"Markdown; left out beside a card (the default detail), where the card has it."`
 	Level  int32   `json:"level,omitempty"`
 	Levels []int32 `json:"levels,omitempty" jsonschema:"Every class level a feature is gained at."`
 	Attack string  `json:"attack,omitempty"`
@@ -226,12 +226,12 @@ type LookupOutput struct {
 	Results        []Entity     `json:"results" jsonschema:"The matches; an empty list when nothing matched."`
 	Count          int          `json:"count"`
 	Ranking        string       `json:"ranking" jsonschema:"structured (filters and name order), hybrid (semantic + keyword) or keyword."`
-	FallbackReason string       `json:"fallback_reason,omitempty" jsonschema:"Set when semantic ranking was asked for but keyword ranking was used, and why."`
+	FallbackReason string       `json:"fallback_reason,omitempty" jsonschema:"Why keyword ranking replaced the semantic ranking asked for."`
 	Warnings       []string     `json:"warnings,omitempty"`
 	NameMatch      string       `json:"name_match,omitempty" jsonschema:"How name matched: exact, pattern, slug, key or alias."`
-	MatchedAlias   string       `json:"matched_alias,omitempty" jsonschema:"When name_match is alias: the name asked for as the alias table knows it (e.g. Tasha's Hideous Laughter); the results carry the open content's name (Hideous Laughter)."`
-	Suggestions    []Suggestion `json:"suggestions,omitempty" jsonschema:"When nothing matched the name: the closest names among the entities passing every other filter (did you mean), best first. Never substituted for results."`
-	NotOpenContent string       `json:"not_open_content,omitempty" jsonschema:"Set when the name is a well-known one that no open-licensed document carries (e.g. Beholder); suggestions are then the nearest open content."`
+	MatchedAlias   string       `json:"matched_alias,omitempty" jsonschema:"When name_match is alias: the book's name asked for (Tasha's Hideous Laughter)."`
+	Suggestions    []Suggestion `json:"suggestions,omitempty" jsonschema:"When nothing matched the name: the closest names (did you mean), best first."`
+	NotOpenContent string       `json:"not_open_content,omitempty" jsonschema:"A well-known name no open-licensed document carries (Beholder)."`
 	Message        string       `json:"message,omitempty"`
 	NextCursor     string       `json:"next_cursor,omitempty"`
 	Total          uint64       `json:"total"`

@@ -188,7 +188,7 @@ func TestCards_issueTable(t *testing.T) {
 	})
 
 	t.Run("magic items and acid: no cost of 0", func(t *testing.T) {
-		md, out := lookup(t, cs, "lookup_equipment", map[string]any{"type": "item", "cost_max": 1, "documents": []string{"srd-2014"}, "limit": 50})
+		md, out := lookup(t, cs, "lookup_equipment", map[string]any{"type": "item", "cost_max": 1, "documents": []string{"srd-2014"}, "limit": 50, "detail": "full"})
 		for _, e := range out.Results {
 			if e.Item.CostGP == nil || *e.Item.CostGP > 1 || *e.Item.CostGP == 0 {
 				t.Errorf("%s: cost %v matched cost_max 1", e.Key, e.Item.CostGP)
@@ -254,3 +254,4 @@ func TestCards_issueTable(t *testing.T) {
 		mustNotContain(t, md, "***Core Paladin Traits.*** |")
 	})
 }
+
