@@ -255,3 +255,41 @@ func TestCards_issueTable(t *testing.T) {
 	})
 }
 
+// lorekeeper get prints the card MCP shows for the same entity (the
+// resource's markdown), stat line and all.
+func TestGet_printsTheMCPCard(t *testing.T) {
+	st := snapshotStore(t, lkv1.Kind_KIND_SPELL, lkv1.Kind_KIND_CREATURE)
+	node := startQueryNodes(t, st, 1)[0]
+	svc := query.NewService(st, nil, &query.Options{Version: "test"})
+	srv := mcpserver.New(lkv1.NewQueryServiceClient(query.NewInProcessConn(svc, nil)), &mcpserver.Options{Version: "test"})
+	ct, sst := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(context.Background(), sst, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "get-test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	for _, key := range []string{"open5e_v2:srd-2014:spell:fireball", "open5e_v2:srd-2014:creature:adult-red-dragon"} {
+		var out, errOut strings.Builder
+		if err := runGet(context.Background(), []string{"--grpc-addr", node.addr, key}, &out, &errOut); err != nil {
+			t.Fatalf("get %s: %v (%s)", key, err, errOut.String())
+		}
+		res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: lkv1.EntityURI(key)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != res.Contents[0].Text {
+			t.Errorf("get %s prints:\n%s\nMCP shows:\n%s", key, out.String(), res.Contents[0].Text)
+		}
+	}
+	var out, errOut strings.Builder
+	if err := runGet(context.Background(), []string{"--grpc-addr", node.addr, "open5e_v2:srd-2014:spell:fireball"}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, out.String(), "*3rd-level evocation*", "**Casting Time:** 1 action", "**Range:** 150 feet",
+		"**Components:** V, S, M", "**Damage:** 8d6 fire", "**Saving Throw:** Dexterity", "*Source: System Reference Document 5.1")
+}
