@@ -58,7 +58,7 @@ func leaves(v any, path string, out []leaf) []leaf {
 		if f, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil && f == 0 {
 			break
 		}
-		if s := strings.TrimSpace(x); s != "" {
+		if s := strings.TrimSpace(x); s != "" && !open5e.IsPlaceholder(s) {
 			out = append(out, leaf{path, s})
 		}
 	case json.Number:
@@ -123,6 +123,20 @@ func dropped(e *lkv1.Entity) bool {
 	return len(e.GetCorrections()) > 0
 }
 
+// mapKey is the entry of m that path falls under: itself, or a wildcard
+// ("document.*"), so that the tally counts the map's entries.
+func mapKey(m map[string]string, path string) string {
+	if _, ok := m[path]; ok {
+		return path
+	}
+	for k := range m {
+		if p, ok := strings.CutSuffix(k, "*"); ok && strings.HasPrefix(path, p) {
+			return k
+		}
+	}
+	return path
+}
+
 type fieldTally struct {
 	mapped, excluded map[string]bool
 }
@@ -166,9 +180,9 @@ func TestFieldMap_snapshot(t *testing.T) {
 				unmapped[m]++
 				example[m] = e.GetKey()
 			case excluded:
-				tl.excluded[l.path] = true
+				tl.excluded[mapKey(fm.Excluded, l.path)] = true
 			default:
-				tl.mapped[l.path] = true
+				tl.mapped[mapKey(fm.Mapped, l.path)] = true
 				set, ok := targetSet(e.ProtoReflect(), to)
 				if !ok {
 					badPaths[m] = true
@@ -202,9 +216,14 @@ func TestFieldMap_snapshot(t *testing.T) {
 	sort.Strings(shapes)
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "shape\tfields mapped\tfields excluded\t")
+	fmt.Fprintln(tw, "shape\tfields mapped\tfields excluded\texcluded\t")
 	for _, s := range shapes {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t\n", s, len(tallies[s].mapped), len(tallies[s].excluded))
+		var ex []string
+		for k := range tallies[s].excluded {
+			ex = append(ex, k)
+		}
+		sort.Strings(ex)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t\n", s, len(tallies[s].mapped), len(tallies[s].excluded), strings.Join(ex, " "))
 	}
 	tw.Flush()
 	t.Logf("source fields with values in the snapshot, by shape:\n%s", b.String())

@@ -18,6 +18,11 @@ import "strings"
 // string, a non-zero number or true; null, "", 0, false, [] and {} carry
 // nothing.
 
+// IsPlaceholder reports whether a source text is only the source's
+// stand-in for none ("[No description provided]", "[Column data]"): it
+// carries no value, and no card shows it.
+func IsPlaceholder(s string) bool { return isPlaceholder(s) }
+
 // FieldMap is the map of one source shape.
 type FieldMap struct {
 	// Mapped: source path -> the Entity field it reaches.
@@ -184,8 +189,10 @@ var FieldMaps = map[string]FieldMap{
 			"saving_throws[].name": "character_option.saving_throws",
 			"subclass_of.key":      "character_option.parent_key", "subclass_of.name": "character_option.parent_name",
 			"features[].name": "blocks.name", "features[].desc": "blocks.text",
-			"features[].gained_at[].level":  "blocks.levels",
-			"features[].gained_at[].detail": "character_option.progression.levels.features",
+			"features[].gained_at[].level": "blocks.levels",
+			// In the class table's features column, or for a subclass
+			// (no table) in the feature's text.
+			"features[].gained_at[].detail": "character_option.progression.levels.features|blocks.text",
 			// The class table: its own columns, and the proficiency bonus.
 			"features[].data_for_class_table[].column_value": "character_option.progression.levels.values|character_option.progression.levels.proficiency_bonus",
 			"features[].data_for_class_table[].level":        "character_option.progression.levels.values|character_option.progression.levels.proficiency_bonus",
