@@ -571,3 +571,46 @@ func dealsDamageWith(text, roll string) bool {
 	}
 	return false
 }
+
+var (
+	rechargeName = regexp.MustCompile(`(?i)\brecharge (\d)(?:\s*[–—-]\s*6)?\b`)
+	perDayName   = regexp.MustCompile(`(?i)\b(\d+)\s*/\s*day\b`)
+	costsName    = regexp.MustCompile(`(?i)\bcosts (\d) actions\b`)
+)
+
+// checkUsage compares an action's structured usage limit and legendary
+// cost with what its name says ("Fire Breath (Recharge 5–6)", "Arcane
+// Doubling (2/Day)", "Wing Attack (Costs 2 Actions)"): the name is the
+// book's, so it wins, and the correction is recorded.
+func checkUsage(b *lkv1.TextBlock) []*lkv1.Correction {
+	var fixes []*lkv1.Correction
+	u := b.GetUsage()
+	show := func(u *lkv1.Usage) string {
+		if u == nil {
+			return ""
+		}
+		return fmt.Sprintf("%s %d", strings.ToLower(u.GetType()), u.GetParam())
+	}
+	var named *lkv1.Usage
+	if m := rechargeName.FindStringSubmatch(b.Name); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		named = &lkv1.Usage{Type: "RECHARGE_ON_ROLL", Param: int32(n)}
+		if u.GetType() == "RECHARGE" && u.GetParam() == named.Param {
+			named = nil // Open5e's RECHARGE with a roll says the same.
+		}
+	} else if m := perDayName.FindStringSubmatch(b.Name); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		named = &lkv1.Usage{Type: "PER_DAY", Param: int32(n)}
+	}
+	if named != nil && u != nil && (u.GetType() != named.GetType() || u.GetParam() != named.GetParam()) {
+		fixes = append(fixes, &lkv1.Correction{Subject: b.Name, Field: "usage", SourceValue: show(u), CorrectedValue: show(named)})
+		b.Usage = named
+	}
+	if m := costsName.FindStringSubmatch(b.Name); m != nil && b.LegendaryCost > 1 {
+		if n, _ := strconv.Atoi(m[1]); int32(n) != b.LegendaryCost {
+			fixes = append(fixes, &lkv1.Correction{Subject: b.Name, Field: "legendary_cost", SourceValue: strconv.Itoa(int(b.LegendaryCost)), CorrectedValue: m[1]})
+			b.LegendaryCost = int32(n)
+		}
+	}
+	return fixes
+}

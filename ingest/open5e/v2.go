@@ -303,6 +303,7 @@ func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock, []*lkv1.Correc
 		var f []*lkv1.Correction
 		b.Attack, f = checkAttacks(b.Name, b.Text, a.objs("attacks"))
 		fixes = append(fixes, f...)
+		fixes = append(fixes, checkUsage(b)...)
 		blocks = append(blocks, b)
 	}
 	return c, blocks, fixes
