@@ -192,6 +192,7 @@ func renderSummaries(noun string, out *LookupOutput) string {
 		e := &out.Results[i]
 		fmt.Fprintf(&b, "- **%s** — %s. *%s (%s)* · %s\n", e.Name, e.Summary, e.DocumentName, e.DocumentKey, e.URI)
 	}
+	renderVariants(&b, out.Variants)
 	b.WriteString(pageNote(out.NextCursor, out.Total, out.Count))
 	return b.String()
 }

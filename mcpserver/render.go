@@ -533,6 +533,7 @@ func renderLookup(noun string, out *LookupOutput, cards int) string {
 		b.WriteString("\n---\n\n")
 		b.WriteString(renderEntity(e))
 	}
+	renderVariants(&b, out.Variants)
 	return b.String()
 }
 

@@ -223,9 +223,9 @@ type Rule struct {
 
 // LookupOutput is what the five lookup tools return.
 type LookupOutput struct {
-	Results        []Entity     `json:"results" jsonschema:"The matches; an empty list when nothing matched."`
+	Results        []Entity     `json:"results"`
 	Count          int          `json:"count"`
-	Ranking        string       `json:"ranking" jsonschema:"structured (filters and name order), hybrid (semantic + keyword) or keyword."`
+	Ranking        string       `json:"ranking" jsonschema:"structured, hybrid or keyword."`
 	FallbackReason string       `json:"fallback_reason,omitempty" jsonschema:"Why keyword ranking replaced the semantic ranking asked for."`
 	Warnings       []string     `json:"warnings,omitempty"`
 	NameMatch      string       `json:"name_match,omitempty" jsonschema:"How name matched: exact, pattern, slug, key or alias."`
@@ -235,6 +235,7 @@ type LookupOutput struct {
 	Message        string       `json:"message,omitempty"`
 	NextCursor     string       `json:"next_cursor,omitempty"`
 	Total          uint64       `json:"total"`
+	Variants       []Variant    `json:"variants,omitempty" jsonschema:"lookup_equipment: the name's family under other names (Vorpal Longsword)."`
 }
 
 // Suggestion is a did-you-mean suggestion: an entity whose name is close to

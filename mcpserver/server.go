@@ -288,6 +288,10 @@ type is weapon, armor, magic-item, item or all (default). Every filter is option
 		}
 		req.Common.Cursor = in.Cursor
 		return s.client.LookupEquipment(ctx, req)
+	}, func(ctx context.Context, in EquipmentInput, out *LookupOutput) {
+		if req, err := in.request(); err == nil && in.Cursor == "" {
+			out.Variants = s.variants(ctx, req, out.Results)
+		}
 	}))
 	addTool(s, &mcp.Tool{
 		Name:        "lookup_character_option",
@@ -336,7 +340,9 @@ type lookupFunc[In any] func(ctx context.Context, in In) (*lkv1.LookupResponse, 
 
 // tool wraps a lookup RPC into a typed tool handler: validation, the call,
 // the structured result and its markdown, errors, metrics.
-func tool[In any](s *Server, name, noun string, call lookupFunc[In]) mcp.ToolHandlerFor[In, *LookupOutput] {
+//
+// after, if given, completes the output before it is rendered.
+func tool[In any](s *Server, name, noun string, call lookupFunc[In], after ...func(context.Context, In, *LookupOutput)) mcp.ToolHandlerFor[In, *LookupOutput] {
 	return func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, *LookupOutput, error) {
 		mode, err := detailArg(any(in))
 		if err != nil {
@@ -368,6 +374,9 @@ func tool[In any](s *Server, name, noun string, call lookupFunc[In]) mcp.ToolHan
 				Document: sg.GetDocumentKey(), DocumentName: sg.GetDocumentName(), Score: sg.GetScore(), Via: sg.GetVia()})
 		}
 		out.Count = len(out.Results)
+		for _, f := range after {
+			f(ctx, in, out)
+		}
 		if out.Count == 0 {
 			out.Message = noMatchMessage(noun, nameArgument(any(in)), out)
 		}

@@ -187,6 +187,38 @@ func TestCards_issueTable(t *testing.T) {
 		mustContain(t, md, "**Cost:** 75 gp", "**Weight:** 55 lb.", "**Armor Class:** 16")
 	})
 
+	t.Run("vorpal sword, flame tongue, +1 longsword, studded leather: the family", func(t *testing.T) {
+		for _, c := range []struct {
+			name string
+			want []string
+		}{
+			{"vorpal sword", []string{"Vorpal Sword (Longsword)", "Vorpal Sword (Scimitar)", "Vorpal Longsword", "Vorpal Greatsword"}},
+			{"flame tongue", []string{"Flame Tongue (Rapier)", "Flame Tongue Dagger", "Flame Tongue Longsword"}},
+			{"+1 longsword", []string{"Longsword (+1)"}},
+			{"studded leather", []string{"Studded Leather Armor", "Studded Leather Armor (+1)"}},
+		} {
+			md, out := lookup(t, cs, "lookup_equipment", map[string]any{"name": c.name})
+			have := map[string]bool{}
+			for _, e := range out.Results {
+				have[e.Name] = true
+			}
+			for _, v := range out.Variants {
+				have[v.Name] = true
+				if v.URI == "" || v.DocumentKey == "" {
+					t.Errorf("%s: variant %+v", c.name, v)
+				}
+			}
+			for _, w := range c.want {
+				if !have[w] {
+					t.Errorf("%s: %q neither a result nor a variant (results %d, variants %v)", c.name, w, len(out.Results), out.Variants)
+				}
+				if !strings.Contains(md, w) {
+					t.Errorf("%s: the text does not name %q", c.name, w)
+				}
+			}
+		}
+	})
+
 	t.Run("magic items and acid: no cost of 0", func(t *testing.T) {
 		md, out := lookup(t, cs, "lookup_equipment", map[string]any{"type": "item", "cost_max": 1, "documents": []string{"srd-2014"}, "limit": 50, "detail": "full"})
 		for _, e := range out.Results {
