@@ -14,7 +14,7 @@ import (
 // filters: a page cursor and how much of each entity to return.
 type Paging struct {
 	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page (same arguments)."`
-	Detail string `json:"detail,omitempty" jsonschema:"auto (default: up to 3 full cards, the rest one line each), full or summary (one line each)."`
+	Detail string `json:"detail,omitempty" jsonschema:"auto (default: up to 3 cards, then a line each), full or summary (a line each)."`
 }
 
 // paging exposes Paging to the generic tool handler.

@@ -32,7 +32,7 @@ var answerBudgets = []struct {
 	{"lookup_equipment longsword", "lookup_equipment", map[string]any{"name": "longsword"}, 8 << 10},
 	{"lookup_spell level=3", "lookup_spell", map[string]any{"level": 3}, 16 << 10},
 	{"search_dnd_content fire", "search_dnd_content", map[string]any{"query": "fire", "semantic": false}, 32 << 10},
-	{"tools/list", "tools/list", nil, 28 << 10},
+	{"tools/list", "tools/list", nil, 29 << 10},
 	{"homebrew_overview srd-2024", "prompt:homebrew_overview", map[string]any{"document": "srd-2024"}, 32 << 10},
 }
 
