@@ -249,8 +249,8 @@ func TestResourceLinksAndSummary(t *testing.T) {
 		var links []string
 		for _, c := range res.Content {
 			if l, ok := c.(*mcp.ResourceLink); ok {
-				if l.Name == "" || l.Title == "" || l.MIMEType != "text/markdown" || l.Description == "" {
-					t.Errorf("link %+v lacks name, title, description or MIME type", l)
+				if l.Name == "" || l.Title == "" || l.MIMEType != "text/markdown" {
+					t.Errorf("link %+v lacks name, title or MIME type", l)
 				}
 				links = append(links, l.URI)
 			}

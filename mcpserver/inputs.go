@@ -14,14 +14,14 @@ import (
 
 // sharedParams describes the parameters several tools take, once.
 var sharedParams = map[string]string{
-	"game_system": "Only this ruleset: 5e-2014 (2014 rules, SRD 5.1), 5e-2024 (2024 rules, SRD 5.2) or a5e (Advanced 5th Edition); \"2014\" and \"2024\" also work. Comma-separate for several. Omit for all.",
-	"documents":   "Only results from these source documents (keys or names, case-insensitive), e.g. [\"srd-2014\"]. Omit for all documents; an empty list returns nothing. Use list_documents to see what is available.",
+	"game_system": "Only this ruleset: 5e-2014 (SRD 5.1), 5e-2024 (SRD 5.2) or a5e; \"2014\", \"2024\" too. Comma-separate for several.",
+	"documents":   "Only these source documents (keys or names), e.g. [\"srd-2014\"]; [] returns nothing; list_documents has the keys.",
 	"limit":       fmt.Sprintf("Maximum number of results, 1 to %d. Default %d.", maxLimit, defaultLimit),
 }
 
 // SpellInput is lookup_spell's arguments.
 type SpellInput struct {
-	Name          string   `json:"name,omitempty" jsonschema:"Spell name, e.g. \"Fireball\" or \"fire*\". Case-insensitive exact match; * and % are wildcards; with no match tried as a slug (\"magic-missile\")."`
+	Name          string   `json:"name,omitempty" jsonschema:"Spell name, e.g. \"Fireball\" or \"fire*\"."`
 	Level         *int     `json:"level,omitempty" jsonschema:"Spell level, 0 (cantrip) to 9, e.g. 3."`
 	LevelMin      *int     `json:"level_min,omitempty" jsonschema:"Lowest spell level, 0 to 9 (inclusive)."`
 	LevelMax      *int     `json:"level_max,omitempty" jsonschema:"Highest spell level, 0 to 9 (inclusive)."`
@@ -37,7 +37,7 @@ type SpellInput struct {
 	Material      *bool    `json:"material,omitempty" jsonschema:"Filter on the material (M) component."`
 	GameSystem    string   `json:"game_system,omitempty"`
 	Documents     []string `json:"documents,omitempty"`
-	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank spells by meaning, e.g. \"restore health and cure wounds\". The other filters apply first. Results then carry similarity_score (0 to 1)."`
+	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank spells by meaning, e.g. \"restore health and cure wounds\". Ranked after the other filters; results carry similarity_score."`
 	Limit         *int     `json:"limit,omitempty"`
 	Paging
 }
@@ -80,7 +80,7 @@ func (in SpellInput) request() (*lkv1.LookupSpellsRequest, error) {
 
 // CreatureInput is lookup_creature's arguments.
 type CreatureInput struct {
-	Name                string           `json:"name,omitempty" jsonschema:"Creature name, e.g. \"Goblin\", \"ancient red dragon\" or \"*dragon*\". Case-insensitive exact match; * and % are wildcards; with no match tried as a slug (\"ancient-red-dragon\")."`
+	Name                string           `json:"name,omitempty" jsonschema:"Creature name, e.g. \"Goblin\", \"ancient red dragon\" or \"*dragon*\"."`
 	CR                  *ChallengeRating `json:"cr,omitempty" jsonschema:"Exact challenge rating: 0, 0.125, 0.25, 0.5, 1 to 30, or as a fraction string \"1/8\", \"1/4\", \"1/2\"."`
 	ChallengeRating     *ChallengeRating `json:"challenge_rating,omitempty" jsonschema:"Alias of cr."`
 	CRMin               *ChallengeRating `json:"cr_min,omitempty" jsonschema:"Lowest challenge rating (inclusive), e.g. 1 or \"1/4\"."`
@@ -97,7 +97,7 @@ type CreatureInput struct {
 	DamageVulnerability string           `json:"damage_vulnerability,omitempty" jsonschema:"Only creatures vulnerable to this damage type, e.g. \"radiant\"."`
 	GameSystem          string           `json:"game_system,omitempty"`
 	Documents           []string         `json:"documents,omitempty"`
-	SemanticQuery       string           `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank creatures by meaning, e.g. \"risen dead that drain life force\". The other filters apply first. Results then carry similarity_score (0 to 1)."`
+	SemanticQuery       string           `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank creatures by meaning, e.g. \"risen dead that drain life force\". Ranked after the other filters; results carry similarity_score."`
 	Limit               *int             `json:"limit,omitempty"`
 	Paging
 }
@@ -178,7 +178,7 @@ func (in CreatureInput) request() (*lkv1.LookupCreaturesRequest, error) {
 type EquipmentInput struct {
 	Type                string      `json:"type,omitempty" jsonschema:"What to search: weapon, armor, magic-item, item (mundane gear) or all (default). Comma-separate for several (\"weapon,armor\")."`
 	ItemType            string      `json:"item_type,omitempty" jsonschema:"Alias of type."`
-	Name                string      `json:"name,omitempty" jsonschema:"Item name, e.g. \"Longsword\", \"bag of holding\", \"*sword*\". Case-insensitive exact match; * and % are wildcards; with no match tried as a slug (\"wand-of-magic-missiles\")."`
+	Name                string      `json:"name,omitempty" jsonschema:"Item name, e.g. \"Longsword\", \"bag of holding\", \"*sword*\"."`
 	Rarity              string      `json:"rarity,omitempty" jsonschema:"Magic item rarity: common, uncommon, rare, very rare, legendary, artifact. Comma-separate for any of several."`
 	RequiresAttunement  *Attunement `json:"requires_attunement,omitempty" jsonschema:"true (or \"requires attunement\"): only items that require attunement; false (or \"\"): only items that do not."`
 	IsMagic             *bool       `json:"is_magic,omitempty" jsonschema:"true: only magic items; false: only mundane items."`
@@ -205,7 +205,7 @@ type EquipmentInput struct {
 	WeightMax           *float64    `json:"weight_max,omitempty" jsonschema:"Highest weight in pounds (inclusive), e.g. 5."`
 	GameSystem          string      `json:"game_system,omitempty"`
 	Documents           []string    `json:"documents,omitempty"`
-	SemanticQuery       string      `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank items by meaning, e.g. \"weapons for attacking from a distance\". The other filters apply first. Results then carry similarity_score (0 to 1)."`
+	SemanticQuery       string      `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank items by meaning, e.g. \"weapons for attacking from a distance\". Ranked after the other filters; results carry similarity_score."`
 	Limit               *int        `json:"limit,omitempty"`
 	Paging
 }
@@ -303,7 +303,7 @@ type CharacterOptionInput struct {
 	Parent        string   `json:"parent,omitempty" jsonschema:"Only subclasses of this class or subraces of this race (name or key), e.g. \"fighter\", \"elf\"."`
 	GameSystem    string   `json:"game_system,omitempty"`
 	Documents     []string `json:"documents,omitempty"`
-	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank options by meaning, e.g. \"divine warrior\", \"masters of arcane magic\". The other filters apply first. Results then carry similarity_score (0 to 1)."`
+	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank options by meaning, e.g. \"divine warrior\", \"masters of arcane magic\". Ranked after the other filters; results carry similarity_score."`
 	Limit         *int     `json:"limit,omitempty"`
 	Paging
 }
@@ -357,7 +357,7 @@ type RuleInput struct {
 	Section       string   `json:"section,omitempty" jsonschema:"For rules: the section, e.g. adventuring, appendix, combat, equipment, spellcasting, using-ability-scores. Comma-separate for any of several."`
 	GameSystem    string   `json:"game_system,omitempty"`
 	Documents     []string `json:"documents,omitempty"`
-	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank rules by meaning, e.g. \"what happens when I fall\", \"attacking while hidden\". The other filters apply first. Results then carry similarity_score (0 to 1)."`
+	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank rules by meaning, e.g. \"what happens when I fall\", \"attacking while hidden\". Ranked after the other filters; results carry similarity_score."`
 	Limit         *int     `json:"limit,omitempty"`
 	Paging
 }

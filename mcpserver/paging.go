@@ -14,25 +14,90 @@ import (
 // filters: a page cursor and how much of each entity to return.
 type Paging struct {
 	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page (same arguments)."`
-	Detail string `json:"detail,omitempty" jsonschema:"full (default) or summary (one line per entity)."`
+	Detail string `json:"detail,omitempty" jsonschema:"auto (default: up to 3 cards, then a line each), full or summary (a line each)."`
 }
 
 // paging exposes Paging to the generic tool handler.
 func (p Paging) paging() Paging { return p }
 
-// detailArg reports whether in asks for summaries, or an argument error.
-func detailArg(in any) (bool, error) {
+// detail is how much of each result an answer carries.
+type detail int
+
+const (
+	// detailAuto, the default, keeps an answer in a size an assistant can
+	// hold: the first fullCards results as cards (their structured
+	// entities without the texts the cards already carry), the rest as
+	// one-line summaries.
+	detailAuto detail = iota
+	// detailFull is every result in full, texts in the structured
+	// result too.
+	detailFull
+	// detailSummary is one line per result.
+	detailSummary
+)
+
+// A default answer gives at most fullCards results in full, and no more
+// than cardBytes of cards (at least one card): a lookup by name rarely has
+// more than three (one per book); a filtered list (every dragon) gets its
+// first two or three stat blocks in full and the rest to choose from, in
+// about 10 KB of text an assistant can hold.
+const (
+	fullCards = 3
+	cardBytes = 8 << 10
+)
+
+// cardsWithin is how many of es a default answer gives in full.
+func cardsWithin(es []Entity) int {
+	n, size := 0, 0
+	for i := range es {
+		if n == fullCards {
+			break
+		}
+		size += len(renderEntity(&es[i]))
+		if n > 0 && size > cardBytes {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// detailArg reads in's detail argument, or returns an argument error.
+func detailArg(in any) (detail, error) {
 	p, ok := in.(interface{ paging() Paging })
 	if !ok {
-		return false, nil
+		return detailAuto, nil
 	}
 	switch strings.ToLower(strings.TrimSpace(p.paging().Detail)) {
-	case "", "full":
-		return false, nil
+	case "", "auto":
+		return detailAuto, nil
+	case "full":
+		return detailFull, nil
 	case "summary":
-		return true, nil
+		return detailSummary, nil
 	}
-	return false, argErr("detail", fmt.Sprintf("unknown value %q", p.paging().Detail), "full", "summary")
+	return detailAuto, argErr("detail", fmt.Sprintf("unknown value %q", p.paging().Detail), "auto", "full", "summary")
+}
+
+// withoutTexts is e without the texts its card carries (description,
+// higher levels, the blocks' text), for the structured result beside the
+// card: each fact once. The blocks keep their names and stat lines.
+// attributed says which documents' attribution the answer gave already.
+func withoutTexts(e Entity, attributed map[string]bool) Entity {
+	e.Description, e.HigherLevel = "", ""
+	if len(e.Blocks) > 0 {
+		bs := make([]Block, len(e.Blocks))
+		for i, b := range e.Blocks {
+			b.Text = ""
+			bs[i] = b
+		}
+		e.Blocks = bs
+	}
+	if attributed[e.DocumentKey] {
+		e.Attribution = ""
+	}
+	attributed[e.DocumentKey] = true
+	return e
 }
 
 // summaries keeps each entity's identity and document and puts its key
@@ -58,7 +123,12 @@ func keyFacts(e *Entity) string {
 	case e.Spell != nil:
 		sp := e.Spell
 		facts = append(facts, summary(e))
-		for _, f := range []string{castingTime(sp.CastingTime), sp.Range, sp.Components, sp.Duration} {
+		dur := sp.Duration
+		if strings.EqualFold(dur, castingTime(sp.CastingTime)) {
+			// Cast in 10 minutes, lasting 10 minutes: said once each.
+			dur = "duration " + dur
+		}
+		for _, f := range []string{castingTime(sp.CastingTime), sp.Range, sp.Components, dur} {
 			if f != "" {
 				facts = append(facts, f)
 			}
@@ -70,7 +140,10 @@ func keyFacts(e *Entity) string {
 			facts = append(facts, "ritual")
 		}
 		if sp.DamageRoll != "" {
-			add("%s %s", sp.DamageRoll, strings.Join(sp.DamageTypes, "/"))
+			facts = append(facts, strings.TrimSpace(sp.DamageRoll+" "+strings.Join(sp.DamageTypes, "/")))
+		}
+		if sp.HealingRoll != "" {
+			add("heals %s", sp.HealingRoll)
 		}
 		if sp.SavingThrowAbility != "" {
 			add("%s save", title(sp.SavingThrowAbility))
@@ -87,22 +160,17 @@ func keyFacts(e *Entity) string {
 			add("%s XP", thousands(c.ExperiencePoints))
 		}
 	case e.Item != nil:
+		// The summary has the rarity, damage, AC and cost already.
 		it := e.Item
 		facts = append(facts, summary(e))
 		if it.RequiresAttunement {
 			facts = append(facts, "requires attunement")
 		}
-		if it.Weapon != nil && it.Weapon.DamageDice != "" {
-			add("%s %s", it.Weapon.DamageDice, it.Weapon.DamageType)
+		if w := it.Weapon; w != nil && w.Mastery != "" {
+			add("mastery %s", w.Mastery)
 		}
-		if it.Armor != nil && it.Armor.ACDisplay != "" {
-			add("AC %s", it.Armor.ACDisplay)
-		}
-		if it.CostGP != nil {
-			add("%s gp", num(*it.CostGP))
-		}
-		if it.WeightLb != nil {
-			add("%s lb", num(*it.WeightLb))
+		if it.WeightLb != nil && *it.WeightLb > 0 {
+			add("%s lb.", num(*it.WeightLb))
 		}
 	default:
 		facts = append(facts, summary(e))
@@ -124,6 +192,7 @@ func renderSummaries(noun string, out *LookupOutput) string {
 		e := &out.Results[i]
 		fmt.Fprintf(&b, "- **%s** — %s. *%s (%s)* · %s\n", e.Name, e.Summary, e.DocumentName, e.DocumentKey, e.URI)
 	}
+	renderVariants(&b, out.Variants)
 	b.WriteString(pageNote(out.NextCursor, out.Total, out.Count))
 	return b.String()
 }
@@ -140,17 +209,17 @@ func pageNote(next string, total uint64, count int) string {
 }
 
 // resourceLinks are resource_link content items for entities, so that a
-// client can fetch each in full with resources/read.
+// client can fetch each in full with resources/read. They carry no
+// description: the text beside them has each entity's facts already.
 func resourceLinks(es []Entity) []mcp.Content {
 	out := make([]mcp.Content, 0, len(es))
 	for i := range es {
 		e := &es[i]
 		out = append(out, &mcp.ResourceLink{
-			URI:         e.URI,
-			Name:        e.Key,
-			Title:       e.Name + " (" + e.DocumentName + ")",
-			Description: keyFacts(e),
-			MIMEType:    "text/markdown",
+			URI:      e.URI,
+			Name:     e.Key,
+			Title:    e.Name + " (" + e.DocumentName + ")",
+			MIMEType: "text/markdown",
 		})
 	}
 	return out

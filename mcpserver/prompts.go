@@ -268,8 +268,14 @@ func (s *Server) findDocument(ctx context.Context, key string) (*lkv1.DocumentSu
 	return nil, nil
 }
 
-// overviewCards is how many entities homebrew_overview embeds in full.
-const overviewCards = 12
+// overviewCards is how many entities homebrew_overview embeds in full, and
+// overviewPerKind how many of each kind a document overview lists (the
+// others are a lookup with documents and cursor away): a summary an
+// assistant can hold, not the whole book.
+const (
+	overviewCards   = 3
+	overviewPerKind = 12
+)
 
 // documentOverview renders what a document contains, by kind: a markdown
 // overview (one line per entity), the same as JSON, and the first entities
@@ -294,7 +300,7 @@ func (s *Server) documentOverview(ctx context.Context, d *lkv1.DocumentSummary) 
 		if !ok {
 			continue
 		}
-		resp, err := s.lookupKinds(ctx, &lkv1.Common{Limit: 100, Documents: &lkv1.DocumentFilter{Documents: []string{doc.GetKey()}}, Sources: []lkv1.Source{doc.GetSource()}}, kind)
+		resp, err := s.lookupKinds(ctx, &lkv1.Common{Limit: overviewPerKind, Documents: &lkv1.DocumentFilter{Documents: []string{doc.GetKey()}}, Sources: []lkv1.Source{doc.GetSource()}}, kind)
 		if err != nil {
 			return "", "", nil, err
 		}

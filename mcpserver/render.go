@@ -13,6 +13,14 @@ import (
 // The markdown renderings: what a DM would paste. One card per entity, a
 // citation line under each.
 
+// Card renders an entity of a GetEntity response as the MCP tools and
+// resources show it: the markdown card, citation included. The CLI's get
+// prints it too, so that a DM sees one card whichever way they ask.
+func Card(p *lkv1.Entity, uri string) string {
+	e := entityFromProto(p, uri)
+	return renderEntity(&e)
+}
+
 // renderEntity renders one entity as a markdown card.
 func renderEntity(e *Entity) string {
 	e = withoutPlaceholders(e)
@@ -78,9 +86,11 @@ func renderSpell(b *strings.Builder, e *Entity) {
 	}
 	line(b, "Duration:", dur)
 	line(b, "Classes:", strings.Join(s.Classes, ", "))
+	line(b, "Subclasses:", s.Subclasses)
 	if s.DamageRoll != "" {
 		line(b, "Damage:", strings.TrimSpace(s.DamageRoll+" "+strings.Join(s.DamageTypes, ", ")))
 	}
+	line(b, "Healing:", s.HealingRoll)
 	if s.SavingThrowAbility != "" {
 		line(b, "Saving Throw:", title(s.SavingThrowAbility))
 	}
@@ -128,6 +138,10 @@ func renderCreature(b *strings.Builder, e *Entity) {
 		ac += " (" + c.ArmorDetail + ")"
 	}
 	line(b, "Armor Class", ac)
+	if showInitiative(e) {
+		// As SRD 5.2 prints it: the modifier, then the score (10 + it).
+		line(b, "Initiative", fmt.Sprintf("%s (%d)", signed(*c.InitiativeBonus), 10+*c.InitiativeBonus))
+	}
 	hp := strconv.Itoa(int(c.HitPoints))
 	if c.HitDice != "" {
 		hp += " (" + c.HitDice + ")"
@@ -204,6 +218,9 @@ func renderCreature(b *strings.Builder, e *Entity) {
 			}
 			if first && s.heading != "" {
 				fmt.Fprintf(b, "### %s\n\n", s.heading)
+				if s.typ == "legendary_action" {
+					writeLegendaryIntro(b, c)
+				}
 			}
 			first = false
 			writeBlock(b, bl)
@@ -226,6 +243,55 @@ func emptyBlock(bl Block) bool {
 	return strings.TrimSpace(bl.Text) == "" && bl.Attack == ""
 }
 
+// showInitiative reports whether the card prints the initiative: 2024
+// stat blocks print it; older ones only say the Dexterity modifier, which
+// Open5e copies into initiative_bonus, so there it is shown only when it
+// says something else.
+func showInitiative(e *Entity) bool {
+	c := e.Creature
+	if c.InitiativeBonus == nil {
+		return false
+	}
+	if e.GameSystem == "5e-2024" {
+		return true
+	}
+	dex, ok := c.AbilityScores["dexterity"]
+	return !ok || modifier(dex) != *c.InitiativeBonus
+}
+
+// writeLegendaryIntro writes the paragraph before the legendary actions,
+// or, where the source has none, how many the creature can take.
+func writeLegendaryIntro(b *strings.Builder, c *Creature) {
+	switch {
+	case c.LegendaryIntro != "":
+		b.WriteString(strings.TrimSpace(c.LegendaryIntro) + "\n\n")
+	case c.LegendaryPerRound > 0:
+		fmt.Fprintf(b, "*Legendary Action Uses: %d.*\n\n", c.LegendaryPerRound)
+	}
+}
+
+// blockName is a block's name with what a stat block prints after it:
+// "Fire Breath (Recharge 5–6)", "Wing Attack (Costs 2 Actions)",
+// "Bite (Vampire Form Only)"; a name that says it already is left alone.
+func blockName(bl Block) string {
+	name := strings.TrimSuffix(bl.Name, ".")
+	l := strings.ToLower(name)
+	var notes []string
+	if bl.Form != "" && !strings.Contains(l, strings.ToLower(bl.Form)) {
+		notes = append(notes, bl.Form)
+	}
+	if bl.Usage != "" && !strings.Contains(l, "recharge") && !strings.Contains(l, "/day") {
+		notes = append(notes, bl.Usage)
+	}
+	if bl.Cost > 1 && !strings.Contains(l, "cost") {
+		notes = append(notes, fmt.Sprintf("Costs %d Actions", bl.Cost))
+	}
+	if len(notes) > 0 {
+		name += " (" + strings.Join(notes, "; ") + ")"
+	}
+	return name
+}
+
 func writeBlock(b *strings.Builder, bl Block) {
 	if emptyBlock(bl) {
 		return
@@ -234,8 +300,11 @@ func writeBlock(b *strings.Builder, bl Block) {
 	if bl.Attack != "" && !strings.Contains(text, bl.Attack) {
 		text = "*" + bl.Attack + ".* " + text
 	}
-	if bl.Name != "" {
-		fmt.Fprintf(b, "***%s.*** %s\n\n", strings.TrimSuffix(bl.Name, "."), text)
+	if bl.Name != "" && strings.HasPrefix(text, "|") {
+		// A table cannot start on the name's line.
+		fmt.Fprintf(b, "***%s.***\n\n%s\n\n", blockName(bl), text)
+	} else if bl.Name != "" {
+		fmt.Fprintf(b, "***%s.*** %s\n\n", blockName(bl), text)
 	} else {
 		fmt.Fprintf(b, "- %s\n\n", text)
 	}
@@ -331,12 +400,13 @@ func renderItem(b *strings.Builder, e *Entity) {
 			switch {
 			case p == "versatile" && w.VersatileDice != "":
 				p += " (" + w.VersatileDice + ")"
-			case (p == "thrown" || p == "ammunition") && w.RangeNormal > 0:
+			case p == "thrown" && w.RangeNormal > 0:
 				p += fmt.Sprintf(" (range %d/%d)", w.RangeNormal, w.RangeLong)
 			}
 			props = append(props, p)
 		}
 		line(b, "Properties:", strings.Join(props, ", "))
+		line(b, "Mastery:", title(w.Mastery))
 		if w.IsRanged && w.RangeNormal > 0 {
 			line(b, "Range:", fmt.Sprintf("%d/%d ft.", w.RangeNormal, w.RangeLong))
 		}
@@ -438,18 +508,32 @@ func renderCitation(b *strings.Builder, e *Entity) {
 
 // renderLookup renders a lookup tool's result: a header, the notes, then
 // the cards.
-func renderLookup(noun string, out *LookupOutput) string {
+// renderLookup renders a lookup: the first cards results as cards (all of
+// them when cards < 0), the others one line each.
+func renderLookup(noun string, out *LookupOutput, cards int) string {
 	var b strings.Builder
 	if out.Count == 0 {
 		b.WriteString(out.Message + "\n")
 	} else {
 		fmt.Fprintf(&b, "Found %d %s (%s ranking).\n", out.Count, plural(noun, out.Count), out.Ranking)
 	}
+	if cards >= 0 && out.Count > cards {
+		fmt.Fprintf(&b, "The first %d in full, the other %d one line each: read a URI for one in full, or repeat the call with detail=\"full\".\n", cards, out.Count-cards)
+	}
 	renderNotes(&b, out.FallbackReason, out.Warnings)
 	for i := range out.Results {
+		e := &out.Results[i]
+		if cards >= 0 && i >= cards {
+			if i == cards {
+				b.WriteString("\n---\n\n")
+			}
+			fmt.Fprintf(&b, "- **%s** — %s. *%s (%s)* · %s\n", e.Name, keyFacts(e), e.DocumentName, e.DocumentKey, e.URI)
+			continue
+		}
 		b.WriteString("\n---\n\n")
-		b.WriteString(renderEntity(&out.Results[i]))
+		b.WriteString(renderEntity(e))
 	}
+	renderVariants(&b, out.Variants)
 	return b.String()
 }
 

@@ -1,7 +1,9 @@
 package mcpserver
 
 import (
+	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
@@ -61,10 +63,13 @@ type Correction struct {
 type Block struct {
 	Type   string  `json:"type"`
 	Name   string  `json:"name,omitempty"`
-	Text   string  `json:"text"`
+	Text   string  `json:"text,omitempty" jsonschema:"Markdown; left out beside a card (the default detail), where the card has it."`
 	Level  int32   `json:"level,omitempty"`
 	Levels []int32 `json:"levels,omitempty" jsonschema:"Every class level a feature is gained at."`
 	Attack string  `json:"attack,omitempty"`
+	Usage  string  `json:"usage,omitempty" jsonschema:"How often it can be used, as a stat block prints it: Recharge 5–6, 2/Day."`
+	Cost   int32   `json:"cost,omitempty" jsonschema:"Legendary actions: how many legendary actions it costs, when more than one."`
+	Form   string  `json:"form,omitempty" jsonschema:"The form it is limited to (Vampire Form Only)."`
 }
 
 // Alternate is a copy of a result from another document.
@@ -100,6 +105,8 @@ type Spell struct {
 	ReactionCondition  string   `json:"reaction_condition,omitempty"`
 	TargetType         string   `json:"target_type,omitempty"`
 	Area               string   `json:"area,omitempty"`
+	Subclasses         string   `json:"subclasses,omitempty" jsonschema:"Subclasses with the spell on their list, as the source words it."`
+	HealingRoll        string   `json:"healing_roll,omitempty" jsonschema:"The hit points the spell restores, as a roll (2d8); healing is never a damage roll."`
 }
 
 // Creature holds a stat block's fields.
@@ -133,6 +140,9 @@ type Creature struct {
 	Environments          []string         `json:"environments,omitempty"`
 	HasLegendaryActions   bool             `json:"has_legendary_actions"`
 	HasLairActions        bool             `json:"has_lair_actions"`
+	InitiativeBonus       *int32           `json:"initiative_bonus,omitempty" jsonschema:"2024 stat blocks: the initiative modifier."`
+	LegendaryIntro        string           `json:"legendary_intro,omitempty" jsonschema:"The paragraph before the legendary actions."`
+	LegendaryPerRound     int32            `json:"legendary_actions_per_round,omitempty" jsonschema:"How many legendary actions the creature can take a round."`
 }
 
 // Item holds the fields of weapons, armor, magic items and gear.
@@ -158,6 +168,8 @@ type Weapon struct {
 	RangeNormal   int32    `json:"range_normal,omitempty"`
 	RangeLong     int32    `json:"range_long,omitempty"`
 	VersatileDice string   `json:"versatile_dice,omitempty"`
+	Mastery       string   `json:"mastery,omitempty" jsonschema:"2024 weapons: the weapon's mastery property (sap, vex), for characters with Weapon Mastery."`
+	IsImprovised  bool     `json:"is_improvised,omitempty"`
 }
 
 // Armor holds armor statistics.
@@ -211,18 +223,19 @@ type Rule struct {
 
 // LookupOutput is what the five lookup tools return.
 type LookupOutput struct {
-	Results        []Entity     `json:"results" jsonschema:"The matches; an empty list when nothing matched."`
+	Results        []Entity     `json:"results"`
 	Count          int          `json:"count"`
-	Ranking        string       `json:"ranking" jsonschema:"structured (filters and name order), hybrid (semantic + keyword) or keyword."`
-	FallbackReason string       `json:"fallback_reason,omitempty" jsonschema:"Set when semantic ranking was asked for but keyword ranking was used, and why."`
+	Ranking        string       `json:"ranking" jsonschema:"structured, hybrid or keyword."`
+	FallbackReason string       `json:"fallback_reason,omitempty" jsonschema:"Why keyword ranking replaced the semantic ranking asked for."`
 	Warnings       []string     `json:"warnings,omitempty"`
 	NameMatch      string       `json:"name_match,omitempty" jsonschema:"How name matched: exact, pattern, slug, key or alias."`
-	MatchedAlias   string       `json:"matched_alias,omitempty" jsonschema:"When name_match is alias: the name asked for as the alias table knows it (e.g. Tasha's Hideous Laughter); the results carry the open content's name (Hideous Laughter)."`
-	Suggestions    []Suggestion `json:"suggestions,omitempty" jsonschema:"When nothing matched the name: the closest names among the entities passing every other filter (did you mean), best first. Never substituted for results."`
-	NotOpenContent string       `json:"not_open_content,omitempty" jsonschema:"Set when the name is a well-known one that no open-licensed document carries (e.g. Beholder); suggestions are then the nearest open content."`
+	MatchedAlias   string       `json:"matched_alias,omitempty" jsonschema:"When name_match is alias: the book's name asked for (Tasha's Hideous Laughter)."`
+	Suggestions    []Suggestion `json:"suggestions,omitempty" jsonschema:"When nothing matched the name: the closest names (did you mean), best first."`
+	NotOpenContent string       `json:"not_open_content,omitempty" jsonschema:"A well-known name no open-licensed document carries (Beholder)."`
 	Message        string       `json:"message,omitempty"`
 	NextCursor     string       `json:"next_cursor,omitempty"`
 	Total          uint64       `json:"total"`
+	Variants       []Variant    `json:"variants,omitempty" jsonschema:"lookup_equipment: the name's family under other names (Vorpal Longsword)."`
 }
 
 // Suggestion is a did-you-mean suggestion: an entity whose name is close to
@@ -338,7 +351,8 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 		HigherLevel:    shown(p.GetHigherLevel()),
 	}
 	for _, b := range p.GetBlocks() {
-		e.Blocks = append(e.Blocks, Block{Type: b.GetType(), Name: b.GetName(), Text: shown(b.GetText()), Level: b.GetLevel(), Levels: b.GetLevels(), Attack: b.GetAttack()})
+		e.Blocks = append(e.Blocks, Block{Type: b.GetType(), Name: b.GetName(), Text: shown(b.GetText()), Level: b.GetLevel(), Levels: b.GetLevels(), Attack: b.GetAttack(),
+			Usage: usageText(b.GetUsage()), Cost: b.GetLegendaryCost(), Form: b.GetForm()})
 	}
 	for _, c := range p.GetCorrections() {
 		e.Corrections = append(e.Corrections, Correction{Subject: c.GetSubject(), Field: c.GetField(), SourceValue: c.GetSourceValue(), CorrectedValue: c.GetCorrectedValue()})
@@ -353,6 +367,7 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 			MaterialConsumed: s.GetMaterialConsumed(), DamageTypes: s.GetDamageTypes(), DamageRoll: s.GetDamageRoll(),
 			SavingThrowAbility: s.GetSavingThrowAbility(), AttackRoll: s.GetAttackRoll(),
 			ReactionCondition: s.GetReactionCondition(), TargetType: s.GetTargetType(), Area: s.GetArea(),
+			Subclasses: s.GetSubclasses(), HealingRoll: s.GetHealingRoll(),
 		}
 	}
 	if c := p.GetCreature(); c != nil {
@@ -366,7 +381,8 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 			DamageImmunities: c.GetDamageImmunities(), ConditionImmunities: c.GetConditionImmunities(),
 			ExperiencePoints: c.GetExperiencePoints(), ProficiencyBonus: c.GetProficiencyBonus(),
 			Environments: c.GetEnvironments(), HasLegendaryActions: c.GetHasLegendaryActions() || hasBlock(p, "legendary_action"),
-			HasLairActions: c.GetHasLairActions() || hasBlock(p, "lair_action"),
+			HasLairActions:  c.GetHasLairActions() || hasBlock(p, "lair_action"),
+			InitiativeBonus: c.InitiativeBonus, LegendaryIntro: shown(c.GetLegendaryIntro()), LegendaryPerRound: c.GetLegendaryActionsPerRound(),
 		}
 		if a := c.GetAbilityScores(); a != nil {
 			e.Creature.AbilityScores = map[string]int32{}
@@ -385,7 +401,8 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 		}
 		if w := it.GetWeapon(); w != nil {
 			e.Item.Weapon = &Weapon{DamageDice: w.GetDamageDice(), DamageType: w.GetDamageType(), Properties: nonNil(w.GetProperties()),
-				IsSimple: w.GetIsSimple(), IsRanged: w.GetIsRanged(), RangeNormal: w.GetRangeNormal(), RangeLong: w.GetRangeLong(), VersatileDice: w.GetVersatileDice()}
+				IsSimple: w.GetIsSimple(), IsRanged: w.GetIsRanged(), RangeNormal: w.GetRangeNormal(), RangeLong: w.GetRangeLong(), VersatileDice: w.GetVersatileDice(),
+				Mastery: w.GetMastery(), IsImprovised: w.GetIsImprovised()}
 		}
 		if a := it.GetArmor(); a != nil {
 			e.Item.Armor = &Armor{Category: a.GetCategory(), ACBase: a.GetAcBase(), ACAddDex: a.GetAcAddDex(), ACMaxDex: a.GetAcMaxDex(),
@@ -402,6 +419,33 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 		e.Rule = &Rule{Section: r.GetSection(), SectionName: r.GetSectionName(), Index: r.GetIndex(), Ability: r.GetAbility()}
 	}
 	return e
+}
+
+// usageText writes a usage limit as a stat block prints it after the
+// action's name: "Recharge 5–6", "Recharge 6", "2/Day", "Recharges after a
+// Short or Long Rest".
+func usageText(u *lkv1.Usage) string {
+	switch u.GetType() {
+	case "":
+		return ""
+	case "RECHARGE_ON_ROLL":
+		if n := u.GetParam(); n > 0 && n < 6 {
+			return fmt.Sprintf("Recharge %d–6", n)
+		}
+		return "Recharge 6"
+	case "PER_DAY":
+		return fmt.Sprintf("%d/Day", u.GetParam())
+	case "RECHARGE":
+		// Open5e's RECHARGE with a param is a roll too (SRD 5.2 writes
+		// "Recharge 5–6" for them); without one, after a rest.
+		if n := u.GetParam(); n > 0 && n < 6 {
+			return fmt.Sprintf("Recharge %d–6", n)
+		} else if n == 6 {
+			return "Recharge 6"
+		}
+		return "Recharges after a Short or Long Rest"
+	}
+	return strings.ToLower(strings.ReplaceAll(u.GetType(), "_", " ")) + " " + strconv.Itoa(int(u.GetParam()))
 }
 
 func nonNil(s []string) []string {

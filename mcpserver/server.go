@@ -67,7 +67,8 @@ const EntityURITemplate = "lorekeeper://entity/{key}"
 
 const instructions = `LoreKeeper answers questions about D&D 5e content (Open5e SRD and published books, plus imported OrcBrew homebrew) with citations.
 Pick the narrowest tool: lookup_spell, lookup_creature, lookup_equipment, lookup_character_option, lookup_rule when you know the kind of thing; search_dnd_content for anything else or across kinds; list_documents to see which books are loaded and their keys for the documents filter.
-Names match case-insensitively; use * as a wildcard for partial names. Use semantic_query to find things by meaning. Cite results by their document_name and lorekeeper:// URI; read a URI as a resource for the full entity.`
+Names match case-insensitively; use * as a wildcard for partial names. Names are matched as typed, then as slugs, then as the names players know from the books ("Tasha's Hideous Laughter" finds the SRD's Hideous Laughter; spells renamed between SRD 5.1 and 5.2 find each other). When nothing matches, the result is empty with suggestions: the closest names (typo-tolerant, "firebal" -> Fireball) among the entities passing the other filters, and for well-known names outside open content ("beholder") a plain statement of that with the nearest open content. Use semantic_query to find things by meaning.
+Answers are sized to hold: by default the first results (up to 3) come as full cards and the rest one line each; read a URI, or pass detail="full", for all of them in full. Cite results by their document_name and lorekeeper:// URI; read a URI as a resource for the full entity.`
 
 // New returns a Server that answers through client.
 func New(client lkv1.QueryServiceClient, opts *Options) *Server {
@@ -241,8 +242,8 @@ func outputSchema[Out any]() *jsonschema.Schema {
 }
 
 // nameHelp tells every lookup tool's caller what a name that matches
-// nothing gets back.
-const nameHelp = `Names are matched as typed, then as slugs, then as the names players know from the books ("Tasha's Hideous Laughter" finds the SRD's Hideous Laughter; spells renamed between SRD 5.1 and 5.2 find each other). When nothing matches, the result is empty with suggestions: the closest names (typo-tolerant, "firebal" -> Fireball) among the entities passing the other filters, and for well-known names outside open content ("beholder") a plain statement of that with the nearest open content.`
+// nothing gets back; the server's instructions say it at length, once.
+const nameHelp = `Names also match the books' names ("Tasha's Hideous Laughter" finds Hideous Laughter); no match returns did-you-mean suggestions.`
 
 func (s *Server) addTools() {
 	addTool(s, &mcp.Tool{
@@ -289,6 +290,10 @@ type is weapon, armor, magic-item, item or all (default). Every filter is option
 		}
 		req.Common.Cursor = in.Cursor
 		return s.client.LookupEquipment(ctx, req)
+	}, func(ctx context.Context, in EquipmentInput, out *LookupOutput) {
+		if req, err := in.request(); err == nil && in.Cursor == "" {
+			out.Variants = s.variants(ctx, req, out.Results)
+		}
 	}))
 	addTool(s, &mcp.Tool{
 		Name:        "lookup_character_option",
@@ -338,9 +343,11 @@ type lookupFunc[In any] func(ctx context.Context, in In) (*lkv1.LookupResponse, 
 
 // tool wraps a lookup RPC into a typed tool handler: validation, the call,
 // the structured result and its markdown, errors, metrics.
-func tool[In any](s *Server, name, noun string, call lookupFunc[In]) mcp.ToolHandlerFor[In, *LookupOutput] {
+//
+// after, if given, completes the output before it is rendered.
+func tool[In any](s *Server, name, noun string, call lookupFunc[In], after ...func(context.Context, In, *LookupOutput)) mcp.ToolHandlerFor[In, *LookupOutput] {
 	return func(ctx context.Context, _ *mcp.CallToolRequest, in In) (*mcp.CallToolResult, *LookupOutput, error) {
-		summaryOnly, err := detailArg(any(in))
+		mode, err := detailArg(any(in))
 		if err != nil {
 			return fail[LookupOutput](s, name, err)
 		}
@@ -370,15 +377,32 @@ func tool[In any](s *Server, name, noun string, call lookupFunc[In]) mcp.ToolHan
 				Document: sg.GetDocumentKey(), DocumentName: sg.GetDocumentName(), Score: sg.GetScore(), Via: sg.GetVia()})
 		}
 		out.Count = len(out.Results)
+		for _, f := range after {
+			f(ctx, in, out)
+		}
 		if out.Count == 0 {
 			out.Message = noMatchMessage(noun, nameArgument(any(in)), out)
 		}
 		s.logNotes(name, out.FallbackReason, out.Warnings)
-		if summaryOnly {
+		switch mode {
+		case detailSummary:
 			out.Results = summaries(out.Results)
 			return withLinks(textResult(renderSummaries(noun, out)), links), out, nil
+		case detailFull:
+			return withLinks(textResult(renderLookup(noun, out, -1)+pageNote(out.NextCursor, out.Total, out.Count)), links), out, nil
 		}
-		return withLinks(textResult(renderLookup(noun, out)+pageNote(out.NextCursor, out.Total, out.Count)), links), out, nil
+		cards := cardsWithin(out.Results)
+		md := renderLookup(noun, out, cards) + pageNote(out.NextCursor, out.Total, out.Count)
+		attributed := map[string]bool{}
+		for i := range out.Results {
+			if i < cards {
+				out.Results[i] = withoutTexts(out.Results[i], attributed)
+			} else {
+				out.Results[i] = summaries(out.Results[i : i+1])[0]
+			}
+		}
+		// The cards' links; the other results' URIs are on their lines.
+		return withLinks(textResult(md), links[:cards]), out, nil
 	}
 }
 
@@ -388,7 +412,7 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 	if err != nil {
 		return fail[SearchOutput](s, name, err)
 	}
-	summaryOnly, err := detailArg(in)
+	mode, err := detailArg(in)
 	if err != nil {
 		return fail[SearchOutput](s, name, err)
 	}
@@ -415,9 +439,6 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 			sg.Results = append(sg.Results, entityFromResult(r))
 		}
 		links = append(links, resourceLinks(sg.Results)...)
-		if summaryOnly {
-			sg.Results = summaries(sg.Results)
-		}
 		sg.Count = len(sg.Results)
 		if sg.Count == 0 {
 			continue
@@ -429,7 +450,15 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 		out.Message = fmt.Sprintf("Nothing matched %q with these filters. Try other words, fewer entity_types or documents, or list_documents to check what is loaded.", out.Query)
 	}
 	s.logNotes(name, out.FallbackReason, out.Warnings)
-	return withLinks(textResult(renderSearch(out)+pageNote(out.NextCursor, 0, out.Total)), links), out, nil
+	md := renderSearch(out) + pageNote(out.NextCursor, 0, out.Total)
+	if mode != detailFull {
+		// The text lists every result in a line: the structured result
+		// says the same, each entity read in full by its URI.
+		for i := range out.Groups {
+			out.Groups[i].Results = summaries(out.Groups[i].Results)
+		}
+	}
+	return withLinks(textResult(md), links), out, nil
 }
 
 func (s *Server) listDocuments(ctx context.Context, _ *mcp.CallToolRequest, in DocumentsInput) (*mcp.CallToolResult, *DocumentsOutput, error) {
@@ -673,7 +702,7 @@ func (s *Server) readEntity(ctx context.Context, req *mcp.ReadResourceRequest) (
 		return nil, fmt.Errorf("encoding entity: %w", err)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
-		{URI: uri, MIMEType: "text/markdown", Text: renderEntity(&e)},
+		{URI: uri, MIMEType: "text/markdown", Text: Card(resp.GetEntity(), resp.GetUri())},
 		{URI: uri, MIMEType: "application/json", Text: string(js)},
 	}}, nil
 }

@@ -128,8 +128,19 @@ func TestLookupSpell_Fireball(t *testing.T) {
 		s.Range != "150 feet" || s.Concentration || s.Ritual {
 		t.Errorf("spell fields = %+v", s)
 	}
-	if e.HigherLevel == "" || e.Description == "" || e.SourceURL == "" || e.Permalink == "" || len(e.Licenses) == 0 {
-		t.Errorf("missing text or attribution: %+v", e)
+	if e.SourceURL == "" || e.Permalink == "" || len(e.Licenses) == 0 {
+		t.Errorf("missing source or attribution: %+v", e)
+	}
+	// Beside the card, the structured entity leaves out the texts the card
+	// has (each fact once); detail=full has them too.
+	if e.HigherLevel != "" || e.Description != "" {
+		t.Errorf("default structured entity repeats the card's text: %q %q", e.Description, e.HigherLevel)
+	}
+	if !strings.Contains(text(res), "8d6 fire damage") {
+		t.Errorf("card lacks the description:\n%s", text(res))
+	}
+	if full := decode[mcpserver.LookupOutput](t, h.call(t, "lookup_spell", map[string]any{"name": "FIREBALL", "detail": "full"})).Results[0]; full.HigherLevel == "" || full.Description == "" {
+		t.Errorf("detail=full without the texts: %+v", full)
 	}
 	if out.Ranking != "structured" || out.NameMatch != "exact" {
 		t.Errorf("ranking %q, name_match %q", out.Ranking, out.NameMatch)

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"lorekeeper.dev/mcpserver"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -243,16 +244,9 @@ Prints one entity, by key (open5e_v2:srd-2014:spell:fireball) or by URI
 	if done || err != nil {
 		return err
 	}
-	e := resp.GetEntity()
-	fmt.Fprintf(stdout, "# %s\n%s from %s (%s)\n%s\n\n%s\n", e.GetName(), e.GetKind().Slug(),
-		e.GetDocument().GetName(), e.GetDocument().GetKey(), resp.GetUri(), e.GetDescription())
-	if h := e.GetHigherLevel(); h != "" {
-		fmt.Fprintf(stdout, "\nAt higher levels. %s\n", h)
-	}
-	for _, b := range e.GetBlocks() {
-		fmt.Fprintf(stdout, "\n**%s.** %s\n", b.GetName(), b.GetText())
-	}
-	return nil
+	// The card MCP shows: stat line, blocks, corrections and citation.
+	_, err = io.WriteString(stdout, mcpserver.Card(resp.GetEntity(), resp.GetUri()))
+	return err
 }
 
 func runDocs(ctx context.Context, args []string, stdout, stderr io.Writer) error {

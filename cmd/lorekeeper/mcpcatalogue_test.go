@@ -61,7 +61,7 @@ func snapshotCounts(t *testing.T) map[string]int {
 	return out
 }
 
-func lookup(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) mcpserver.LookupOutput {
+func lookupOut(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) mcpserver.LookupOutput {
 	t.Helper()
 	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: tool, Arguments: args})
 	if err != nil || res.IsError {
@@ -118,7 +118,7 @@ func TestMCP_editionsPromptsErrors(t *testing.T) {
 	counts := snapshotCounts(t)
 
 	t.Run("a rule by name in one edition", func(t *testing.T) {
-		out := lookup(t, cs, "lookup_rule", map[string]any{"name": "exhaustion", "game_system": "2024"})
+		out := lookupOut(t, cs, "lookup_rule", map[string]any{"name": "exhaustion", "game_system": "2024"})
 		if out.Count != 1 || out.Results[0].DocumentKey != "srd-2024" || out.Results[0].Name != "Exhaustion" || out.Results[0].Kind != "condition" {
 			t.Fatalf("lookup_rule(exhaustion, 2024) = %d results %+v; want SRD 5.2's Exhaustion (%s)", out.Count, out.Results, out.Message)
 		}
@@ -129,7 +129,7 @@ func TestMCP_editionsPromptsErrors(t *testing.T) {
 
 	t.Run("an edition's conditions by document", func(t *testing.T) {
 		want := counts["condition srd-2024"]
-		out := lookup(t, cs, "lookup_rule", map[string]any{"rule_type": "condition", "documents": []string{"srd-2024"}, "limit": 100})
+		out := lookupOut(t, cs, "lookup_rule", map[string]any{"rule_type": "condition", "documents": []string{"srd-2024"}, "limit": 100})
 		if want == 0 || out.Count != want || len(out.Warnings) != 0 {
 			t.Fatalf("srd-2024 conditions: %d, warnings %q; want the catalogue's %d and no warning", out.Count, out.Warnings, want)
 		}
@@ -141,7 +141,7 @@ func TestMCP_editionsPromptsErrors(t *testing.T) {
 	})
 
 	t.Run("each edition's condition, cited to its own book, A5E never first", func(t *testing.T) {
-		out := lookup(t, cs, "lookup_rule", map[string]any{"rule_type": "condition", "name": "grappled"})
+		out := lookupOut(t, cs, "lookup_rule", map[string]any{"rule_type": "condition", "name": "grappled"})
 		var docs []string
 		for _, e := range out.Results {
 			docs = append(docs, e.DocumentKey)
@@ -153,7 +153,7 @@ func TestMCP_editionsPromptsErrors(t *testing.T) {
 			t.Errorf("grappled from %v; want one per edition (srd-2014, srd-2024, a5e-ag), not A5E first", docs)
 		}
 		for _, gs := range []string{"5e-2014", "5e-2024"} {
-			one := lookup(t, cs, "lookup_rule", map[string]any{"rule_type": "condition", "name": "grappled", "game_system": gs})
+			one := lookupOut(t, cs, "lookup_rule", map[string]any{"rule_type": "condition", "name": "grappled", "game_system": gs})
 			if one.Count != 1 || one.Results[0].GameSystem != gs {
 				t.Errorf("grappled in %s: %+v", gs, one.Results)
 			}
@@ -172,11 +172,11 @@ func TestMCP_editionsPromptsErrors(t *testing.T) {
 	})
 
 	t.Run("documents warning only for a document that matches nothing", func(t *testing.T) {
-		out := lookup(t, cs, "lookup_spell", map[string]any{"level": 9, "ritual": true, "documents": []string{"srd-2014"}})
+		out := lookupOut(t, cs, "lookup_spell", map[string]any{"level": 9, "ritual": true, "documents": []string{"srd-2014"}})
 		if out.Count != 0 || len(out.Warnings) != 0 {
 			t.Errorf("9th-level rituals in srd-2014: %d, warnings %q; want none and no warning", out.Count, out.Warnings)
 		}
-		out = lookup(t, cs, "lookup_spell", map[string]any{"level": 9, "documents": []string{"srd-2014", "srd-2099"}})
+		out = lookupOut(t, cs, "lookup_spell", map[string]any{"level": 9, "documents": []string{"srd-2014", "srd-2099"}})
 		if out.Count == 0 || len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], "srd-2099") || strings.Contains(out.Warnings[0], `"srd-2014"`) {
 			t.Errorf("with srd-2099: %d results, warnings %q; want srd-2014's and a warning naming srd-2099 alone", out.Count, out.Warnings)
 		}
@@ -358,14 +358,14 @@ func TestMCP_editionsPromptsErrors(t *testing.T) {
 	})
 
 	t.Run("a closed subclass points to its open counterpart", func(t *testing.T) {
-		out := lookup(t, cs, "lookup_character_option", map[string]any{"type": "subclass", "name": "eldritch knight"})
+		out := lookupOut(t, cs, "lookup_character_option", map[string]any{"type": "subclass", "name": "eldritch knight"})
 		if out.Count != 0 || !strings.EqualFold(out.NotOpenContent, "Eldritch Knight") || len(out.Suggestions) == 0 || out.Suggestions[0].Name != "Arcane Warrior" || out.Suggestions[0].Via != "counterpart" {
 			t.Fatalf("eldritch knight: %+v", out)
 		}
 		if !strings.Contains(out.Message, "not in any open-licensed document") || !strings.Contains(out.Message, "Arcane Warrior") {
 			t.Errorf("message: %s", out.Message)
 		}
-		out = lookup(t, cs, "lookup_character_option", map[string]any{"type": "subclass", "name": "arcane trickster"})
+		out = lookupOut(t, cs, "lookup_character_option", map[string]any{"type": "subclass", "name": "arcane trickster"})
 		if len(out.Suggestions) == 0 || out.Suggestions[0].Name != "Eldritch Trickster" || out.Suggestions[0].Via != "counterpart" {
 			t.Errorf("arcane trickster: %+v", out.Suggestions)
 		}

@@ -134,7 +134,7 @@ func checkMCPFeatures(t *testing.T, mcpURL, orcbrewDir string) {
 	})
 
 	t.Run("summary returns the same entities as full", func(t *testing.T) {
-		full, res := lookupPage(t, cs, map[string]any{"name": "fire*", "documents": []string{"srd-2014"}})
+		full, res := lookupPage(t, cs, map[string]any{"name": "fire*", "documents": []string{"srd-2014"}, "detail": "full"})
 		sum, _ := lookupPage(t, cs, map[string]any{"name": "fire*", "documents": []string{"srd-2014"}, "detail": "summary"})
 		keys := func(o mcpserver.LookupOutput) (ks []string) {
 			for _, e := range o.Results {

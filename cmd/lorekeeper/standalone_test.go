@@ -143,10 +143,10 @@ func toString(v any) string {
 	return string(b)
 }
 
-// lookupFireball calls lookup_spell(name="fireball").
+// lookupFireball calls lookup_spell(name="fireball", detail="full").
 func (p *desktopProcess) lookupFireball(ctx context.Context) (mcpserver.LookupOutput, error) {
 	var out mcpserver.LookupOutput
-	res, err := p.session.CallTool(ctx, &mcp.CallToolParams{Name: "lookup_spell", Arguments: map[string]any{"name": "fireball"}})
+	res, err := p.session.CallTool(ctx, &mcp.CallToolParams{Name: "lookup_spell", Arguments: map[string]any{"name": "fireball", "detail": "full"}})
 	if err != nil {
 		return out, err
 	}

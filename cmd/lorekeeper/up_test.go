@@ -212,7 +212,7 @@ func callLookupSpell(t *testing.T, tr mcp.Transport) mcpserver.LookupOutput {
 		t.Fatalf("connect: %v", err)
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "lookup_spell", Arguments: map[string]any{"name": "fireball"}})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "lookup_spell", Arguments: map[string]any{"name": "fireball", "detail": "full"}})
 	if err != nil {
 		t.Fatalf("lookup_spell: %v", err)
 	}

@@ -110,6 +110,12 @@ func classFeatures(o obj, className string) ([]*lkv1.TextBlock, *lkv1.ClassProgr
 	sort.SliceStable(blocks, func(i, j int) bool { return blocks[i].Level < blocks[j].Level })
 
 	if pb == nil && len(columns) == 0 && len(slots) == 0 {
+		// No table to carry what a feature has at each level (a
+		// subclass's "Heavy Hitter" die: d6 at 7th, d8 at 9th): its text
+		// says it.
+		for _, b := range blocks {
+			b.Text = strings.TrimSpace(b.Text + "\n\n" + levelDetails(o, b.Name))
+		}
 		return blocks, nil, fixes
 	}
 	sort.SliceStable(slots, func(i, j int) bool { return slots[i].spellLevel < slots[j].spellLevel })
@@ -142,6 +148,26 @@ func classFeatures(o obj, className string) ([]*lkv1.TextBlock, *lkv1.ClassProgr
 		p.Levels = append(p.Levels, row)
 	}
 	return blocks, p, fixes
+}
+
+// levelDetails is what the feature named name has at each level where the
+// source gives it ("*d6 at 7th level, d8 at 9th, d10 at 15th.*"), or "".
+func levelDetails(o obj, name string) string {
+	var parts []string
+	for _, f := range o.objs("features") {
+		if f.str("name") != name {
+			continue
+		}
+		for _, g := range f.objs("gained_at") {
+			if d, l := g.str("detail"), g.int32("level"); d != "" && l > 0 {
+				parts = append(parts, fmt.Sprintf("%s at %s level", d, lkv1.Ordinal(l)))
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "*" + strings.Join(parts, ", ") + ".*"
 }
 
 // read fills the column from data_for_class_table. A level given twice

@@ -429,10 +429,24 @@ func checkSpell(s *lkv1.SpellDetails, desc, higher string) []*lkv1.Correction {
 	fix := func(field, from, to string) {
 		fixes = append(fixes, &lkv1.Correction{Field: field, SourceValue: from, CorrectedValue: to})
 	}
+	if s.DamageRoll != "" && healsWith(text, s.DamageRoll) && !dealsDamageWith(text, s.DamageRoll) {
+		// Cure Wounds' "2d8" is the hit points it restores.
+		fix("damage_roll", s.DamageRoll, "healing "+s.DamageRoll)
+		s.HealingRoll, s.DamageRoll = s.DamageRoll, ""
+	}
+	if s.HealingRoll == "" {
+		if m := healingText.FindStringSubmatch(desc); m != nil {
+			s.HealingRoll = normalizeDice(m[1])
+		}
+	}
 	if len(s.DamageTypes) > 0 {
 		var kept []string
+		dealt := dealtTypes(text)
 		for _, d := range s.DamageTypes {
-			if wordBoundary(d).MatchString(text) {
+			// A type the text names only as an immunity, resistance or
+			// vulnerability (Wall of Ice: "Immunity to Cold, Poison, and
+			// Psychic damage") is not damage the spell deals.
+			if dealt[d] || (wordBoundary(d).MatchString(text) && !defendedType(text, d)) {
 				kept = append(kept, d)
 			}
 		}
@@ -466,6 +480,137 @@ func checkSpell(s *lkv1.SpellDetails, desc, higher string) []*lkv1.Correction {
 		}
 		fix("saving_throw_ability", a, to)
 		s.SavingThrowAbility = to
+	}
+	return fixes
+}
+
+var shieldName = regexp.MustCompile(`(?i)^shield$`)
+
+// checkArmor corrects a shield filed under another armor category (SRD
+// 5.2's Shield is "heavy" with "Armor Class: 2"): a shield is its own
+// category and adds to AC, "+2". name is the armor's own name (a magic
+// item's base armor: "Shield").
+func checkArmor(a *lkv1.ArmorStats, name string) []*lkv1.Correction {
+	if a == nil || !shieldName.MatchString(strings.TrimSpace(name)) {
+		return nil
+	}
+	var fixes []*lkv1.Correction
+	if a.Category != "shield" {
+		fixes = append(fixes, &lkv1.Correction{Field: "armor_category", SourceValue: a.Category, CorrectedValue: "shield"})
+		a.Category = "shield"
+	}
+	if a.AcBase > 0 && !a.AcAddDex {
+		// Printed as a bonus, as the books do.
+		a.AcDisplay = fmt.Sprintf("+%d", a.AcBase)
+	}
+	return fixes
+}
+
+var (
+	// "regains a number of Hit Points equal to 2d8", "regains 1d4 hit
+	// points", "regain hit points equal to 70".
+	healingText = regexp.MustCompile(`(?i)\bregains?\s+(?:a number of\s+)?(?:hit points\s+equal\s+to\s+|)(\d+d\d+(?:\s*[+]\s*\d+)?)`)
+	// A list of damage types before "damage": "Cold, Poison, and Psychic
+	// damage", "10d6 Cold damage".
+	typedDamage = regexp.MustCompile(`(?i)\b((?:` + damageType + `)(?:\s*,\s*(?:and\s+|or\s+)?(?:` + damageType + `))*(?:,?\s*(?:and|or)\s+(?:` + damageType + `))?)\s+damage`)
+	// What makes a "<type> damage" no damage dealt: an immunity,
+	// resistance or vulnerability, or a threshold (Prismatic Wall: "if it
+	// takes at least 60 Force damage").
+	defence  = regexp.MustCompile(`(?i)(?:(?:immun\w*|resist\w*|vulnerab\w*)\s+(?:to\s+)?(?:all\s+)?|at least \d+\s+)$`)
+	typeWord = regexp.MustCompile(`(?i)` + damageType)
+)
+
+// dealtTypes are the damage types the text names as damage dealt, not as
+// an immunity, resistance or vulnerability.
+func dealtTypes(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range typedDamage.FindAllStringSubmatchIndex(text, -1) {
+		if defence.MatchString(text[max(0, m[2]-30):m[2]]) {
+			continue
+		}
+		for _, t := range typeWord.FindAllString(text[m[2]:m[3]], -1) {
+			out[strings.ToLower(t)] = true
+		}
+	}
+	return out
+}
+
+// defendedType reports whether the text names typ before "damage" only as
+// an immunity, resistance or vulnerability.
+func defendedType(text, typ string) bool {
+	defended := false
+	for _, m := range typedDamage.FindAllStringSubmatchIndex(text, -1) {
+		if !wordBoundary(typ).MatchString(text[m[2]:m[3]]) {
+			continue
+		}
+		if !defence.MatchString(text[max(0, m[2]-30):m[2]]) {
+			return false
+		}
+		defended = true
+	}
+	return defended
+}
+
+// healsWith reports whether roll appears in the text as hit points
+// regained.
+func healsWith(text, roll string) bool {
+	for _, m := range healingText.FindAllStringSubmatch(text, -1) {
+		if normalizeDice(m[1]) == normalizeDice(roll) || strings.HasPrefix(normalizeDice(m[1]), normalizeDice(roll)) {
+			return true
+		}
+	}
+	return false
+}
+
+// dealsDamageWith reports whether roll appears in the text as damage.
+func dealsDamageWith(text, roll string) bool {
+	for _, m := range spellDamage.FindAllStringSubmatch(text, -1) {
+		if normalizeDice(m[1]) == normalizeDice(roll) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	rechargeName = regexp.MustCompile(`(?i)\brecharge (\d)(?:\s*[–—-]\s*6)?\b`)
+	perDayName   = regexp.MustCompile(`(?i)\b(\d+)\s*/\s*day\b`)
+	costsName    = regexp.MustCompile(`(?i)\bcosts (\d) actions\b`)
+)
+
+// checkUsage compares an action's structured usage limit and legendary
+// cost with what its name says ("Fire Breath (Recharge 5–6)", "Arcane
+// Doubling (2/Day)", "Wing Attack (Costs 2 Actions)"): the name is the
+// book's, so it wins, and the correction is recorded.
+func checkUsage(b *lkv1.TextBlock) []*lkv1.Correction {
+	var fixes []*lkv1.Correction
+	u := b.GetUsage()
+	show := func(u *lkv1.Usage) string {
+		if u == nil {
+			return ""
+		}
+		return fmt.Sprintf("%s %d", strings.ToLower(u.GetType()), u.GetParam())
+	}
+	var named *lkv1.Usage
+	if m := rechargeName.FindStringSubmatch(b.Name); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		named = &lkv1.Usage{Type: "RECHARGE_ON_ROLL", Param: int32(n)}
+		if u.GetType() == "RECHARGE" && u.GetParam() == named.Param {
+			named = nil // Open5e's RECHARGE with a roll says the same.
+		}
+	} else if m := perDayName.FindStringSubmatch(b.Name); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		named = &lkv1.Usage{Type: "PER_DAY", Param: int32(n)}
+	}
+	if named != nil && u != nil && (u.GetType() != named.GetType() || u.GetParam() != named.GetParam()) {
+		fixes = append(fixes, &lkv1.Correction{Subject: b.Name, Field: "usage", SourceValue: show(u), CorrectedValue: show(named)})
+		b.Usage = named
+	}
+	if m := costsName.FindStringSubmatch(b.Name); m != nil && b.LegendaryCost > 1 {
+		if n, _ := strconv.Atoi(m[1]); int32(n) != b.LegendaryCost {
+			fixes = append(fixes, &lkv1.Correction{Subject: b.Name, Field: "legendary_cost", SourceValue: strconv.Itoa(int(b.LegendaryCost)), CorrectedValue: m[1]})
+			b.LegendaryCost = int32(n)
+		}
 	}
 	return fixes
 }

@@ -120,10 +120,15 @@ func FetchAll(ctx context.Context, c *Client) ([]*lkv1.Entity, error) {
 		}
 	}
 	for _, s := range supplements {
-		if err := s.apply(v2, v1, cat); err != nil {
+		from := v1
+		if s.v1.Version == "v2" {
+			from = v2
+		}
+		if err := s.apply(v2, from, cat); err != nil {
 			return nil, fmt.Errorf("fetch open5e: %w", err)
 		}
 	}
+	v2 = withoutItemTwins(v2)
 	return append(v2, FilterV1(v1, CoverageOf(v2), cat)...), nil
 }
 

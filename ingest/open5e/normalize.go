@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -311,8 +312,33 @@ func description(o obj) string {
 	return strings.Join(parts, "\n\n")
 }
 
+// normalizeNewlines makes a source text plain markdown: CRLF and the
+// escaped newlines some SRD 5.1 items carry (a backslash and an n, which
+// printed "\n\n" and broke their tables) become newlines, and SRD 5.2's
+// leftover cross-reference markup becomes the text it stands for.
 func normalizeNewlines(s string) string {
-	return strings.TrimSpace(strings.ReplaceAll(s, "\r\n", "\n"))
+	s = strings.NewReplacer("\r\n", "\n", `\r\n`, "\n", `\n`, "\n").Replace(s)
+	return strings.TrimSpace(unmarkReferences(s))
+}
+
+var (
+	// "Sphere [Area of Effect]|XPHB|Sphere": the shape, written twice.
+	areaReference = regexp.MustCompile(`\s*\[[^\]|]+\]\|X?[A-Z]{2,6}\|[A-Z][a-z]+`)
+	// "Cover|XPHB|Total Cover", "Short Rest|XPHB|Short or Long Rest": a
+	// reference to a rule and the words the book prints for it.
+	ruleReference = regexp.MustCompile(`[A-Z][a-z]+(?: [A-Z][a-z]+)*\|X?[A-Z]{2,6}\|([A-Z][a-z]+(?: (?:or |of |and )?[A-Z][a-z]+)*)`)
+)
+
+// unmarkReferences replaces 5etools-style references that reached the
+// source's text ("Cover|XPHB|Total Cover") by the words they print ("Total
+// Cover"). Table rows ("|Task Difficulty|DC|") do not match: a reference's
+// printed words follow its source's abbreviation directly.
+func unmarkReferences(s string) string {
+	if !strings.Contains(s, "|") {
+		return s
+	}
+	s = areaReference.ReplaceAllString(s, "")
+	return ruleReference.ReplaceAllString(s, "$1")
 }
 
 // titleFromKey turns "chaotic-evil" into "Chaotic Evil".

@@ -13,6 +13,8 @@ import (
 // duplicates, see Coverage.V1Fill). A supplement completes a v2 endpoint's
 // entities from a v1 endpoint's.
 type supplement struct {
+	// v2 is the endpoint completed; v1 the one that completes it: a v1
+	// endpoint, or v2 items for weapons and armor (twins.go).
 	v2, v1 Endpoint
 	// merge completes v2 from v1 (a v1 entity completes its v2 twins,
 	// found by v2Twins) and returns the entities it changed.
@@ -23,8 +25,13 @@ var supplements = []supplement{
 	// Class table columns (classtable.go).
 	{Endpoint{"v2", "classes", lkv1.Kind_KIND_CLASS}, Endpoint{"v1", "classes", lkv1.Kind_KIND_CLASS}, mergeV1Tables},
 	// Creature subtypes: v2 has none ("fiend (devil)", "humanoid (any
-	// race)"), only the book's grouping.
-	{Endpoint{"v2", "creatures", lkv1.Kind_KIND_CREATURE}, Endpoint{"v1", "monsters", lkv1.Kind_KIND_CREATURE}, mergeV1Subtypes},
+	// race)"), only the book's grouping; nor the paragraph before the
+	// legendary actions ("can take 3 legendary actions").
+	{Endpoint{"v2", "creatures", lkv1.Kind_KIND_CREATURE}, Endpoint{"v1", "monsters", lkv1.Kind_KIND_CREATURE}, mergeV1Creatures},
+	// SRD weapons' and armor's cost, weight and text, from their item
+	// twins (twins.go).
+	{Endpoint{"v2", "weapons", lkv1.Kind_KIND_WEAPON}, Endpoint{"v2", "items", lkv1.Kind_KIND_ITEM}, mergeItemTwins},
+	{Endpoint{"v2", "armor", lkv1.Kind_KIND_ARMOR}, Endpoint{"v2", "items", lkv1.Kind_KIND_ITEM}, mergeItemTwins},
 }
 
 // supplementOf returns the supplement that completes the v2 endpoint ep.
@@ -64,22 +71,32 @@ func twinKey(doc string, e *lkv1.Entity) string {
 	return doc + "\x00" + e.GetKind().String() + "\x00" + strings.ToLower(e.GetName())
 }
 
-// mergeV1Subtypes gives each v2 creature the subtype of the v1 record of
-// the same creature in the same book. It returns the creatures it changed.
-func mergeV1Subtypes(v2, v1 []*lkv1.Entity, cat *Catalog) []*lkv1.Entity {
-	subtypes := map[string]string{}
+// mergeV1Creatures gives each v2 creature the subtype and the legendary
+// actions' paragraph of the v1 record of the same creature in the same
+// book. It returns the creatures it changed.
+func mergeV1Creatures(v2, v1 []*lkv1.Entity, cat *Catalog) []*lkv1.Entity {
+	twins := map[string]*lkv1.CreatureDetails{}
 	for _, e := range v1 {
-		if st := e.GetCreature().GetSubtype(); st != "" {
+		if c := e.GetCreature(); c != nil {
 			for _, k := range v2Twins(cat, e) {
-				subtypes[k] = st
+				twins[k] = c
 			}
 		}
 	}
 	var changed []*lkv1.Entity
 	for _, e := range v2 {
-		c := e.GetCreature()
-		if st, ok := subtypes[twinKey(e.GetDocument().GetKey(), e)]; ok && c != nil && c.Subtype != st {
-			c.Subtype = st
+		c, t := e.GetCreature(), twins[twinKey(e.GetDocument().GetKey(), e)]
+		if c == nil || t == nil {
+			continue
+		}
+		change := false
+		if t.Subtype != "" && c.Subtype != t.Subtype {
+			c.Subtype, change = t.Subtype, true
+		}
+		if c.HasLegendaryActions && t.LegendaryIntro != "" && c.LegendaryIntro == "" {
+			c.LegendaryIntro, c.LegendaryActionsPerRound, change = t.LegendaryIntro, t.LegendaryActionsPerRound, true
+		}
+		if change {
 			changed = append(changed, e)
 		}
 	}

@@ -96,7 +96,8 @@ type run struct {
 	kv  jetstream.KeyValue
 	sum *Summary
 	eps []Endpoint
-	// v1: v1 endpoints read early for a supplement, read once per run.
+	// v1: the endpoints read early for a supplement (v1 endpoints, v2
+	// items), read once per run.
 	v1 map[Endpoint]EndpointResult
 	// republish: the state is not of this stream (checkStream), so every
 	// entity is published as new.
@@ -257,6 +258,10 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 	if ep.Version == "v1" {
 		cov := CoverageFromKeys(v2Keys)
 		entities = FilterV1(entities, cov, cat)
+	}
+	if ep.Version == "v2" && ep.Name == "items" {
+		// The weapon and armor entities carry them (twins.go).
+		entities = withoutItemTwins(entities)
 	}
 	es.Fetched = res.Records
 	es.Pages = res.Pages

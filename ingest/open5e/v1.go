@@ -1,7 +1,9 @@
 package open5e
 
 import (
+	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
@@ -35,6 +37,14 @@ func normalizeV1(ep Endpoint, o obj, e *lkv1.Entity) string {
 			StealthDisadvantage: o.boolean("stealth_disadvantage"),
 			StrengthRequired:    o.int32("strength_requirement"),
 		}}
+		if a := it.Armor; cat == "shield" && o.int32("plus_flat_mod") > 0 && a.AcDisplay != fmt.Sprintf("+%d", o.int32("plus_flat_mod")) {
+			// v1 shields carry their bonus in plus_flat_mod and a base AC
+			// that is not theirs ("11 + Dex modifier +2", "0 +2"): a
+			// shield adds its bonus to whatever AC its bearer has.
+			bonus := o.int32("plus_flat_mod")
+			e.Corrections = append(e.Corrections, &lkv1.Correction{Field: "ac", SourceValue: a.AcDisplay, CorrectedValue: fmt.Sprintf("+%d", bonus)})
+			a.AcBase, a.AcAddDex, a.AcMaxDex, a.AcDisplay = bonus, false, 0, fmt.Sprintf("+%d", bonus)
+		}
 		costWeightV1(o, it)
 		e.Details = &lkv1.Entity_Item{Item: it}
 	case "magicitems":
@@ -111,6 +121,7 @@ func spellV1(o obj) *lkv1.SpellDetails {
 		Somatic:           o.boolean("requires_somatic_components"),
 		Material:          o.boolean("requires_material_components"),
 		MaterialSpecified: o.str("material"),
+		Subclasses:        strings.Join(nonEmpty(o.str("archetype"), o.str("circles")), "; "),
 	}
 	if lists := o.strs("spell_lists"); len(lists) > 0 {
 		for _, l := range lists {
@@ -223,6 +234,8 @@ func creatureV1(o obj, e *lkv1.Entity) *lkv1.CreatureDetails {
 	for _, env := range o.strs("environments") {
 		c.Environments = append(c.Environments, strings.ToLower(env))
 	}
+	c.LegendaryIntro = normalizeNewlines(o.str("legendary_desc"))
+	c.LegendaryActionsPerRound = legendaryPerRound(c.LegendaryIntro)
 	for _, set := range []struct{ field, typ string }{
 		{"special_abilities", "trait"}, {"actions", "action"}, {"bonus_actions", "bonus_action"},
 		{"reactions", "reaction"}, {"legendary_actions", "legendary_action"},
@@ -237,4 +250,21 @@ func creatureV1(o obj, e *lkv1.Entity) *lkv1.CreatureDetails {
 	return c
 }
 
-var passive = regexp.MustCompile(`(?i)passive perception\s+(\d+)`)
+var (
+	passive          = regexp.MustCompile(`(?i)passive perception\s+(\d+)`)
+	legendaryPerTurn = regexp.MustCompile(`(?i)\bcan take (\d+|one|two|three|four|five) legendary actions`)
+)
+
+// legendaryPerRound reads "can take 3 legendary actions" from the
+// paragraph before a creature's legendary actions.
+func legendaryPerRound(intro string) int32 {
+	m := legendaryPerTurn.FindStringSubmatch(intro)
+	if m == nil {
+		return 0
+	}
+	if i := slices.Index([]string{"one", "two", "three", "four", "five"}, strings.ToLower(m[1])); i >= 0 {
+		return int32(i + 1)
+	}
+	f, _ := parseAmount(m[1])
+	return clampInt32(f)
+}

@@ -26,9 +26,15 @@ func normalizeV2(ep Endpoint, o obj, e *lkv1.Entity, cat *Catalog) string {
 	case "weapons":
 		e.Details = &lkv1.Entity_Item{Item: &lkv1.ItemDetails{Category: "weapon", Weapon: weaponV2(o)}}
 	case "armor":
-		e.Details = &lkv1.Entity_Item{Item: &lkv1.ItemDetails{Category: "armor", Armor: armorV2(o)}}
+		a := armorV2(o)
+		e.Corrections = checkArmor(a, o.str("name"))
+		e.Details = &lkv1.Entity_Item{Item: &lkv1.ItemDetails{Category: "armor", Armor: a}}
 	case "magicitems", "items":
-		e.Details = &lkv1.Entity_Item{Item: itemV2(o, ep.Name == "magicitems")}
+		it := itemV2(o, ep.Name == "magicitems")
+		if it.Armor != nil {
+			e.Corrections = checkArmor(it.Armor, o.obj("armor").str("name"))
+		}
+		e.Details = &lkv1.Entity_Item{Item: it}
 	case "classes":
 		co := &lkv1.CharacterOptionDetails{
 			HitDice:    strings.ToLower(o.str("hit_dice")),
@@ -129,7 +135,7 @@ func spellV2(o obj) *lkv1.SpellDetails {
 		School:             o.keyOrName("school"),
 		Concentration:      o.boolean("concentration"),
 		Ritual:             o.boolean("ritual"),
-		CastingTime:        o.str("casting_time"),
+		CastingTime:        castingTimeText(o.str("casting_time")),
 		CastingTimeKey:     lkv1.CastingTimeKey(o.str("casting_time")),
 		Range:              o.str("range_text"),
 		Duration:           o.str("duration"),
@@ -177,6 +183,22 @@ func spellV2(o obj) *lkv1.SpellDetails {
 	return s
 }
 
+var runTogether = regexp.MustCompile(`^(\d+)([a-z]+)$`)
+
+// castingTimeText writes v2's casting time keys as a book prints them:
+// "1minute" as "1 minute", "action" as "1 action", "bonus-action" as
+// "1 bonus action".
+func castingTimeText(s string) string {
+	if m := runTogether.FindStringSubmatch(s); m != nil {
+		return m[1] + " " + m[2]
+	}
+	switch s {
+	case "action", "bonus-action", "reaction", "round", "turn":
+		return "1 " + strings.ReplaceAll(s, "-", " ")
+	}
+	return s
+}
+
 var actionTypes = map[string]string{
 	"ACTION":           "action",
 	"BONUS_ACTION":     "bonus_action",
@@ -199,8 +221,12 @@ func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock, []*lkv1.Correc
 		ExperiencePoints:  o.int32("experience_points"),
 		ProficiencyBonus:  o.int32("proficiency_bonus"),
 		// subcategory is the book's grouping, not a subtype: v2 has no
-		// subtype (mergeV1Subtypes brings SRD 5.1's from v1).
+		// subtype (mergeV1Creatures brings SRD 5.1's from v1).
 		Group: o.str("subcategory"),
+	}
+	if _, ok := o.num("initiative_bonus"); ok {
+		ib := o.int32("initiative_bonus")
+		c.InitiativeBonus = &ib
 	}
 	if cr, ok := o.num("challenge_rating"); ok {
 		c.ChallengeRating = cr
@@ -265,10 +291,19 @@ func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock, []*lkv1.Correc
 		case "lair_action":
 			c.HasLairActions = true
 		}
-		b := &lkv1.TextBlock{Type: typ, Name: a.str("name"), Text: normalizeNewlines(a.str("desc"))}
+		b := &lkv1.TextBlock{Type: typ, Name: a.str("name"), Text: normalizeNewlines(a.str("desc")), Form: a.str("limited_to_form")}
+		if u := a.obj("usage_limits"); u != nil && u.str("type") != "" {
+			b.Usage = &lkv1.Usage{Type: strings.ToUpper(u.str("type")), Param: u.int32("param")}
+		}
+		// Every action carries a cost of 1, the default; only a legendary
+		// action costing more says something.
+		if cost := a.int32("legendary_action_cost"); typ == "legendary_action" && cost > 1 {
+			b.LegendaryCost = cost
+		}
 		var f []*lkv1.Correction
 		b.Attack, f = checkAttacks(b.Name, b.Text, a.objs("attacks"))
 		fixes = append(fixes, f...)
+		fixes = append(fixes, checkUsage(b)...)
 		blocks = append(blocks, b)
 	}
 	return c, blocks, fixes
@@ -339,13 +374,17 @@ func keys(o obj, k string) []string {
 	return out
 }
 
+// weaponV2 reads a weapon record, or the weapon inside an item record,
+// which has no range fields: there the range is only in the property's
+// detail ("range 30/120", "Range 80/320; Arrow"), as in v1.
 func weaponV2(o obj) *lkv1.WeaponStats {
 	w := &lkv1.WeaponStats{
-		DamageDice:  o.str("damage_dice"),
-		DamageType:  o.keyOrName("damage_type"),
-		IsSimple:    o.boolean("is_simple"),
-		RangeNormal: o.int32("range"),
-		RangeLong:   o.int32("long_range"),
+		DamageDice:   o.str("damage_dice"),
+		DamageType:   o.keyOrName("damage_type"),
+		IsSimple:     o.boolean("is_simple"),
+		IsImprovised: o.boolean("is_improvised"),
+		RangeNormal:  o.int32("range"),
+		RangeLong:    o.int32("long_range"),
 	}
 	thrown := false
 	for _, p := range o.objs("properties") {
@@ -357,12 +396,24 @@ func weaponV2(o obj) *lkv1.WeaponStats {
 		if k == "" {
 			continue
 		}
+		// 2024 weapons have one mastery property, which only a character
+		// with Weapon Mastery uses: a fact of its own, not a property.
+		if strings.EqualFold(prop.str("type"), "mastery") {
+			w.Mastery = k
+			continue
+		}
 		w.Properties = append(w.Properties, k)
+		detail := p.str("detail")
 		switch k {
 		case "versatile":
-			w.VersatileDice = p.str("detail")
+			w.VersatileDice = detail
 		case "thrown":
 			thrown = true
+		}
+		if m := rangePair.FindStringSubmatch(detail); m != nil && w.RangeNormal == 0 {
+			n, _ := parseAmount(m[1])
+			l, _ := parseAmount(m[2])
+			w.RangeNormal, w.RangeLong = clampInt32(n), clampInt32(l)
 		}
 	}
 	w.IsRanged = w.RangeNormal > 0 && !thrown
@@ -394,10 +445,12 @@ func itemV2(o obj, magic bool) *lkv1.ItemDetails {
 			it.IsMagic = true
 		}
 	}
-	if f, ok := o.num("cost"); ok {
+	// A cost or weight of 0 is the source's stand-in for unknown (every
+	// magic item, SRD 5.1's Acid): left out, never served as 0.
+	if f, ok := o.num("cost"); ok && f > 0 {
 		it.CostGp = &f
 	}
-	if f, ok := o.num("weight"); ok {
+	if f, ok := o.num("weight"); ok && f > 0 {
 		if lb, ok := weightLB(f, o.str("weight_unit")); ok {
 			it.WeightLb = &lb
 		}

@@ -706,7 +706,14 @@ type TextBlock struct {
 	Attack string `protobuf:"bytes,5,opt,name=attack,proto3" json:"attack,omitempty"`
 	// Every class level the feature is gained at, in order (Ability Score
 	// Improvement: 4, 8, 12, 16, 19); level is the first of them.
-	Levels        []int32 `protobuf:"varint,40,rep,packed,name=levels,proto3" json:"levels,omitempty"`
+	Levels []int32 `protobuf:"varint,40,rep,packed,name=levels,proto3" json:"levels,omitempty"`
+	// Creatures: how often the block can be used ("Recharge 5–6", "2/Day").
+	Usage *Usage `protobuf:"bytes,41,opt,name=usage,proto3" json:"usage,omitempty"`
+	// Legendary actions: how many of the creature's legendary actions it
+	// costs; 0 for the usual one.
+	LegendaryCost int32 `protobuf:"varint,42,opt,name=legendary_cost,json=legendaryCost,proto3" json:"legendary_cost,omitempty"`
+	// Creatures: the form the block is limited to ("Vampire Form Only").
+	Form          string `protobuf:"bytes,43,opt,name=form,proto3" json:"form,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -783,6 +790,83 @@ func (x *TextBlock) GetLevels() []int32 {
 	return nil
 }
 
+func (x *TextBlock) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *TextBlock) GetLegendaryCost() int32 {
+	if x != nil {
+		return x.LegendaryCost
+	}
+	return 0
+}
+
+func (x *TextBlock) GetForm() string {
+	if x != nil {
+		return x.Form
+	}
+	return ""
+}
+
+// Usage is a limit on how often a creature can use an action.
+type Usage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "RECHARGE_ON_ROLL" (recharges on a d6 roll of min or higher), "PER_DAY"
+	// (times per day), "RECHARGE" (recharges after a rest).
+	Type string `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	// The roll's minimum, the uses per day.
+	Param         int32 `protobuf:"varint,2,opt,name=param,proto3" json:"param,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Usage) Reset() {
+	*x = Usage{}
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Usage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Usage) ProtoMessage() {}
+
+func (x *Usage) ProtoReflect() protoreflect.Message {
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Usage.ProtoReflect.Descriptor instead.
+func (*Usage) Descriptor() ([]byte, []int) {
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *Usage) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Usage) GetParam() int32 {
+	if x != nil {
+		return x.Param
+	}
+	return 0
+}
+
 type SpellDetails struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// 0 for cantrips.
@@ -816,13 +900,19 @@ type SpellDetails struct {
 	ReactionCondition  string `protobuf:"bytes,20,opt,name=reaction_condition,json=reactionCondition,proto3" json:"reaction_condition,omitempty"`
 	TargetType         string `protobuf:"bytes,21,opt,name=target_type,json=targetType,proto3" json:"target_type,omitempty"`
 	Area               string `protobuf:"bytes,22,opt,name=area,proto3" json:"area,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Subclasses that have the spell on their list, as the source words it:
+	// "Cleric: Light, Warlock: Archfey", "Druid: Circle of the Land (Forest)".
+	Subclasses string `protobuf:"bytes,23,opt,name=subclasses,proto3" json:"subclasses,omitempty"`
+	// The hit points the spell restores, as a roll ("2d8"): Cure Wounds heals,
+	// it deals no damage.
+	HealingRoll   string `protobuf:"bytes,24,opt,name=healing_roll,json=healingRoll,proto3" json:"healing_roll,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SpellDetails) Reset() {
 	*x = SpellDetails{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[4]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -834,7 +924,7 @@ func (x *SpellDetails) String() string {
 func (*SpellDetails) ProtoMessage() {}
 
 func (x *SpellDetails) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[4]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -847,7 +937,7 @@ func (x *SpellDetails) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SpellDetails.ProtoReflect.Descriptor instead.
 func (*SpellDetails) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{4}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *SpellDetails) GetLevel() int32 {
@@ -1004,6 +1094,20 @@ func (x *SpellDetails) GetArea() string {
 	return ""
 }
 
+func (x *SpellDetails) GetSubclasses() string {
+	if x != nil {
+		return x.Subclasses
+	}
+	return ""
+}
+
+func (x *SpellDetails) GetHealingRoll() string {
+	if x != nil {
+		return x.HealingRoll
+	}
+	return ""
+}
+
 type AbilityScores struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Strength      int32                  `protobuf:"varint,1,opt,name=strength,proto3" json:"strength,omitempty"`
@@ -1018,7 +1122,7 @@ type AbilityScores struct {
 
 func (x *AbilityScores) Reset() {
 	*x = AbilityScores{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[5]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1030,7 +1134,7 @@ func (x *AbilityScores) String() string {
 func (*AbilityScores) ProtoMessage() {}
 
 func (x *AbilityScores) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[5]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1043,7 +1147,7 @@ func (x *AbilityScores) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AbilityScores.ProtoReflect.Descriptor instead.
 func (*AbilityScores) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{5}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *AbilityScores) GetStrength() int32 {
@@ -1129,13 +1233,22 @@ type CreatureDetails struct {
 	Environments          []string         `protobuf:"bytes,25,rep,name=environments,proto3" json:"environments,omitempty"`
 	HasLegendaryActions   bool             `protobuf:"varint,26,opt,name=has_legendary_actions,json=hasLegendaryActions,proto3" json:"has_legendary_actions,omitempty"`
 	HasLairActions        bool             `protobuf:"varint,27,opt,name=has_lair_actions,json=hasLairActions,proto3" json:"has_lair_actions,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// 2024 stat blocks: the initiative modifier, which can differ from the
+	// Dexterity modifier.
+	InitiativeBonus *int32 `protobuf:"varint,29,opt,name=initiative_bonus,json=initiativeBonus,proto3,oneof" json:"initiative_bonus,omitempty"`
+	// The paragraph before the legendary actions ("The dragon can take 3
+	// legendary actions, ..."), where the source has it.
+	LegendaryIntro string `protobuf:"bytes,30,opt,name=legendary_intro,json=legendaryIntro,proto3" json:"legendary_intro,omitempty"`
+	// How many legendary actions the creature can take a round, from that
+	// paragraph; 0 when unknown.
+	LegendaryActionsPerRound int32 `protobuf:"varint,31,opt,name=legendary_actions_per_round,json=legendaryActionsPerRound,proto3" json:"legendary_actions_per_round,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *CreatureDetails) Reset() {
 	*x = CreatureDetails{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[6]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1147,7 +1260,7 @@ func (x *CreatureDetails) String() string {
 func (*CreatureDetails) ProtoMessage() {}
 
 func (x *CreatureDetails) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[6]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1160,7 +1273,7 @@ func (x *CreatureDetails) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreatureDetails.ProtoReflect.Descriptor instead.
 func (*CreatureDetails) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{6}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CreatureDetails) GetChallengeRating() float64 {
@@ -1359,6 +1472,27 @@ func (x *CreatureDetails) GetHasLairActions() bool {
 	return false
 }
 
+func (x *CreatureDetails) GetInitiativeBonus() int32 {
+	if x != nil && x.InitiativeBonus != nil {
+		return *x.InitiativeBonus
+	}
+	return 0
+}
+
+func (x *CreatureDetails) GetLegendaryIntro() string {
+	if x != nil {
+		return x.LegendaryIntro
+	}
+	return ""
+}
+
+func (x *CreatureDetails) GetLegendaryActionsPerRound() int32 {
+	if x != nil {
+		return x.LegendaryActionsPerRound
+	}
+	return 0
+}
+
 type WeaponStats struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	DamageDice string                 `protobuf:"bytes,1,opt,name=damage_dice,json=damageDice,proto3" json:"damage_dice,omitempty"`
@@ -1373,13 +1507,17 @@ type WeaponStats struct {
 	RangeNormal   int32  `protobuf:"varint,6,opt,name=range_normal,json=rangeNormal,proto3" json:"range_normal,omitempty"`
 	RangeLong     int32  `protobuf:"varint,7,opt,name=range_long,json=rangeLong,proto3" json:"range_long,omitempty"`
 	VersatileDice string `protobuf:"bytes,8,opt,name=versatile_dice,json=versatileDice,proto3" json:"versatile_dice,omitempty"`
+	// 2024 weapons: the mastery property ("sap", "vex"), not among
+	// properties.
+	Mastery       string `protobuf:"bytes,9,opt,name=mastery,proto3" json:"mastery,omitempty"`
+	IsImprovised  bool   `protobuf:"varint,10,opt,name=is_improvised,json=isImprovised,proto3" json:"is_improvised,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *WeaponStats) Reset() {
 	*x = WeaponStats{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[7]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1391,7 +1529,7 @@ func (x *WeaponStats) String() string {
 func (*WeaponStats) ProtoMessage() {}
 
 func (x *WeaponStats) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[7]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1404,7 +1542,7 @@ func (x *WeaponStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WeaponStats.ProtoReflect.Descriptor instead.
 func (*WeaponStats) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{7}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *WeaponStats) GetDamageDice() string {
@@ -1463,6 +1601,20 @@ func (x *WeaponStats) GetVersatileDice() string {
 	return ""
 }
 
+func (x *WeaponStats) GetMastery() string {
+	if x != nil {
+		return x.Mastery
+	}
+	return ""
+}
+
+func (x *WeaponStats) GetIsImprovised() bool {
+	if x != nil {
+		return x.IsImprovised
+	}
+	return false
+}
+
 type ArmorStats struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// "light", "medium", "heavy", "shield".
@@ -1480,7 +1632,7 @@ type ArmorStats struct {
 
 func (x *ArmorStats) Reset() {
 	*x = ArmorStats{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[8]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1492,7 +1644,7 @@ func (x *ArmorStats) String() string {
 func (*ArmorStats) ProtoMessage() {}
 
 func (x *ArmorStats) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[8]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1505,7 +1657,7 @@ func (x *ArmorStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArmorStats.ProtoReflect.Descriptor instead.
 func (*ArmorStats) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{8}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ArmorStats) GetCategory() string {
@@ -1581,7 +1733,7 @@ type ItemDetails struct {
 
 func (x *ItemDetails) Reset() {
 	*x = ItemDetails{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[9]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1593,7 +1745,7 @@ func (x *ItemDetails) String() string {
 func (*ItemDetails) ProtoMessage() {}
 
 func (x *ItemDetails) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[9]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1606,7 +1758,7 @@ func (x *ItemDetails) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ItemDetails.ProtoReflect.Descriptor instead.
 func (*ItemDetails) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{9}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ItemDetails) GetCategory() string {
@@ -1701,7 +1853,7 @@ type CharacterOptionDetails struct {
 
 func (x *CharacterOptionDetails) Reset() {
 	*x = CharacterOptionDetails{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[10]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1713,7 +1865,7 @@ func (x *CharacterOptionDetails) String() string {
 func (*CharacterOptionDetails) ProtoMessage() {}
 
 func (x *CharacterOptionDetails) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[10]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1726,7 +1878,7 @@ func (x *CharacterOptionDetails) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CharacterOptionDetails.ProtoReflect.Descriptor instead.
 func (*CharacterOptionDetails) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{10}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CharacterOptionDetails) GetParentKey() string {
@@ -1823,7 +1975,7 @@ type ClassProgression struct {
 
 func (x *ClassProgression) Reset() {
 	*x = ClassProgression{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[11]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1835,7 +1987,7 @@ func (x *ClassProgression) String() string {
 func (*ClassProgression) ProtoMessage() {}
 
 func (x *ClassProgression) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[11]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1848,7 +2000,7 @@ func (x *ClassProgression) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClassProgression.ProtoReflect.Descriptor instead.
 func (*ClassProgression) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{11}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ClassProgression) GetColumns() []string {
@@ -1886,7 +2038,7 @@ type ClassLevel struct {
 
 func (x *ClassLevel) Reset() {
 	*x = ClassLevel{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[12]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1898,7 +2050,7 @@ func (x *ClassLevel) String() string {
 func (*ClassLevel) ProtoMessage() {}
 
 func (x *ClassLevel) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[12]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1911,7 +2063,7 @@ func (x *ClassLevel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClassLevel.ProtoReflect.Descriptor instead.
 func (*ClassLevel) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{12}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ClassLevel) GetLevel() int32 {
@@ -1967,7 +2119,7 @@ type RuleDetails struct {
 
 func (x *RuleDetails) Reset() {
 	*x = RuleDetails{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[13]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1979,7 +2131,7 @@ func (x *RuleDetails) String() string {
 func (*RuleDetails) ProtoMessage() {}
 
 func (x *RuleDetails) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[13]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1992,7 +2144,7 @@ func (x *RuleDetails) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RuleDetails.ProtoReflect.Descriptor instead.
 func (*RuleDetails) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{13}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RuleDetails) GetSection() string {
@@ -2072,14 +2224,20 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x14\n" +
 	"\x05field\x18\x02 \x01(\tR\x05field\x12!\n" +
 	"\fsource_value\x18\x03 \x01(\tR\vsourceValue\x12'\n" +
-	"\x0fcorrected_value\x18\x04 \x01(\tR\x0ecorrectedValue\"\x8d\x01\n" +
+	"\x0fcorrected_value\x18\x04 \x01(\tR\x0ecorrectedValue\"\xf4\x01\n" +
 	"\tTextBlock\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
 	"\x04text\x18\x03 \x01(\tR\x04text\x12\x14\n" +
 	"\x05level\x18\x04 \x01(\x05R\x05level\x12\x16\n" +
 	"\x06attack\x18\x05 \x01(\tR\x06attack\x12\x16\n" +
-	"\x06levels\x18( \x03(\x05R\x06levels\"\xfc\x05\n" +
+	"\x06levels\x18( \x03(\x05R\x06levels\x12*\n" +
+	"\x05usage\x18) \x01(\v2\x14.lorekeeper.v1.UsageR\x05usage\x12%\n" +
+	"\x0elegendary_cost\x18* \x01(\x05R\rlegendaryCost\x12\x12\n" +
+	"\x04form\x18+ \x01(\tR\x04form\"1\n" +
+	"\x05Usage\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x14\n" +
+	"\x05param\x18\x02 \x01(\x05R\x05param\"\xbf\x06\n" +
 	"\fSpellDetails\x12\x14\n" +
 	"\x05level\x18\x01 \x01(\x05R\x05level\x12\x16\n" +
 	"\x06school\x18\x02 \x01(\tR\x06school\x12\x18\n" +
@@ -2106,7 +2264,11 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\x12reaction_condition\x18\x14 \x01(\tR\x11reactionCondition\x12\x1f\n" +
 	"\vtarget_type\x18\x15 \x01(\tR\n" +
 	"targetType\x12\x12\n" +
-	"\x04area\x18\x16 \x01(\tR\x04areaB\x13\n" +
+	"\x04area\x18\x16 \x01(\tR\x04area\x12\x1e\n" +
+	"\n" +
+	"subclasses\x18\x17 \x01(\tR\n" +
+	"subclasses\x12!\n" +
+	"\fhealing_roll\x18\x18 \x01(\tR\vhealingRollB\x13\n" +
 	"\x11_material_cost_gp\"\xc5\x01\n" +
 	"\rAbilityScores\x12\x1a\n" +
 	"\bstrength\x18\x01 \x01(\x05R\bstrength\x12\x1c\n" +
@@ -2114,8 +2276,7 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\fconstitution\x18\x03 \x01(\x05R\fconstitution\x12\"\n" +
 	"\fintelligence\x18\x04 \x01(\x05R\fintelligence\x12\x16\n" +
 	"\x06wisdom\x18\x05 \x01(\x05R\x06wisdom\x12\x1a\n" +
-	"\bcharisma\x18\x06 \x01(\x05R\bcharisma\"\xe1\n" +
-	"\n" +
+	"\bcharisma\x18\x06 \x01(\x05R\bcharisma\"\x8e\f\n" +
 	"\x0fCreatureDetails\x12)\n" +
 	"\x10challenge_rating\x18\x01 \x01(\x01R\x0fchallengeRating\x122\n" +
 	"\x15challenge_rating_text\x18\x02 \x01(\tR\x13challengeRatingText\x12\x12\n" +
@@ -2148,7 +2309,10 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\x11proficiency_bonus\x18\x18 \x01(\x05R\x10proficiencyBonus\x12\"\n" +
 	"\fenvironments\x18\x19 \x03(\tR\fenvironments\x122\n" +
 	"\x15has_legendary_actions\x18\x1a \x01(\bR\x13hasLegendaryActions\x12(\n" +
-	"\x10has_lair_actions\x18\x1b \x01(\bR\x0ehasLairActions\x1a8\n" +
+	"\x10has_lair_actions\x18\x1b \x01(\bR\x0ehasLairActions\x12.\n" +
+	"\x10initiative_bonus\x18\x1d \x01(\x05H\x00R\x0finitiativeBonus\x88\x01\x01\x12'\n" +
+	"\x0flegendary_intro\x18\x1e \x01(\tR\x0elegendaryIntro\x12=\n" +
+	"\x1blegendary_actions_per_round\x18\x1f \x01(\x05R\x18legendaryActionsPerRound\x1a8\n" +
 	"\n" +
 	"SpeedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -2158,7 +2322,8 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\x1a9\n" +
 	"\vSkillsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\x92\x02\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01B\x13\n" +
+	"\x11_initiative_bonus\"\xd1\x02\n" +
 	"\vWeaponStats\x12\x1f\n" +
 	"\vdamage_dice\x18\x01 \x01(\tR\n" +
 	"damageDice\x12\x1f\n" +
@@ -2172,7 +2337,10 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\frange_normal\x18\x06 \x01(\x05R\vrangeNormal\x12\x1d\n" +
 	"\n" +
 	"range_long\x18\a \x01(\x05R\trangeLong\x12%\n" +
-	"\x0eversatile_dice\x18\b \x01(\tR\rversatileDice\"\xfc\x01\n" +
+	"\x0eversatile_dice\x18\b \x01(\tR\rversatileDice\x12\x18\n" +
+	"\amastery\x18\t \x01(\tR\amastery\x12#\n" +
+	"\ris_improvised\x18\n" +
+	" \x01(\bR\fisImprovised\"\xfc\x01\n" +
 	"\n" +
 	"ArmorStats\x12\x1a\n" +
 	"\bcategory\x18\x01 \x01(\tR\bcategory\x12\x17\n" +
@@ -2284,7 +2452,7 @@ func file_lorekeeper_v1_entity_proto_rawDescGZIP() []byte {
 }
 
 var file_lorekeeper_v1_entity_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_lorekeeper_v1_entity_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_lorekeeper_v1_entity_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_lorekeeper_v1_entity_proto_goTypes = []any{
 	(Kind)(0),                      // 0: lorekeeper.v1.Kind
 	(Source)(0),                    // 1: lorekeeper.v1.Source
@@ -2292,46 +2460,48 @@ var file_lorekeeper_v1_entity_proto_goTypes = []any{
 	(*Entity)(nil),                 // 3: lorekeeper.v1.Entity
 	(*Correction)(nil),             // 4: lorekeeper.v1.Correction
 	(*TextBlock)(nil),              // 5: lorekeeper.v1.TextBlock
-	(*SpellDetails)(nil),           // 6: lorekeeper.v1.SpellDetails
-	(*AbilityScores)(nil),          // 7: lorekeeper.v1.AbilityScores
-	(*CreatureDetails)(nil),        // 8: lorekeeper.v1.CreatureDetails
-	(*WeaponStats)(nil),            // 9: lorekeeper.v1.WeaponStats
-	(*ArmorStats)(nil),             // 10: lorekeeper.v1.ArmorStats
-	(*ItemDetails)(nil),            // 11: lorekeeper.v1.ItemDetails
-	(*CharacterOptionDetails)(nil), // 12: lorekeeper.v1.CharacterOptionDetails
-	(*ClassProgression)(nil),       // 13: lorekeeper.v1.ClassProgression
-	(*ClassLevel)(nil),             // 14: lorekeeper.v1.ClassLevel
-	(*RuleDetails)(nil),            // 15: lorekeeper.v1.RuleDetails
-	nil,                            // 16: lorekeeper.v1.CreatureDetails.SpeedEntry
-	nil,                            // 17: lorekeeper.v1.CreatureDetails.SavingThrowsEntry
-	nil,                            // 18: lorekeeper.v1.CreatureDetails.SkillsEntry
-	(*timestamppb.Timestamp)(nil),  // 19: google.protobuf.Timestamp
+	(*Usage)(nil),                  // 6: lorekeeper.v1.Usage
+	(*SpellDetails)(nil),           // 7: lorekeeper.v1.SpellDetails
+	(*AbilityScores)(nil),          // 8: lorekeeper.v1.AbilityScores
+	(*CreatureDetails)(nil),        // 9: lorekeeper.v1.CreatureDetails
+	(*WeaponStats)(nil),            // 10: lorekeeper.v1.WeaponStats
+	(*ArmorStats)(nil),             // 11: lorekeeper.v1.ArmorStats
+	(*ItemDetails)(nil),            // 12: lorekeeper.v1.ItemDetails
+	(*CharacterOptionDetails)(nil), // 13: lorekeeper.v1.CharacterOptionDetails
+	(*ClassProgression)(nil),       // 14: lorekeeper.v1.ClassProgression
+	(*ClassLevel)(nil),             // 15: lorekeeper.v1.ClassLevel
+	(*RuleDetails)(nil),            // 16: lorekeeper.v1.RuleDetails
+	nil,                            // 17: lorekeeper.v1.CreatureDetails.SpeedEntry
+	nil,                            // 18: lorekeeper.v1.CreatureDetails.SavingThrowsEntry
+	nil,                            // 19: lorekeeper.v1.CreatureDetails.SkillsEntry
+	(*timestamppb.Timestamp)(nil),  // 20: google.protobuf.Timestamp
 }
 var file_lorekeeper_v1_entity_proto_depIdxs = []int32{
 	1,  // 0: lorekeeper.v1.Document.source:type_name -> lorekeeper.v1.Source
 	0,  // 1: lorekeeper.v1.Entity.kind:type_name -> lorekeeper.v1.Kind
 	2,  // 2: lorekeeper.v1.Entity.document:type_name -> lorekeeper.v1.Document
 	5,  // 3: lorekeeper.v1.Entity.blocks:type_name -> lorekeeper.v1.TextBlock
-	6,  // 4: lorekeeper.v1.Entity.spell:type_name -> lorekeeper.v1.SpellDetails
-	8,  // 5: lorekeeper.v1.Entity.creature:type_name -> lorekeeper.v1.CreatureDetails
-	11, // 6: lorekeeper.v1.Entity.item:type_name -> lorekeeper.v1.ItemDetails
-	12, // 7: lorekeeper.v1.Entity.character_option:type_name -> lorekeeper.v1.CharacterOptionDetails
-	15, // 8: lorekeeper.v1.Entity.rule:type_name -> lorekeeper.v1.RuleDetails
-	19, // 9: lorekeeper.v1.Entity.fetched_at:type_name -> google.protobuf.Timestamp
+	7,  // 4: lorekeeper.v1.Entity.spell:type_name -> lorekeeper.v1.SpellDetails
+	9,  // 5: lorekeeper.v1.Entity.creature:type_name -> lorekeeper.v1.CreatureDetails
+	12, // 6: lorekeeper.v1.Entity.item:type_name -> lorekeeper.v1.ItemDetails
+	13, // 7: lorekeeper.v1.Entity.character_option:type_name -> lorekeeper.v1.CharacterOptionDetails
+	16, // 8: lorekeeper.v1.Entity.rule:type_name -> lorekeeper.v1.RuleDetails
+	20, // 9: lorekeeper.v1.Entity.fetched_at:type_name -> google.protobuf.Timestamp
 	4,  // 10: lorekeeper.v1.Entity.corrections:type_name -> lorekeeper.v1.Correction
-	16, // 11: lorekeeper.v1.CreatureDetails.speed:type_name -> lorekeeper.v1.CreatureDetails.SpeedEntry
-	7,  // 12: lorekeeper.v1.CreatureDetails.ability_scores:type_name -> lorekeeper.v1.AbilityScores
-	17, // 13: lorekeeper.v1.CreatureDetails.saving_throws:type_name -> lorekeeper.v1.CreatureDetails.SavingThrowsEntry
-	18, // 14: lorekeeper.v1.CreatureDetails.skills:type_name -> lorekeeper.v1.CreatureDetails.SkillsEntry
-	9,  // 15: lorekeeper.v1.ItemDetails.weapon:type_name -> lorekeeper.v1.WeaponStats
-	10, // 16: lorekeeper.v1.ItemDetails.armor:type_name -> lorekeeper.v1.ArmorStats
-	13, // 17: lorekeeper.v1.CharacterOptionDetails.progression:type_name -> lorekeeper.v1.ClassProgression
-	14, // 18: lorekeeper.v1.ClassProgression.levels:type_name -> lorekeeper.v1.ClassLevel
-	19, // [19:19] is the sub-list for method output_type
-	19, // [19:19] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	6,  // 11: lorekeeper.v1.TextBlock.usage:type_name -> lorekeeper.v1.Usage
+	17, // 12: lorekeeper.v1.CreatureDetails.speed:type_name -> lorekeeper.v1.CreatureDetails.SpeedEntry
+	8,  // 13: lorekeeper.v1.CreatureDetails.ability_scores:type_name -> lorekeeper.v1.AbilityScores
+	18, // 14: lorekeeper.v1.CreatureDetails.saving_throws:type_name -> lorekeeper.v1.CreatureDetails.SavingThrowsEntry
+	19, // 15: lorekeeper.v1.CreatureDetails.skills:type_name -> lorekeeper.v1.CreatureDetails.SkillsEntry
+	10, // 16: lorekeeper.v1.ItemDetails.weapon:type_name -> lorekeeper.v1.WeaponStats
+	11, // 17: lorekeeper.v1.ItemDetails.armor:type_name -> lorekeeper.v1.ArmorStats
+	14, // 18: lorekeeper.v1.CharacterOptionDetails.progression:type_name -> lorekeeper.v1.ClassProgression
+	15, // 19: lorekeeper.v1.ClassProgression.levels:type_name -> lorekeeper.v1.ClassLevel
+	20, // [20:20] is the sub-list for method output_type
+	20, // [20:20] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_lorekeeper_v1_entity_proto_init() }
@@ -2346,15 +2516,16 @@ func file_lorekeeper_v1_entity_proto_init() {
 		(*Entity_CharacterOption)(nil),
 		(*Entity_Rule)(nil),
 	}
-	file_lorekeeper_v1_entity_proto_msgTypes[4].OneofWrappers = []any{}
-	file_lorekeeper_v1_entity_proto_msgTypes[9].OneofWrappers = []any{}
+	file_lorekeeper_v1_entity_proto_msgTypes[5].OneofWrappers = []any{}
+	file_lorekeeper_v1_entity_proto_msgTypes[7].OneofWrappers = []any{}
+	file_lorekeeper_v1_entity_proto_msgTypes[10].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lorekeeper_v1_entity_proto_rawDesc), len(file_lorekeeper_v1_entity_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   17,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
