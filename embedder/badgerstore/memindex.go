@@ -18,7 +18,7 @@ type memIndex struct {
 	bySlot map[string]uint32 // entity key -> slot
 	live   Set
 
-	postings map[string]*Set // field "\x00" value -> slots
+	postings map[string]*posting // field "\x00" value -> slots
 	columns  map[string][]numEntry
 	order    []uint32 // live slots in name order
 	rank     []uint32 // slot -> position in order
@@ -52,7 +52,7 @@ type slotInfo struct {
 	doc        string // lower-case document key
 	source     lkv1.Source
 	gameSystem string
-	postings   []string
+	postings   []*posting
 	numbers    map[string]float64
 	terms      []string // distinct
 	docLen     int
@@ -71,7 +71,7 @@ type numEntry struct {
 func newMemIndex() *memIndex {
 	return &memIndex{
 		bySlot:   map[string]uint32{},
-		postings: map[string]*Set{},
+		postings: map[string]*posting{},
 		columns:  map[string][]numEntry{},
 		terms:    map[string][]relevance.Posting{},
 		names:    map[string]int{},
@@ -102,6 +102,17 @@ func (m *memIndex) countValue(pk string, d int) {
 
 func postingKey(field, value string) string { return field + "\x00" + value }
 
+// posting returns the posting of pk, made empty if there is none: the
+// entities holding a value share its one key string.
+func (m *memIndex) posting(pk string) *posting {
+	p := m.postings[pk]
+	if p == nil {
+		p = &posting{key: pk}
+		m.postings[pk] = p
+	}
+	return p
+}
+
 // put indexes e (replacing what was indexed under its key) with vector vec
 // (nil: keep none).
 func (m *memIndex) put(e *lkv1.Entity, vec []float32) {
@@ -128,20 +139,15 @@ func (m *memIndex) put(e *lkv1.Entity, vec []float32) {
 	}
 	for field, vals := range f.Keywords {
 		for _, v := range vals {
-			si.postings = append(si.postings, postingKey(field, v))
+			si.postings = append(si.postings, m.posting(postingKey(field, v)))
 		}
 	}
 	for field, v := range f.Bools {
-		si.postings = append(si.postings, postingKey(field, boolValue(v)))
+		si.postings = append(si.postings, m.posting(postingKey(field, boolValue(v))))
 	}
-	for _, pk := range si.postings {
-		s := m.postings[pk]
-		if s == nil {
-			s = &Set{}
-			m.postings[pk] = s
-		}
-		s.add(slot)
-		m.countValue(pk, 1)
+	for _, p := range si.postings {
+		p.add(slot)
+		m.countValue(p.key, 1)
 	}
 	// BM25 terms.
 	tf := map[string]int{}
@@ -184,14 +190,12 @@ func (m *memIndex) remove(key string) {
 		return
 	}
 	si := &m.slots[slot]
-	for _, pk := range si.postings {
-		if s := m.postings[pk]; s != nil {
-			s.remove(slot)
-			if s.Empty() {
-				delete(m.postings, pk)
-			}
+	for _, p := range si.postings {
+		p.remove(slot)
+		if p.empty() {
+			delete(m.postings, p.key)
 		}
-		m.countValue(pk, -1)
+		m.countValue(p.key, -1)
 	}
 	for _, t := range si.terms {
 		ps := m.terms[t]

@@ -97,8 +97,8 @@ func (v *View) Capacity() int { return len(v.m.slots) }
 func (v *View) Postings(field string, values ...string) Set {
 	out := newSet(len(v.m.slots))
 	for _, val := range values {
-		if s := v.m.postings[postingKey(field, strings.ToLower(strings.TrimSpace(val)))]; s != nil {
-			out.Or(*s)
+		if p := v.m.postings[postingKey(field, strings.ToLower(strings.TrimSpace(val)))]; p != nil {
+			p.orInto(&out)
 		}
 	}
 	return out
