@@ -41,6 +41,24 @@ type memIndex struct {
 	// docsByName maps a lower-case document name or display name to the
 	// lower-case keys of the documents so called.
 	docsByName map[string][]string
+	// docs and kinds count the entities per document and per kind, kept
+	// on every put and remove: listing documents costs the documents, not
+	// a walk over every entity.
+	docs  map[docID]*docCounts
+	kinds map[lkv1.Kind]int
+}
+
+// docID tells documents apart: a key used by two sources (v1 and v2
+// "tob") is two documents.
+type docID struct {
+	source lkv1.Source
+	key    string // lower-case
+}
+
+type docCounts struct {
+	document *lkv1.Document // as its latest entity carries it
+	entities int
+	kinds    map[lkv1.Kind]int
 }
 
 type slotInfo struct {
@@ -78,6 +96,8 @@ func newMemIndex() *memIndex {
 		trigrams: map[string][]uint32{},
 		nameIDs:  map[string]uint32{},
 		values:   map[string]map[string]int{},
+		docs:     map[docID]*docCounts{},
+		kinds:    map[lkv1.Kind]int{},
 	}
 }
 
@@ -178,6 +198,7 @@ func (m *memIndex) put(e *lkv1.Entity, vec []float32) {
 		}
 	}
 	m.names[si.lname]++
+	m.count(&si, 1)
 	m.slots[slot] = si
 	m.bySlot[si.key] = slot
 	m.live.add(slot)
@@ -221,11 +242,35 @@ func (m *memIndex) remove(key string) {
 			}
 		}
 	}
+	m.count(si, -1)
 	delete(m.bySlot, key)
 	m.live.remove(slot)
 	m.slots[slot] = slotInfo{}
 	m.free = append(m.free, slot)
 	m.dirtyCols = true
+}
+
+// count adds d to the counts of si's document and kind.
+func (m *memIndex) count(si *slotInfo, d int) {
+	id := docID{si.source, si.doc}
+	dc := m.docs[id]
+	if dc == nil {
+		dc = &docCounts{kinds: map[lkv1.Kind]int{}}
+		m.docs[id] = dc
+	}
+	if d > 0 {
+		dc.document = si.document
+	}
+	dc.entities += d
+	if dc.kinds[si.kind] += d; dc.kinds[si.kind] <= 0 {
+		delete(dc.kinds, si.kind)
+	}
+	if dc.entities <= 0 {
+		delete(m.docs, id)
+	}
+	if m.kinds[si.kind] += d; m.kinds[si.kind] <= 0 {
+		delete(m.kinds, si.kind)
+	}
 }
 
 // finish rebuilds the sorted numeric columns and the name order after a

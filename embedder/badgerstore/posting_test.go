@@ -2,6 +2,7 @@ package badgerstore_test
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 
@@ -14,10 +15,22 @@ import (
 // that every (field, value) of every entity finds exactly the entities a
 // dense bitmap built from EntityFields holds: the compact postings (short
 // lists for unique values, Roaring bitmaps for the rest) against the
-// obvious structure. Then it deletes a third of the entities and writes
-// half of those back, so postings shrink below and grow past the list's
-// bound, and checks again.
+// obvious structure; again after writes (snapshotStages).
 func TestView_PostingsMatchDense(t *testing.T) {
+	snapshotStages(t, checkPostings)
+}
+
+// TestView_CountsMatchWalk checks the counts kept on write (documents,
+// kinds) against a walk over every stored entity, after the same writes.
+func TestView_CountsMatchWalk(t *testing.T) {
+	snapshotStages(t, checkCounts)
+}
+
+// snapshotStages stores the whole snapshot and calls check; then deletes
+// a third of the entities and writes half of those back, so postings
+// shrink below and grow past the list's bound and documents lose and
+// regain entities, and calls check again.
+func snapshotStages(t *testing.T, check func(t *testing.T, s *badgerstore.Store, live map[string]*lkv1.Entity)) {
 	ctx := context.Background()
 	es, err := open5e.SnapshotEntities(ctx)
 	if err != nil {
@@ -64,7 +77,54 @@ func TestView_PostingsMatchDense(t *testing.T) {
 	check(t, s, live)
 }
 
-func check(t *testing.T, s *badgerstore.Store, live map[string]*lkv1.Entity) {
+func checkCounts(t *testing.T, s *badgerstore.Store, live map[string]*lkv1.Entity) {
+	t.Helper()
+	type id struct {
+		src lkv1.Source
+		key string
+	}
+	walk := map[id]map[string]int{} // kind slug -> entities, "" -> all
+	kinds := map[string]int{}
+	for _, e := range live {
+		k := id{e.GetDocument().GetSource(), e.GetDocument().GetKey()}
+		if walk[k] == nil {
+			walk[k] = map[string]int{}
+		}
+		walk[k][""]++
+		walk[k][e.GetKind().Slug()]++
+		kinds[e.GetKind().Slug()]++
+	}
+	err := s.View(context.Background(), func(v *badgerstore.View) error {
+		docs := v.Documents()
+		if len(docs) != len(walk) {
+			t.Errorf("Documents: %d, a walk finds %d", len(docs), len(walk))
+		}
+		for _, d := range docs {
+			k := id{d.Document.GetSource(), d.Document.GetKey()}
+			want := walk[k]
+			if d.Entities != want[""] {
+				t.Errorf("%v: %d entities, a walk finds %d", k, d.Entities, want[""])
+			}
+			for kind, n := range want {
+				if kind != "" && d.Kinds[kind] != n {
+					t.Errorf("%v: %d of kind %s, a walk finds %d", k, d.Kinds[kind], kind, n)
+				}
+			}
+			if len(d.Kinds) != len(want)-1 {
+				t.Errorf("%v: kinds %v, a walk finds %v", k, d.Kinds, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Stats().Kinds; !maps.Equal(got, kinds) {
+		t.Errorf("Stats().Kinds = %v, a walk finds %v", got, kinds)
+	}
+}
+
+func checkPostings(t *testing.T, s *badgerstore.Store, live map[string]*lkv1.Entity) {
 	t.Helper()
 	err := s.View(context.Background(), func(v *badgerstore.View) error {
 		dense := map[[2]string]*badgerstore.Set{}

@@ -708,10 +708,9 @@ func (s *Store) Stats() Stats {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	st := Stats{Entities: len(s.mem.bySlot), Vectors: s.mem.vectors, Kinds: map[string]int{}, LastWrite: s.lastWrite, EntityReads: s.reads.Load()}
-	s.mem.live.Each(func(slot uint32) bool {
-		st.Kinds[s.mem.slots[slot].kind.Slug()]++
-		return true
-	})
+	for k, n := range s.mem.kinds {
+		st.Kinds[k.Slug()] = n
+	}
 	return st
 }
 

@@ -2,6 +2,7 @@ package badgerstore
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -308,32 +309,25 @@ type DocumentInfo struct {
 	Kinds map[string]int
 }
 
-// Documents returns every document that has entities, with counts. A key
-// used by two sources (v1 and v2 "tob") gives two entries.
+// Documents returns every document that has entities, with counts, by
+// key and then source. A key used by two sources (v1 and v2 "tob") gives
+// two entries. The counts are kept on write: this costs the documents, not
+// the entities.
 func (v *View) Documents() []DocumentInfo {
-	type id struct {
-		src lkv1.Source
-		key string
-	}
-	byID := map[id]*DocumentInfo{}
-	var order []id
-	v.m.live.Each(func(s uint32) bool {
-		si := &v.m.slots[s]
-		k := id{si.source, si.doc}
-		d := byID[k]
-		if d == nil {
-			d = &DocumentInfo{Document: si.document, Kinds: map[string]int{}}
-			byID[k] = d
-			order = append(order, k)
+	out := make([]DocumentInfo, 0, len(v.m.docs))
+	for _, dc := range v.m.docs {
+		d := DocumentInfo{Document: dc.document, Entities: dc.entities, Kinds: make(map[string]int, len(dc.kinds))}
+		for k, n := range dc.kinds {
+			d.Kinds[k.Slug()] = n
 		}
-		d.Entities++
-		d.Kinds[si.kind.Slug()]++
-		return true
-	})
-	out := make([]DocumentInfo, 0, len(order))
-	for _, k := range order {
-		out = append(out, *byID[k])
+		out = append(out, d)
 	}
+	slices.SortFunc(out, func(a, b DocumentInfo) int {
+		if c := strings.Compare(strings.ToLower(a.Document.GetKey()), strings.ToLower(b.Document.GetKey())); c != 0 {
+			return c
+		}
+		return int(a.Document.GetSource()) - int(b.Document.GetSource())
+	})
 	return out
 }
 
