@@ -64,19 +64,25 @@ type MirrorResult struct {
 	// Refused are the files newly found over the size limit (their import
 	// status now says so); a file refused before is not listed again.
 	Refused []string
+	// Digested are the files read to digest them: new files, and those
+	// whose size or modification time changed since the Mirror's last pass.
+	Digested []string
 }
 
 // MirrorDir keeps the bucket in step with the .orcbrew files directly
 // inside dir until ctx ends: new and changed files are put, objects it put
 // whose file is gone are deleted. It polls, which works on every file
-// system (including bind mounts where change notifications do not).
-// Errors of a pass are logged and the next pass tries again.
+// system (including bind mounts where change notifications do not), and a
+// pass reads only the files whose size or modification time changed since
+// the pass before. Errors of a pass are logged and the next pass tries
+// again.
 func MirrorDir(ctx context.Context, js jetstream.JetStream, dir string, opts *MirrorOptions) error {
 	o := opts.withDefaults()
+	m := NewMirror(js, dir, &o)
 	t := time.NewTicker(o.Interval)
 	defer t.Stop()
 	for {
-		res, err := SyncDir(ctx, js, dir, &o)
+		res, err := m.Sync(ctx)
 		switch {
 		case ctx.Err() != nil:
 			return nil
@@ -96,9 +102,42 @@ func MirrorDir(ctx context.Context, js jetstream.JetStream, dir string, opts *Mi
 	}
 }
 
-// SyncDir makes one mirror pass over dir (see MirrorDir).
+// SyncDir makes one mirror pass over dir (see MirrorDir), digesting every
+// file.
 func SyncDir(ctx context.Context, js jetstream.JetStream, dir string, opts *MirrorOptions) (*MirrorResult, error) {
-	o := opts.withDefaults()
+	return NewMirror(js, dir, opts).Sync(ctx)
+}
+
+// Mirror makes MirrorDir's passes over a folder. It remembers each file's
+// size, modification time and digest, so a pass digests (reads whole) only
+// the files where the first two changed: an unchanged folder of 96 MB
+// costs a few stat calls a pass, not 96 MB of SHA-256. A file is digested
+// only once it has settled, so a later write moves its modification time
+// past the remembered one even on a file system with coarse timestamps. A
+// Mirror is not safe for concurrent use.
+type Mirror struct {
+	js     jetstream.JetStream
+	dir    string
+	o      MirrorOptions
+	stamps map[string]fileStamp // file path -> what its digest was made of
+}
+
+// fileStamp is a file's digest and the size and modification time it
+// was made at.
+type fileStamp struct {
+	size    int64
+	modTime time.Time
+	digest  string
+}
+
+// NewMirror returns a Mirror of dir into the bucket.
+func NewMirror(js jetstream.JetStream, dir string, opts *MirrorOptions) *Mirror {
+	return &Mirror{js: js, dir: dir, o: opts.withDefaults(), stamps: map[string]fileStamp{}}
+}
+
+// Sync makes one pass.
+func (m *Mirror) Sync(ctx context.Context) (*MirrorResult, error) {
+	o, js, dir := &m.o, m.js, m.dir
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("mirror %s: %w", dir, err)
@@ -144,7 +183,7 @@ func SyncDir(ctx context.Context, js jetstream.JetStream, dir string, opts *Mirr
 		}
 		// Hash, then put, streaming the file each time: a pass holds no
 		// file in memory.
-		digest, err := fileDigest(p)
+		digest, err := m.digest(p, st, res)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -174,7 +213,28 @@ func SyncDir(ctx context.Context, js jetstream.JetStream, dir string, opts *Mirr
 		}
 		res.Deleted = append(res.Deleted, info.Name)
 	}
+	for p := range m.stamps {
+		if !local[filepath.Base(p)] {
+			delete(m.stamps, p)
+		}
+	}
 	return res, errors.Join(errs...)
+}
+
+// digest returns the file's digest: the one remembered when its size and
+// modification time are as they were, else a fresh one (recorded in
+// res.Digested).
+func (m *Mirror) digest(path string, st os.FileInfo, res *MirrorResult) (string, error) {
+	if s, ok := m.stamps[path]; ok && s.size == st.Size() && s.modTime.Equal(st.ModTime()) {
+		return s.digest, nil
+	}
+	d, err := fileDigest(path)
+	if err != nil {
+		return "", err
+	}
+	res.Digested = append(res.Digested, filepath.Base(path))
+	m.stamps[path] = fileStamp{size: st.Size(), modTime: st.ModTime(), digest: d}
+	return d, nil
 }
 
 func fileDigest(path string) (string, error) {
