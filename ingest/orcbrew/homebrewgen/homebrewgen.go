@@ -271,11 +271,10 @@ func speedText(sp map[string]any) string {
 	return strings.Join(parts, ", ")
 }
 
+var ednEscapes = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`, "\t", `\t`)
+
 // edn is s as an EDN string.
-func edn(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\r", `\r`, "\t", `\t`)
-	return `"` + r.Replace(s) + `"`
-}
+func edn(s string) string { return `"` + ednEscapes.Replace(s) + `"` }
 
 // keyword is s as an EDN keyword (s is an Open5e key: letters, digits and
 // hyphens), or nil when empty.
