@@ -30,8 +30,9 @@ import (
 //     the cursor works on any query node with the same content.
 //   - ranked order (semantic_query, search): scores depend on the whole
 //     collection (BM25 statistics, rescaling), so new entities reorder the
-//     list. The first page keeps the full ranked order as a snapshot of keys
-//     on this node; later pages read it by offset. Snapshots are kept for
+//     list. The first page keeps its ranking as a snapshot on this node (the
+//     candidates not ranked yet, by slot and generation); later pages rank it
+//     as far as they need and read it by offset. Snapshots are kept for
 //     snapshotTTL (at most maxSnapshots). A node that does not hold the
 //     snapshot (another node behind a balancer, or after the TTL) ranks the
 //     request again and keeps the list under the cursor's snapshot id, so
@@ -147,22 +148,46 @@ func (c *cursor) orderKey() badgerstore.OrderKey {
 // snapshot is a ranked result list as of its first page: per group (one
 // for lookups, one per kind for search), the keys and scores in order.
 type snapshot struct {
-	groups   []snapGroup
+	groups   []*snapGroup
 	ranking  lkv1.Ranking
 	fallback string
 	created  time.Time
 }
 
+// snapGroup is one ranked list: the results ranked so far, in order, and
+// the candidates not ranked yet (later pages rank them as far as they
+// need). Entities are kept by slot and its generation, which stay while
+// the entity is stored, rewritten or not.
 type snapGroup struct {
-	kind   lkv1.Kind
-	keys   []string
-	scores []float64
-	exact  []bool
+	kind  lkv1.Kind
+	total int // results in the whole list
+
+	mu     sync.Mutex
+	order  []scored
+	rest   *ranking // nil: all ranked
+	dedupe bool
+	taken  map[kindName]bool
+}
+
+// size is how many candidates the group keeps.
+func (g *snapGroup) size() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := len(g.order)
+	if g.rest != nil {
+		n += len(g.rest.h)
+	}
+	return n
 }
 
 const (
 	maxSnapshots = 256
-	snapshotTTL  = 15 * time.Minute
+	// maxSnapshotItems bounds the candidates all snapshots keep (about 32
+	// bytes each): a semantic lookup's first page keeps every candidate of
+	// its kind (20,000 creatures at 46,000 entities), and most walks never
+	// ask for a second page. A later page of a dropped snapshot ranks again.
+	maxSnapshotItems = 1 << 19
+	snapshotTTL      = 15 * time.Minute
 )
 
 // snapshots keeps ranked snapshots by id, least recently used out first.
@@ -170,12 +195,22 @@ type snapshots struct {
 	mu    sync.Mutex
 	order *list.List // front: most recent; values are *snapEntry
 	byID  map[string]*list.Element
+	items int // candidates kept, over all snapshots
 	now   func() time.Time
 }
 
 type snapEntry struct {
-	id   string
-	snap *snapshot
+	id    string
+	snap  *snapshot
+	items int
+}
+
+// remove drops el; c.mu is held.
+func (c *snapshots) remove(el *list.Element) {
+	e := el.Value.(*snapEntry)
+	c.order.Remove(el)
+	delete(c.byID, e.id)
+	c.items -= e.items
 }
 
 func newSnapshots() *snapshots {
@@ -193,16 +228,19 @@ func (c *snapshots) put(s *snapshot) string {
 // putAs keeps s under id, replacing what id held.
 func (c *snapshots) putAs(id string, s *snapshot) {
 	s.created = c.now()
+	n := 0
+	for _, g := range s.groups {
+		n += g.size()
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.byID[id]; ok {
-		c.order.Remove(el)
+		c.remove(el)
 	}
-	c.byID[id] = c.order.PushFront(&snapEntry{id: id, snap: s})
-	for c.order.Len() > maxSnapshots {
-		old := c.order.Back()
-		c.order.Remove(old)
-		delete(c.byID, old.Value.(*snapEntry).id)
+	c.byID[id] = c.order.PushFront(&snapEntry{id: id, snap: s, items: n})
+	c.items += n
+	for c.order.Len() > maxSnapshots || c.items > maxSnapshotItems && c.order.Len() > 1 {
+		c.remove(c.order.Back())
 	}
 }
 
@@ -214,8 +252,7 @@ func (c *snapshots) take(id string) *snapshot {
 	if !ok {
 		return nil
 	}
-	c.order.Remove(el)
-	delete(c.byID, id)
+	c.remove(el)
 	return el.Value.(*snapEntry).snap
 }
 
@@ -228,8 +265,7 @@ func (c *snapshots) get(id string) (*snapshot, bool) {
 	}
 	s := el.Value.(*snapEntry).snap
 	if c.now().Sub(s.created) > snapshotTTL {
-		c.order.Remove(el)
-		delete(c.byID, id)
+		c.remove(el)
 		return nil, false
 	}
 	c.order.MoveToFront(el)

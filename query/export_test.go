@@ -28,7 +28,7 @@ const MaxCursorOffset = maxCursorOffset
 // PageOfThree pages a snapshot group of three keys from offset, without a
 // view: only offsets outside the list may reach it.
 func PageOfThree(offset, limit int) (items int, more bool) {
-	g := snapGroup{keys: []string{"a", "b", "c"}, scores: make([]float64, 3), exact: make([]bool, 3)}
+	g := snapGroup{total: 3, order: make([]scored, 3)}
 	got, more := g.page(nil, offset, limit, badgerstore.Set{})
 	return len(got), more
 }

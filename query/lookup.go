@@ -394,10 +394,10 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 			if len(snap.groups) == 0 {
 				return nil // ranked again on this node: nothing past the first result
 			}
-			g := &snap.groups[0]
+			g := snap.groups[0]
 			items, more := g.page(v, cur.Offset, p.limit, cand)
 			results, err := materialize(v, items, cand, !p.docsSet, resp.Ranking == lkv1.Ranking_RANKING_HYBRID)
-			resp.Results, resp.Total = results, uint64(len(g.keys))
+			resp.Results, resp.Total = results, uint64(g.total)
 			if more {
 				resp.NextCursor = (&cursor{Query: hash, Snapshot: cur.Snapshot, Offset: cur.Offset + p.limit}).encode()
 			}
@@ -418,14 +418,16 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 		}
 		ranked := newRanking(rank(v, ranks, p.semantic, cos, false, s.opts.CosineWeight, sc))
 		taken := map[kindName]bool{}
-		items := take(v, ranked, dedupe, taken, p.limit+1)
+		items := take(ranked, dedupe, taken, p.limit+1)
 		resp.Total = uint64(len(items))
 		if len(items) > p.limit {
-			// More follow: rank the rest now and keep the whole order, so
-			// that later pages are the same list whatever is ingested.
-			rest := append(items, take(v, ranked, dedupe, taken, 0)...)
-			resp.Total = uint64(len(rest))
-			id := s.snaps.put(&snapshot{groups: []snapGroup{groupOf(v, 0, rest)}, ranking: resp.Ranking, fallback: resp.FallbackReason})
+			// More follow: keep the candidates not ranked yet, so that
+			// later pages rank them on demand into the same list whatever
+			// is ingested meanwhile; the first page ranks only itself.
+			total := distinct(v.NameIDs(), dedupe, items, ranked.h)
+			resp.Total = uint64(total)
+			g := newGroup(0, items, ranked, dedupe, taken, total)
+			id := s.snaps.put(&snapshot{groups: []*snapGroup{g}, ranking: resp.Ranking, fallback: resp.FallbackReason})
 			resp.NextCursor = (&cursor{Query: hash, Snapshot: id, Offset: p.limit}).encode()
 			items = items[:p.limit]
 		}

@@ -516,3 +516,92 @@ func TestPages_RankedAcrossNodes(t *testing.T) {
 		})
 	}
 }
+
+// TestLookup_RankedWalkEqualsFullRanking: a ranked walk, page by page
+// (later pages ranked on demand), returns the very list one page holding
+// everything returns, in the same order; and while entities are written
+// between its pages it still does, less only the entities deleted
+// meanwhile: a rewritten entity keeps its place, new ones stay out, and a
+// freed slot's new entity does not stand in for the deleted one.
+func TestLookup_RankedWalkEqualsFullRanking(t *testing.T) {
+	st := writableStore(t)
+	c := lkv1.NewQueryServiceClient(dial(t, query.NewService(st, nil, &query.Options{MaxLimit: 10000}), nil))
+	ctx := context.Background()
+	req := func(limit int, cur string) *lkv1.LookupSpellsRequest {
+		return &lkv1.LookupSpellsRequest{Common: &lkv1.Common{Limit: uint32(limit), SemanticQuery: "fire damage", Cursor: cur}}
+	}
+	all, err := c.LookupSpells(ctx, req(10000, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := keysOf(all.GetResults())
+	if len(full) < 100 || all.GetNextCursor() != "" || all.GetTotal() != uint64(len(full)) {
+		t.Fatalf("one page of everything: %d results, total %d, cursor %q", len(full), all.GetTotal(), all.GetNextCursor())
+	}
+
+	walkRanked := func(between func(page int)) (keys []string, total uint64) {
+		t.Helper()
+		cur := ""
+		for page := 0; ; page++ {
+			resp, err := c.LookupSpells(ctx, req(7, cur))
+			if err != nil {
+				t.Fatalf("page %d: %v", page, err)
+			}
+			if page == 0 {
+				total = resp.GetTotal()
+			}
+			keys = append(keys, keysOf(resp.GetResults())...)
+			if cur = resp.GetNextCursor(); cur == "" {
+				return keys, total
+			}
+			between(page)
+		}
+	}
+	got, total := walkRanked(func(int) {})
+	if !slices.Equal(got, full) || total != uint64(len(full)) {
+		t.Errorf("walk of 7 a page: %d results (total %d), want the %d of one page in the same order", len(got), total, len(full))
+	}
+
+	// Under writes: churn adds and deletes other spells each page; a
+	// spell of a later page is rewritten, another deleted.
+	byKey := map[string]*lkv1.Entity{}
+	for _, e := range snap.entities {
+		byKey[e.GetKey()] = e
+	}
+	// The deleted spell has no copy in another document, which would
+	// stand for its name in its place.
+	rewritten, deleted := full[len(full)/2], ""
+	for _, r := range all.GetResults()[len(full)/2+20:] {
+		if len(r.GetAlternates()) == 0 {
+			deleted = r.GetEntity().GetKey()
+			break
+		}
+	}
+	got, total = walkRanked(func(page int) {
+		churn(t, st, page)
+		if page == 1 {
+			e := proto.Clone(byKey[rewritten]).(*lkv1.Entity)
+			e.Description += " Rewritten."
+			if err := st.Apply(ctx, []badgerstore.Write{{Entity: e}, {DeleteKey: deleted}}); err != nil {
+				t.Fatal(err)
+			}
+			// A new spell takes the deleted one's slot.
+			e = proto.Clone(byKey[deleted]).(*lkv1.Entity)
+			e.Key, e.Name, e.Slug = "test:srd-2014:spell:successor", "Successor", "successor"
+			if err := st.Apply(ctx, []badgerstore.Write{{Entity: e}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	want := slices.DeleteFunc(slices.Clone(full), func(k string) bool { return k == deleted })
+	if !slices.Equal(got, want) || total != uint64(len(full)) {
+		missing, repeated := exactlyOnce(nil, got)
+		t.Errorf("walk under writes: %d results (total %d), want %d in the order of one page; repeated %v, missing %v", len(got), total, len(want), repeated, missing)
+		for i := range min(len(got), len(want)) {
+			if got[i] != want[i] {
+				t.Errorf("first difference at %d: %s, want %s", i, got[i], want[i])
+				break
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -9,10 +10,13 @@ import (
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
-// scored is a candidate with its mixed score in [0, 1].
+// scored is a candidate with its mixed score in [0, 1], and what dedupe
+// and later pages read of it (ref), copied from the view once in slot
+// order: taking results in score order then reads no entity's slot.
 type scored struct {
-	slot  uint32
 	score float64
+	slot  uint32
+	ref   badgerstore.SlotRef
 	exact bool
 	// hit: the candidate matched a query term, its name, or (semantic)
 	// is in the upper part of the cosine range.
@@ -78,7 +82,7 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text string, cos *cosine, f
 	}
 	out := sc.out[:0]
 	cand.Each(func(slot uint32) bool {
-		x := scored{slot: slot}
+		x := scored{slot: slot, ref: v.Ref(slot)}
 		b := relevance.Rescale(bm[slot], bmLo, bmHi)
 		if cos != nil {
 			c := 0.0
@@ -264,7 +268,7 @@ type kindName struct {
 // take pops up to limit results from the ranking (limit <= 0: all of
 // them), skipping with dedupe an entity whose kind and name an earlier
 // result has (taken records them, across calls). It reads no entity.
-func take(v *badgerstore.View, r *ranking, dedupe bool, taken map[kindName]bool, limit int) []scored {
+func take(r *ranking, dedupe bool, taken map[kindName]bool, limit int) []scored {
 	var out []scored
 	for limit <= 0 || len(out) < limit {
 		sc, ok := r.next()
@@ -272,7 +276,7 @@ func take(v *badgerstore.View, r *ranking, dedupe bool, taken map[kindName]bool,
 			break
 		}
 		if dedupe {
-			key := kindName{v.Kind(sc.slot), v.NameID(sc.slot)}
+			key := kindName{sc.ref.Kind, sc.ref.NameID}
 			if taken[key] {
 				continue
 			}
@@ -281,6 +285,39 @@ func take(v *badgerstore.View, r *ranking, dedupe bool, taken map[kindName]bool,
 		out = append(out, sc)
 	}
 	return out
+}
+
+// distinct is how many results the candidates in lists make: with dedupe
+// one per kind and name (names: View.NameIDs), else one each. It costs a
+// pass over them, not a ranking.
+func distinct(names int, dedupe bool, lists ...[]scored) int {
+	n := 0
+	if !dedupe {
+		for _, l := range lists {
+			n += len(l)
+		}
+		return n
+	}
+	seen := map[lkv1.Kind][]uint64{}
+	var last lkv1.Kind = -1
+	var words []uint64
+	for _, l := range lists {
+		for _, sc := range l {
+			if sc.ref.Kind != last {
+				last = sc.ref.Kind
+				if words = seen[last]; words == nil {
+					words = make([]uint64, (names+63)/64)
+					seen[last] = words
+				}
+			}
+			id := sc.ref.NameID
+			if words[id/64]&(1<<(id%64)) == 0 {
+				words[id/64] |= 1 << (id % 64)
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // materialize reads the entities of ranked results. With dedupe each
@@ -324,33 +361,50 @@ func materialize(v *badgerstore.View, items []scored, cand badgerstore.Set, dedu
 	return out, nil
 }
 
-// page returns the snapshot's results from offset, at most limit of them,
-// skipping entities that are gone or no longer pass the filters (cand), and
-// whether more follow.
+// newGroup keeps a ranking for later pages: first, the results already
+// taken (the first page and one more), and the rest still unranked, to be
+// ranked only as far as a later page asks. total is how many results the
+// whole ranking makes (distinct).
+func newGroup(kind lkv1.Kind, first []scored, rest *ranking, dedupe bool, taken map[kindName]bool, total int) *snapGroup {
+	g := &snapGroup{kind: kind, total: total, order: slices.Clone(first), dedupe: dedupe, taken: taken}
+	if len(rest.h) > 0 {
+		// The candidates live in the caller's scratch arrays.
+		g.rest = &ranking{h: slices.Clone(rest.h)}
+	}
+	return g
+}
+
+// page returns the group's results from offset, at most limit of them,
+// skipping entities that are gone (their slot's generation changed) or no
+// longer pass the filters (cand), and whether more follow. It ranks the
+// group's candidates as far as the page needs, once for every page after.
 // An offset past the end (a snapshot ranked again on another node may be
 // shorter than the one the cursor walked) is an empty last page.
 func (g *snapGroup) page(v *badgerstore.View, offset, limit int, cand badgerstore.Set) (items []scored, more bool) {
-	if offset < 0 || offset >= len(g.keys) || limit <= 0 {
+	if offset < 0 || offset >= g.total || limit <= 0 {
 		return nil, false
 	}
-	end := offset + min(limit, len(g.keys)-offset)
-	for i := offset; i < end; i++ {
-		slot, ok := v.Slot(g.keys[i])
-		if !ok || !cand.Has(slot) {
+	limit = min(limit, g.total-offset) // offset+limit cannot overflow
+	g.mu.Lock()
+	if need := offset + limit - len(g.order); need > 0 && g.rest != nil {
+		g.order = append(g.order, take(g.rest, g.dedupe, g.taken, need)...)
+		if len(g.rest.h) == 0 {
+			g.rest, g.taken = nil, nil
+		}
+	}
+	var window []scored
+	if offset < len(g.order) {
+		window = g.order[offset:min(offset+limit, len(g.order))]
+	}
+	g.mu.Unlock()
+	for _, sc := range window {
+		if sc.slot >= uint32(v.Capacity()) || v.Ref(sc.slot).Gen != sc.ref.Gen || !cand.Has(sc.slot) {
 			continue
 		}
-		items = append(items, scored{slot: slot, score: g.scores[i], exact: g.exact[i], hit: true})
+		sc.hit = true
+		items = append(items, sc)
 	}
-	return items, end < len(g.keys)
-}
-
-// groupOf records ranked items as a snapshot group.
-func groupOf(v *badgerstore.View, kind lkv1.Kind, items []scored) snapGroup {
-	g := snapGroup{kind: kind, keys: make([]string, len(items)), scores: make([]float64, len(items)), exact: make([]bool, len(items))}
-	for i, sc := range items {
-		g.keys[i], g.scores[i], g.exact[i] = v.Key(sc.slot), sc.score, sc.exact
-	}
-	return g
+	return items, offset+limit < g.total
 }
 
 // documentRank orders documents for representing a folded group: the

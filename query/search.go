@@ -152,23 +152,23 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		more := false
 		for i, g := range groups {
 			taken[i] = map[kindName]bool{}
-			pages[i] = take(v, g.r, dedupe, taken[i], p.limit+1)
+			pages[i] = take(g.r, dedupe, taken[i], p.limit+1)
 			more = more || len(pages[i]) > p.limit
 		}
 		var snap *snapshot
 		if more {
-			// Keep every group's whole order, so that later pages are the
-			// same lists whatever is ingested meanwhile.
+			// Keep every group's candidates not ranked yet, so that later
+			// pages rank them on demand into the same lists whatever is
+			// ingested meanwhile.
 			snap = &snapshot{ranking: resp.Ranking, fallback: resp.FallbackReason}
 		}
 		for i, g := range groups {
 			items := pages[i]
 			total := len(items)
 			if snap != nil {
-				all := append(items, take(v, g.r, dedupe, taken[i], 0)...)
-				total = len(all)
-				snap.groups = append(snap.groups, groupOf(v, g.kind, all))
-				items = all[:min(p.limit, len(all))]
+				total = distinct(v.NameIDs(), dedupe, items, g.r.h)
+				snap.groups = append(snap.groups, newGroup(g.kind, items, g.r, dedupe, taken[i], total))
+				items = items[:min(p.limit, len(items))]
 			}
 			results, err := materialize(v, items, cand, dedupe, qvec != nil)
 			if err != nil {
@@ -208,7 +208,7 @@ func (s *Service) searchPage(ctx context.Context, req *lkv1.SearchRequest, p *pl
 		cand := p.candidates(v)
 		more := false
 		for i := range snap.groups {
-			g := &snap.groups[i]
+			g := snap.groups[i]
 			items, m := g.page(v, cur.Offset, p.limit, cand)
 			more = more || m
 			if len(items) == 0 {
@@ -218,7 +218,7 @@ func (s *Service) searchPage(ctx context.Context, req *lkv1.SearchRequest, p *pl
 			if err != nil {
 				return err
 			}
-			resp.Groups = append(resp.Groups, &lkv1.ResultGroup{Kind: g.kind, Results: results, Total: uint64(len(g.keys))})
+			resp.Groups = append(resp.Groups, &lkv1.ResultGroup{Kind: g.kind, Results: results, Total: uint64(g.total)})
 		}
 		if more {
 			resp.NextCursor = (&cursor{Query: cur.Query, Snapshot: cur.Snapshot, Offset: cur.Offset + p.limit}).encode()

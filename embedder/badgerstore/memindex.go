@@ -14,6 +14,7 @@ import (
 // and read from Badger only the entities they return.
 type memIndex struct {
 	slots  []slotInfo
+	refs   []SlotRef // by slot
 	free   []uint32
 	bySlot map[string]uint32 // entity key -> slot
 	live   Set
@@ -59,6 +60,18 @@ type docCounts struct {
 	document *lkv1.Document // as its latest entity carries it
 	entities int
 	kinds    map[lkv1.Kind]int
+}
+
+// SlotRef is what ranking reads of every candidate, kept apart from the
+// rest of slotInfo in one small array so that reading it for thousands of
+// candidates stays in cache.
+type SlotRef struct {
+	Kind   lkv1.Kind
+	NameID uint32 // the lower-case name's ID (View.NameOfID)
+	// Gen changes whenever the slot is freed: a slot remembered with its
+	// generation still holds the same entity (or a rewrite of it) while
+	// the two agree.
+	Gen uint32
 }
 
 type slotInfo struct {
@@ -136,14 +149,19 @@ func (m *memIndex) posting(pk string) *posting {
 // put indexes e (replacing what was indexed under its key) with vector vec
 // (nil: keep none).
 func (m *memIndex) put(e *lkv1.Entity, vec []float32) {
-	m.remove(e.GetKey())
-	var slot uint32
-	if n := len(m.free); n > 0 {
-		slot = m.free[n-1]
-		m.free = m.free[:n-1]
-	} else {
+	// An entity written again keeps its slot and generation: a ranked
+	// page kept by slot still finds it.
+	slot, had := m.bySlot[e.GetKey()]
+	switch {
+	case had:
+		m.unindex(slot)
+	case len(m.free) > 0:
+		slot = m.free[len(m.free)-1]
+		m.free = m.free[:len(m.free)-1]
+	default:
 		slot = uint32(len(m.slots))
 		m.slots = append(m.slots, slotInfo{})
+		m.refs = append(m.refs, SlotRef{})
 	}
 	f := EntityFields(e)
 	si := slotInfo{
@@ -200,17 +218,29 @@ func (m *memIndex) put(e *lkv1.Entity, vec []float32) {
 	m.names[si.lname]++
 	m.count(&si, 1)
 	m.slots[slot] = si
+	m.refs[slot].Kind, m.refs[slot].NameID = si.kind, si.nameID
 	m.bySlot[si.key] = slot
 	m.live.add(slot)
 	m.dirtyCols = true
 }
 
+// remove drops the entity with key and frees its slot for another,
+// under a new generation.
 func (m *memIndex) remove(key string) {
 	slot, ok := m.bySlot[key]
 	if !ok {
 		return
 	}
+	m.unindex(slot)
+	m.free = append(m.free, slot)
+	m.refs[slot] = SlotRef{Gen: m.refs[slot].Gen + 1}
+}
+
+// unindex takes the entity in slot out of every index, leaving the slot
+// empty.
+func (m *memIndex) unindex(slot uint32) {
 	si := &m.slots[slot]
+	key := si.key
 	for _, p := range si.postings {
 		p.remove(slot)
 		if p.empty() {
@@ -246,7 +276,6 @@ func (m *memIndex) remove(key string) {
 	delete(m.bySlot, key)
 	m.live.remove(slot)
 	m.slots[slot] = slotInfo{}
-	m.free = append(m.free, slot)
 	m.dirtyCols = true
 }
 

@@ -138,8 +138,12 @@ func (v *View) Name(slot uint32) string { return v.m.slots[slot].lname }
 // DisplayName returns the name in slot as the entity spells it.
 func (v *View) DisplayName(slot uint32) string { return v.m.slots[slot].name }
 
+// Ref returns what ranking reads of slot: its kind, name ID and
+// generation.
+func (v *View) Ref(slot uint32) SlotRef { return v.m.refs[slot] }
+
 // Kind returns the kind in slot.
-func (v *View) Kind(slot uint32) lkv1.Kind { return v.m.slots[slot].kind }
+func (v *View) Kind(slot uint32) lkv1.Kind { return v.m.refs[slot].Kind }
 
 // Document returns the document of the entity in slot.
 func (v *View) Document(slot uint32) *lkv1.Document { return v.m.slots[slot].document }
@@ -273,7 +277,7 @@ func (v *View) ReversedVocabulary() []string { return v.m.rvocab }
 
 // NameID returns the ID of slot's lower-case name (see NameOfID): equal
 // names, equal IDs, so comparing them costs no string hashing.
-func (v *View) NameID(slot uint32) uint32 { return v.m.slots[slot].nameID }
+func (v *View) NameID(slot uint32) uint32 { return v.m.refs[slot].NameID }
 
 // NameIDs bounds the IDs of distinct names: they are below it.
 func (v *View) NameIDs() int { return len(v.m.nameList) }
