@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -122,13 +123,44 @@ func New(client lkv1.QueryServiceClient, opts *Options) *Server {
 // sdkLogger is the logger the SDK gets: its INFO lines are per session
 // ("server session connected", "session initialized", ...), one or more
 // for every client connection, so they go to debug; warnings and errors
-// keep their level.
+// keep their level, except its failures to notify a session (a client that
+// went away without closing its session, until the session expires), one
+// warning per dead session per change: at most one of those a minute is
+// logged, with how many were left out.
 func sdkLogger(log *slog.Logger) *slog.Logger {
-	return slog.New(demoteInfo{log.Handler()})
+	return slog.New(demoteInfo{log.Handler(), &notifyFailures{now: time.Now}})
 }
 
-// demoteInfo logs INFO records at DEBUG.
-type demoteInfo struct{ slog.Handler }
+// notifyFailureEvery is how often a failure to notify a session is logged.
+const notifyFailureEvery = time.Minute
+
+// notifyFailures rate-limits the SDK's "calling notifications/...: err"
+// warnings.
+type notifyFailures struct {
+	mu      sync.Mutex
+	now     func() time.Time
+	last    time.Time
+	dropped int
+}
+
+// admit reports whether to log a notify failure now, and how many were
+// left out since the last one logged.
+func (n *notifyFailures) admit() (ok bool, dropped int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if now := n.now(); n.last.IsZero() || now.Sub(n.last) >= notifyFailureEvery {
+		n.last, dropped, n.dropped = now, n.dropped, 0
+		return true, dropped
+	}
+	n.dropped++
+	return false, 0
+}
+
+// demoteInfo logs INFO records at DEBUG, and notify failures sparingly.
+type demoteInfo struct {
+	slog.Handler
+	notify *notifyFailures
+}
 
 func (h demoteInfo) Enabled(ctx context.Context, l slog.Level) bool {
 	if l == slog.LevelInfo {
@@ -141,15 +173,24 @@ func (h demoteInfo) Handle(ctx context.Context, r slog.Record) error {
 	if r.Level == slog.LevelInfo {
 		r.Level = slog.LevelDebug
 	}
+	if strings.HasPrefix(r.Message, "calling notifications/") {
+		ok, dropped := h.notify.admit()
+		if !ok {
+			return nil
+		}
+		r = r.Clone()
+		r.AddAttrs(slog.Int("like_this_not_logged", dropped),
+			slog.String("why", "a client left without closing its session; the session expires after the MCP session timeout"))
+	}
 	return h.Handler.Handle(ctx, r)
 }
 
 func (h demoteInfo) WithAttrs(as []slog.Attr) slog.Handler {
-	return demoteInfo{h.Handler.WithAttrs(as)}
+	return demoteInfo{h.Handler.WithAttrs(as), h.notify}
 }
 
 func (h demoteInfo) WithGroup(name string) slog.Handler {
-	return demoteInfo{h.Handler.WithGroup(name)}
+	return demoteInfo{h.Handler.WithGroup(name), h.notify}
 }
 
 // MCP returns the underlying SDK server, for transports New does not wire.

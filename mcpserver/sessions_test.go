@@ -9,10 +9,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"lorekeeper.dev/mcpserver"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
 // TestHTTPHandler_MaxSessions: sessions beyond the bound are refused with
@@ -124,5 +126,35 @@ func initSession(b *testing.B, url string) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b.Fatalf("initialize: %s", resp.Status)
+	}
+}
+
+// TestHTTPHandler_AbandonedSessionsLogQuietly: sessions whose clients left
+// without closing them fail every resource-list notification until they
+// expire; that is logged once, not once per session per change.
+func TestHTTPHandler_AbandonedSessionsLogQuietly(t *testing.T) {
+	h := newServer(t)
+	ts := httptest.NewServer(h.srv.HTTPHandler(nil))
+	t.Cleanup(ts.Close)
+	const abandoned = 5
+	for range abandoned {
+		// An initialize and nothing more, as a client that never comes back.
+		if code, body := post(t, ts.URL+"/mcp", initBody, nil); code != http.StatusOK {
+			t.Fatalf("initialize: %d %s", code, body)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- h.srv.WatchDocuments(ctx, 20*time.Millisecond) }()
+	t.Cleanup(func() { cancel(); <-done })
+	for i := range 3 {
+		doc := &lkv1.Document{Key: fmt.Sprintf("brew-%d", i), Name: "Brew", Source: lkv1.Source_SOURCE_ORCBREW}
+		h.fake.addEntity(&lkv1.Entity{Key: fmt.Sprintf("orcbrew:brew-%d:spell:zap", i), Slug: "zap", Name: "Zap", Kind: lkv1.Kind_KIND_SPELL, Document: doc,
+			Details: &lkv1.Entity_Spell{Spell: &lkv1.SpellDetails{Level: 1, School: "evocation"}}})
+		time.Sleep(500 * time.Millisecond) // polled, then notified (debounced by the SDK)
+	}
+	logs := h.logs.String()
+	if n := strings.Count(logs, "level=WARN msg=\"calling notifications/"); n != 1 {
+		t.Errorf("%d warnings about failed notifications for %d abandoned sessions, want one:\n%s", n, abandoned, logs)
 	}
 }
