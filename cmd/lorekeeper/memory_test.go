@@ -7,8 +7,9 @@ import (
 )
 
 // TestLoadMemory: until the replica catches up the collector runs at GOGC
-// 50 under the load's memory limit; at catch-up both return to the
-// defaults; an operator's GOGC or GOMEMLIMIT is left alone.
+// 50 under the load's memory limit; at catch-up GOGC returns to its default
+// and the limit follows the live heap; an operator's GOGC or GOMEMLIMIT is
+// left alone.
 func TestLoadMemory(t *testing.T) {
 	gcPercent := func() int {
 		p := debug.SetGCPercent(100)
@@ -21,27 +22,40 @@ func TestLoadMemory(t *testing.T) {
 		debug.SetGCPercent(prevGC)
 		debug.SetMemoryLimit(prevLimit)
 	})
+	const live = 300 << 20
 	tests := []struct {
 		name                 string
 		env                  map[string]string
 		loadGC, doneGC       int
 		loadLimit, doneLimit int64
 	}{
-		{"defaults", nil, 50, 100, loadMemoryLimit, math.MaxInt64},
-		{"operator's GOGC", map[string]string{"GOGC": "200"}, 100, 100, loadMemoryLimit, math.MaxInt64},
+		{"defaults", nil, 50, 100, loadMemoryLimit, steadyLimit(live)},
+		{"operator's GOGC", map[string]string{"GOGC": "200"}, 100, 100, loadMemoryLimit, steadyLimit(live)},
 		{"operator's GOMEMLIMIT", map[string]string{"GOMEMLIMIT": "1GiB"}, 50, 100, math.MaxInt64, math.MaxInt64},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			debug.SetGCPercent(100)
 			debug.SetMemoryLimit(math.MaxInt64)
-			caughtUp := loadMemory(func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok })
+			heap := uint64(live)
+			steady := &steadyMemory{live: func() uint64 { return heap }}
+			caughtUp := loadMemory(func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }, steady)
 			if got, got2 := gcPercent(), limit(); got != tt.loadGC || got2 != tt.loadLimit {
 				t.Errorf("during the load: GOGC %d, limit %d; want %d, %d", got, got2, tt.loadGC, tt.loadLimit)
 			}
 			caughtUp()
 			if got, got2 := gcPercent(), limit(); got != tt.doneGC || got2 != tt.doneLimit {
 				t.Errorf("caught up: GOGC %d, limit %d; want %d, %d", got, got2, tt.doneGC, tt.doneLimit)
+			}
+			// The limit follows the live heap as it grows.
+			heap *= 3
+			steady.update()
+			want := tt.doneLimit
+			if want != math.MaxInt64 {
+				want = steadyLimit(heap)
+			}
+			if got := limit(); got != want {
+				t.Errorf("live heap tripled: limit %d, want %d", got, want)
 			}
 		})
 	}
