@@ -302,8 +302,8 @@ func (m *memIndex) count(si *slotInfo, d int) {
 	}
 }
 
-// finish rebuilds the sorted numeric columns and the name order after a
-// batch of puts and removes.
+// finish rebuilds the sorted numeric columns and the name order after
+// puts and removes (the first View after them calls it).
 func (m *memIndex) finish() {
 	if !m.dirtyCols {
 		return

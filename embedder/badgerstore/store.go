@@ -491,7 +491,6 @@ func (s *Store) Apply(ctx context.Context, writes []Write) error {
 		s.mem.put(w.Entity, w.Vector)
 		s.ents.drop(w.Entity.GetKey())
 	}
-	s.mem.finish()
 	s.memo.clear()
 	s.writes++
 	s.lastWrite = now

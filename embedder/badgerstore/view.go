@@ -29,6 +29,17 @@ func (s *Store) View(ctx context.Context, fn func(v *View) error) error {
 		return err
 	}
 	s.mu.RLock()
+	for s.mem.dirtyCols && !s.closed {
+		// Writes left the sorted structures (name order, numeric columns,
+		// vocabulary) to rebuild: the first view after them does it, once
+		// for however many write batches came between two views (a load
+		// applies hundreds).
+		s.mu.RUnlock()
+		s.mu.Lock()
+		s.mem.finish()
+		s.mu.Unlock()
+		s.mu.RLock()
+	}
 	defer s.mu.RUnlock()
 	if s.closed {
 		return ErrClosed
