@@ -137,7 +137,8 @@ func runConsumer(t testing.TB, c *natsconsume.Consumer) func() {
 // waitFor polls cond; the bound is generous, the test asserts no timing.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Minute)
+	// The whole catalogue embeds in a few minutes under the race detector.
+	deadline := time.Now().Add(15 * time.Minute)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("gave up waiting for %s", what)
