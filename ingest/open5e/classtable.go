@@ -31,6 +31,8 @@ const maxClassLevel = 20
 // tableColumn is one column of the table as the source gives it.
 type tableColumn struct {
 	name string
+	// key is the column feature's key ("bfrd_mechanist_augmented-items").
+	key string
 	// spellLevel is the slot level of a SPELL_SLOTS column, else 0.
 	spellLevel int
 	// byLevel holds the values, index level-1.
@@ -58,7 +60,7 @@ func classFeatures(o obj, className string) ([]*lkv1.TextBlock, *lkv1.ClassProgr
 		}
 		switch typ {
 		case featureTableData, featureSlots, featurePB:
-			col := &tableColumn{name: f.str("name")}
+			col := &tableColumn{name: f.str("name"), key: f.str("key")}
 			fixes = append(fixes, col.read(f.objs("data_for_class_table"), className)...)
 			switch typ {
 			case featurePB:
@@ -120,6 +122,7 @@ func classFeatures(o obj, className string) ([]*lkv1.TextBlock, *lkv1.ClassProgr
 	}
 	sort.SliceStable(slots, func(i, j int) bool { return slots[i].spellLevel < slots[j].spellLevel })
 	all := append(columns, slots...)
+	fixes = append(fixes, nameDuplicateColumns(all, className)...)
 	p := &lkv1.ClassProgression{}
 	for _, c := range all {
 		p.Columns = append(p.Columns, c.name)
@@ -168,6 +171,34 @@ func levelDetails(o obj, name string) string {
 		return ""
 	}
 	return "*" + strings.Join(parts, ", ") + ".*"
+}
+
+// nameDuplicateColumns renames a column that has another column's name
+// after its own key, where the key names it otherwise: Black Flag's
+// Mechanist has two "Augment Effects Known" columns, the second keyed
+// "augmented-items" (its text speaks of "the Augmented Items column").
+// Each rename is returned as a correction.
+func nameDuplicateColumns(cols []*tableColumn, className string) []*lkv1.Correction {
+	var fixes []*lkv1.Correction
+	seen := map[string]bool{}
+	for _, c := range cols {
+		name := strings.ToLower(c.name)
+		if seen[name] {
+			fromKey := titleFromKey(c.key[strings.LastIndex(c.key, "_")+1:])
+			if fromKey != "" && !strings.EqualFold(fromKey, c.name) && !seen[strings.ToLower(fromKey)] {
+				fixes = append(fixes, &lkv1.Correction{
+					Subject:        className + " table",
+					Field:          "class_table",
+					SourceValue:    fmt.Sprintf("column %s is named %q, as another column is", c.key, c.name),
+					CorrectedValue: fmt.Sprintf("column %s is named %q", c.key, fromKey),
+				})
+				c.name = fromKey
+				name = strings.ToLower(fromKey)
+			}
+		}
+		seen[name] = true
+	}
+	return fixes
 }
 
 // read fills the column from data_for_class_table. A level given twice

@@ -215,7 +215,32 @@ func normalize(ep Endpoint, raw []byte, cat *Catalog) (es []*lkv1.Entity, parent
 	for _, b := range e.Blocks {
 		b.Text = numberWikiLists(b.Text)
 	}
+	if droppedCommas[docKey] {
+		restoreCommas(e)
+	}
 	return splitEditions(ep, raw, o, e, cat), parent, nil
+}
+
+// droppedCommas are the documents whose texts lost their commas upstream,
+// each left as a second space: Level Up's Monstrous Menagerie, in v2
+// (a5e-mm) and v1 (menagerie) alike ("On a failure  it must dance"; 484 of
+// its 586 creatures, about 2,100 gaps, where other books have a stray
+// double space in one record of a hundred).
+var droppedCommas = map[string]bool{"a5e-mm": true, "menagerie": true}
+
+// droppedComma is a second space after a word, a number, a closing
+// parenthesis or an abbreviation's full stop ("5 ft.  all creatures")
+// and before a word or number; after "**1/Day:**" it is only a space.
+var droppedComma = regexp.MustCompile(`([\p{L}\p{N}).])  ([\p{L}\p{N}])`)
+
+// restoreCommas puts the commas back into every text of e.
+func restoreCommas(e *lkv1.Entity) {
+	fix := func(s string) string { return droppedComma.ReplaceAllString(s, "$1, $2") }
+	e.Description = fix(e.Description)
+	e.HigherLevel = fix(e.HigherLevel)
+	for _, b := range e.Blocks {
+		b.Text = fix(b.Text)
+	}
 }
 
 // numberWikiLists turns a run of two or more lines starting "# " into a
