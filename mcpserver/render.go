@@ -675,7 +675,9 @@ func shortText(s string) string {
 	return strings.TrimRight(text, ".")
 }
 
-// renderDocuments renders list_documents as aligned columns.
+// renderDocuments renders list_documents as aligned columns, then each
+// document's licence notes and notices (the same notice said once for
+// every document that carries it).
 func renderDocuments(out *DocumentsOutput) string {
 	if out.Count == 0 {
 		return out.Message + "\n"
@@ -683,11 +685,34 @@ func renderDocuments(out *DocumentsOutput) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d documents (pass the KEY in a tool's documents parameter):\n\n", out.Count)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY\tNAME\tSOURCE\tENTITIES\tPUBLISHER\tSYSTEM")
+	fmt.Fprintln(tw, "KEY\tNAME\tSOURCE\tENTITIES\tPUBLISHER\tSYSTEM\tLICENCE")
 	for _, d := range out.Documents {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", d.DocumentKey, d.DocumentName, d.SourceAPI, d.EntityCount, d.Publisher, d.GameSystem)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", d.DocumentKey, d.DocumentName, d.SourceAPI, d.EntityCount, d.Publisher, d.GameSystem, d.License)
 	}
 	tw.Flush()
+	var notes []string
+	var notices []string
+	keysOf := map[string][]string{}
+	for _, d := range out.Documents {
+		if d.LicenseNote != "" {
+			notes = append(notes, fmt.Sprintf("- %s: the records disagree: %s.", d.DocumentKey, d.LicenseNote))
+		}
+		if n := strings.TrimSpace(d.Notice); n != "" {
+			if keysOf[n] == nil {
+				notices = append(notices, n)
+			}
+			keysOf[n] = append(keysOf[n], d.DocumentKey)
+		}
+	}
+	if len(notes) > 0 {
+		b.WriteString("\nLicence notes:\n" + strings.Join(notes, "\n") + "\n")
+	}
+	if len(notices) > 0 {
+		b.WriteString("\nNotices (OGL section 15, attributions):\n")
+		for _, n := range notices {
+			fmt.Fprintf(&b, "- %s: %s\n", strings.Join(keysOf[n], ", "), strings.ReplaceAll(n, "\n\n", " "))
+		}
+	}
 	return b.String()
 }
 

@@ -450,11 +450,26 @@ func TestListDocuments(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(text(res)), "\n")
 	header := lines[2]
 	wantContains(t, header, "KEY", "NAME", "SOURCE", "ENTITIES")
+	wantContains(t, header, "LICENCE")
 	col := strings.Index(header, "SOURCE")
-	for _, l := range lines[3:] {
+	for _, l := range lines[3 : 3+out.Count] {
 		if !strings.HasPrefix(l[col:], "open5e_v2") {
 			t.Errorf("columns not aligned:\n%s\n%s", header, l)
 		}
+	}
+	// Each notice once, after the documents that carry it.
+	var noticed []string
+	for _, d := range out.Documents {
+		if d.Notice != "" {
+			noticed = append(noticed, d.DocumentKey)
+		}
+	}
+	if len(noticed) == 0 {
+		t.Fatal("no document carries a notice")
+	}
+	wantContains(t, text(res), "Notices (OGL section 15, attributions):\n- "+strings.Join(noticed, ", ")+": "+out.Documents[0].Notice)
+	if n := strings.Count(text(res), out.Documents[0].Notice); n != 1 {
+		t.Errorf("the SRD's notice is said %d times, want once", n)
 	}
 
 	res = h.call(t, "list_documents", map[string]any{"source": "orcbrew"})

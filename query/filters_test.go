@@ -288,6 +288,9 @@ func TestLookup_Filters(t *testing.T) {
 			g := lower(e.GetDocument().GetGameSystem())
 			return isSpell(e) && (g == "a5e" || g == "5e-2014")
 		}},
+		{name: "game system a5e creatures", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: &lkv1.Common{Limit: 1 << 20, GameSystems: []string{"a5e"}}})
+		}, ok: func(e *lkv1.Entity) bool { return isCreature(e) && lower(e.GetDocument().GetGameSystem()) == "a5e" }},
 		{name: "source open5e_v1", call: func() (*lkv1.LookupResponse, error) {
 			return svc.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: &lkv1.Common{Limit: 1 << 20, Sources: []lkv1.Source{lkv1.Source_SOURCE_OPEN5E_V1}}})
 		}, ok: func(e *lkv1.Entity) bool {

@@ -3,6 +3,7 @@ package open5e
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -67,8 +68,10 @@ func NewCatalog(v2Docs, publishers, licenses, gameSystems, v1Docs []json.RawMess
 		v2 = append(v2, v)
 	}
 	// v1 documents carry the OGL section 15 text; v2 documents do not, so
-	// v2 borrows it from its v1 twin where it has one.
+	// v2 borrows it from its v1 twin where it has one. Where the twin's
+	// record names a licence the v2 record does not, both are noted.
 	copyright := map[string]string{}
+	noteOf := map[string]string{}
 	for _, r := range v1Docs {
 		var v struct {
 			Slug, Title, URL, License, Organization, Copyright string
@@ -80,18 +83,23 @@ func NewCatalog(v2Docs, publishers, licenses, gameSystems, v1Docs []json.RawMess
 		// A v1 document is of its v2 twin's game system (Level Up's
 		// Monstrous Menagerie is a5e); one with no twin is 5e 2014, the
 		// only system v1 knew.
-		gs := "5e-2014"
+		gs, note := "5e-2014", ""
+		lic := v1LicenseName(v.License)
 		if twin := v2Twin(v.V2RelatedKey, v2); twin != nil {
 			gs = twin.Gamesystem.Key
 			c.twins[v.Slug] = sameBook(twin, v2)
 			copyright[twin.Key] = v.Copyright
+			if names := twin.licenseNames(); lic != "" && !slices.Contains(names, lic) {
+				note = fmt.Sprintf("v2 record (%s): %s; v1 record (%s): %s", twin.Key, strings.Join(names, ", "), v.Slug, lic)
+				noteOf[twin.Key] = note
+			}
 		}
 		c.docs[key(lkv1.Source_SOURCE_OPEN5E_V1, v.Slug)] = &lkv1.Document{
 			Key: v.Slug, Name: v.Title, DisplayName: v.Title,
 			Source: lkv1.Source_SOURCE_OPEN5E_V1, Publisher: v.Organization,
-			PublisherKey: lkv1.Slugify(v.Organization), Licenses: nonEmpty(v1LicenseName(v.License)),
+			PublisherKey: lkv1.Slugify(v.Organization), Licenses: nonEmpty(lic),
 			GameSystem: gs, GameSystemName: systems[gs], Permalink: v.URL,
-			Attribution: v.Copyright,
+			Attribution: v.Copyright, LicenseNote: note,
 		}
 	}
 	for _, v := range v2 {
@@ -100,6 +108,7 @@ func NewCatalog(v2Docs, publishers, licenses, gameSystems, v1Docs []json.RawMess
 			Source: lkv1.Source_SOURCE_OPEN5E_V2, Publisher: v.Publisher.Name,
 			PublisherKey: v.Publisher.Key, GameSystem: v.Gamesystem.Key,
 			GameSystemName: v.Gamesystem.Name, Permalink: v.Permalink,
+			Licenses: v.licenseNames(), LicenseNote: noteOf[v.Key],
 		}
 		if d.Publisher == "" {
 			d.Publisher = pubs[v.Publisher.Key]
@@ -107,18 +116,13 @@ func NewCatalog(v2Docs, publishers, licenses, gameSystems, v1Docs []json.RawMess
 		if d.GameSystemName == "" {
 			d.GameSystemName = systems[v.Gamesystem.Key]
 		}
-		for _, l := range v.Licenses {
-			if n, ok := licenseNames[l.Key]; ok {
-				d.Licenses = append(d.Licenses, n)
-			} else {
-				d.Licenses = append(d.Licenses, l.Name)
-			}
-		}
-		switch {
-		case v.Key == "srd-2014" || v.Key == "srd-2024" || v.Key == "core":
+		// The SRD's CC-BY-4.0 attribution, and for SRD 5.1, also under
+		// the OGL, its section 15 notice after it.
+		if v.Key == "srd-2014" || v.Key == "srd-2024" || v.Key == "core" {
 			d.Attribution = SRDAttribution
-		case copyright[v.Key] != "":
-			d.Attribution = copyright[v.Key]
+		}
+		if cr := copyright[v.Key]; cr != "" {
+			d.Attribution = strings.TrimSpace(d.Attribution + "\n\n" + cr)
 		}
 		c.docs[key(lkv1.Source_SOURCE_OPEN5E_V2, v.Key)] = d
 	}
@@ -137,6 +141,19 @@ type v2Document struct {
 	Licenses                   []struct{ Key, Name string }
 	Publisher                  struct{ Key, Name string }
 	Gamesystem                 struct{ Key, Name string }
+}
+
+// licenseNames are the short names of the document's licences.
+func (d *v2Document) licenseNames() []string {
+	var out []string
+	for _, l := range d.Licenses {
+		if n, ok := licenseNames[l.Key]; ok {
+			out = append(out, n)
+		} else {
+			out = append(out, l.Name)
+		}
+	}
+	return out
 }
 
 // v2Twin returns the v2 document that a v1 document's v2_related_key

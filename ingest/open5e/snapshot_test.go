@@ -345,6 +345,17 @@ func TestSnapshotEntities_wellFormed(t *testing.T) {
 		if d := e.GetDocument(); d.GetName() == "" || len(d.GetLicenses()) == 0 || d.GetGameSystem() == "" || d.GetPublisher() == "" {
 			t.Errorf("%s: document metadata incomplete: %v", e.GetKey(), d)
 		}
+		// A v2 entity is of the game system its record's document names
+		// (Level Up's books are a5e, not 5e): an edition filter must not
+		// mix them.
+		if src == lkv1.Source_SOURCE_OPEN5E_V2 {
+			var rec struct {
+				Document struct{ Gamesystem struct{ Key string } }
+			}
+			if err := json.Unmarshal(e.GetSourceRecord(), &rec); err == nil && rec.Document.Gamesystem.Key != "" && rec.Document.Gamesystem.Key != e.GetDocument().GetGameSystem() {
+				t.Errorf("%s: game system %q, its record says %q", e.GetKey(), e.GetDocument().GetGameSystem(), rec.Document.Gamesystem.Key)
+			}
+		}
 		if !json.Valid(e.GetSourceRecord()) {
 			t.Errorf("%s: source record is not JSON", e.GetKey())
 		}

@@ -5,15 +5,23 @@ package open5esnapshot
 // output, the README, an MCP server's about text).
 const Notice = `LoreKeeper bundles an offline copy of the Open5e API (https://open5e.com),
 produced by running the open5e-api project's own code (github.com/open5e/open5e-api,
-main 4b314adb) over its data. It contains material from these documents:
+main 4b314adb) over its data: every document the API serves, 24 in v2 and
+their 17 older v1 copies. It contains material from these documents (NOTICE
+lists each with its licences and its OGL Section 15 notice):
 
   - System Reference Document 5.1 and 5.2, Wizards of the Coast LLC:
     CC-BY-4.0 (SRD 5.1 also under the OGL 1.0a).
-  - 5e Core Concepts, Open5e: CC-BY-4.0 and OGL 1.0a.
-  - Tome of Beasts, Deep Magic for 5th Edition, Tome of Heroes, Deep Magic
-    Extended, Warlock Archives, Kobold Press Compilation, Kobold Press: OGL 1.0a.
-  - Adventurer's Guide / Level Up Advanced 5e, EN Publishing: CC-BY-4.0 and OGL 1.0a.
-  - Open5e Originals and Open5e Original Content, Open5e: OGL 1.0a.
+  - 5e Core Concepts, Open5e: CC-BY-4.0 and OGL 1.0a; Open5e Originals: OGL 1.0a.
+  - Kobold Press: Tome of Beasts (2016 and 2023 editions), Tome of Beasts 2
+    and 3, Creature Codex, Deep Magic for 5th Edition, Deep Magic Extended,
+    Vault of Magic, Tome of Heroes, Warlock Zine, Kobold Press Compilation:
+    OGL 1.0a. Black Flag SRD: CC-BY-4.0 by its v2 record, the ORC License by
+    its v1 record.
+  - EN Publishing, Level Up Advanced 5th Edition (game system a5e): the
+    Adventurer's Guide, Dungeon Delver's Guide and Gate Pass Gazette,
+    CC-BY-4.0 and OGL 1.0a; the Monstrous Menagerie, OGL 1.0a.
+  - Green Ronin Publishing, Tal'Dorei Campaign Setting: OGL 1.0a.
+  - Somanyrobots, Spells That Don't Suck: CC-BY-4.0.
   - Elderberry Inn Icons (image metadata only): CC0.
 
 This work includes material taken from the System Reference Document 5.1

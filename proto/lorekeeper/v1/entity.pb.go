@@ -237,7 +237,11 @@ type Document struct {
 	// Where the book itself lives (Open5e's permalink), for citations.
 	Permalink string `protobuf:"bytes,10,opt,name=permalink,proto3" json:"permalink,omitempty"`
 	// Attribution text that the licence requires (OGL section 15 and the like).
-	Attribution   string `protobuf:"bytes,11,opt,name=attribution,proto3" json:"attribution,omitempty"`
+	Attribution string `protobuf:"bytes,11,opt,name=attribution,proto3" json:"attribution,omitempty"`
+	// Where the source's own records of the book disagree about its licence,
+	// what each says ("v2 record (bfrd): CC-BY-4.0; v1 record (blackflag):
+	// ORC License"); empty when they agree.
+	LicenseNote   string `protobuf:"bytes,12,opt,name=license_note,json=licenseNote,proto3" json:"license_note,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -345,6 +349,13 @@ func (x *Document) GetPermalink() string {
 func (x *Document) GetAttribution() string {
 	if x != nil {
 		return x.Attribution
+	}
+	return ""
+}
+
+func (x *Document) GetLicenseNote() string {
+	if x != nil {
+		return x.LicenseNote
 	}
 	return ""
 }
@@ -2179,7 +2190,7 @@ var File_lorekeeper_v1_entity_proto protoreflect.FileDescriptor
 
 const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\n" +
-	"\x1alorekeeper/v1/entity.proto\x12\rlorekeeper.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xec\x02\n" +
+	"\x1alorekeeper/v1/entity.proto\x12\rlorekeeper.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8f\x03\n" +
 	"\bDocument\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12!\n" +
@@ -2193,7 +2204,8 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\x10game_system_name\x18\t \x01(\tR\x0egameSystemName\x12\x1c\n" +
 	"\tpermalink\x18\n" +
 	" \x01(\tR\tpermalink\x12 \n" +
-	"\vattribution\x18\v \x01(\tR\vattribution\"\xcb\x06\n" +
+	"\vattribution\x18\v \x01(\tR\vattribution\x12!\n" +
+	"\flicense_note\x18\f \x01(\tR\vlicenseNote\"\xcb\x06\n" +
 	"\x06Entity\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04slug\x18\x02 \x01(\tR\x04slug\x12'\n" +
