@@ -283,9 +283,9 @@ type DocumentInfo struct {
 	EntityTypes    map[string]uint64 `json:"entity_types" jsonschema:"Entities by kind."`
 	Publisher      string            `json:"publisher,omitempty"`
 	License        string            `json:"license,omitempty"`
-	LicenseNote    string            `json:"license_note,omitempty" jsonschema:"Where the source's records of the book disagree about its licence, what each says."`
-	Notice         string            `json:"notice,omitempty" jsonschema:"The notice the licence asks to be shown with the content: the OGL section 15 text, the CC-BY attribution."`
-	GameSystem     string            `json:"game_system,omitempty" jsonschema:"5e-2014, 5e-2024, or a5e (Level Up Advanced 5th Edition, a game of its own); empty for homebrew."`
+	LicenseNote    string            `json:"license_note,omitempty"`
+	Notice         string            `json:"notice,omitempty"`
+	GameSystem     string            `json:"game_system,omitempty"`
 	Permalink      string            `json:"permalink,omitempty"`
 }
 

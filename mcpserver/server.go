@@ -374,7 +374,7 @@ Use it when the kind is unknown or mixed: "fire damage", "bigbys hand" (names fr
 	addTool(s, &mcp.Tool{
 		Name:        "list_documents",
 		Annotations: readOnly("List source documents"),
-		Description: `List the source documents (books) LoreKeeper holds, with their key, name, source (open5e_v1, open5e_v2, orcbrew), publisher, licence (and the notice it asks to be shown: OGL section 15, attribution), game system (5e-2014, 5e-2024, or a5e: Level Up Advanced 5th Edition, a game of its own) and entity counts by type, largest first. Only documents already loaded are listed.
+		Description: `List the source documents (books) LoreKeeper holds, with their key, name, source (open5e_v1, open5e_v2, orcbrew), publisher, licence, game system and entity counts by type, largest first. Only documents already loaded are listed.
 Use it to find the keys for the documents filter of the other tools, e.g. to restrict to the SRD (srd-2014) or to homebrew (source="orcbrew"). format="text" gives an aligned table.`,
 	}, s.listDocuments)
 }

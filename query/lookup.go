@@ -388,7 +388,7 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 			}
 		}
 		if p.semantic == "" {
-			return namePage(v, cand, cur, p.limit, hash, resp)
+			return namePage(v, cand, cur, p.limit, hash, !p.docsSet, resp)
 		}
 		if snap != nil {
 			if len(snap.groups) == 0 {
@@ -449,8 +449,13 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 }
 
 // namePage fills resp with one page of cand in name order, after the
-// cursor's entity when there is one.
-func namePage(v *badgerstore.View, cand badgerstore.Set, cur *cursor, limit int, hash string, resp *lkv1.LookupResponse) error {
+// cursor's entity when there is one. With fold (no documents filter), the
+// copies of a name from other documents (same kind, following it in name
+// order, the SRD 5.1 first: badgerstore's document rank) are the first
+// copy's alternates rather than results of their own: with nine monster
+// books, lookup_creature(name="goblin") is one stat block and the other
+// books' goblins named, not four stat blocks.
+func namePage(v *badgerstore.View, cand badgerstore.Set, cur *cursor, limit int, hash string, fold bool, resp *lkv1.LookupResponse) error {
 	resp.Total = uint64(cand.Len())
 	if cur != nil {
 		if cur.Snapshot != "" || cur.Source != "" {
@@ -458,21 +463,38 @@ func namePage(v *badgerstore.View, cand badgerstore.Set, cur *cursor, limit int,
 		}
 		v.After(&cand, cur.orderKey())
 	}
-	left := cand.Len()
-	var err error
+	var (
+		err  error
+		last uint32 // the last slot taken, as a result or an alternate
+		run  string // the name the results of byKind have
+	)
+	byKind := map[lkv1.Kind]*lkv1.Result{}
 	v.InNameOrder(cand, func(slot uint32) bool {
+		if fold {
+			if name := v.Name(slot); name != run {
+				run = name
+				clear(byKind)
+			} else if r := byKind[v.Kind(slot)]; r != nil {
+				r.Alternates = append(r.Alternates, alternate(v, slot))
+				last = slot
+				return true
+			}
+		}
+		if len(resp.Results) == limit {
+			// A result more follows: the page ends after the last slot
+			// taken, alternates included.
+			k := v.OrderKey(last)
+			resp.NextCursor = (&cursor{Query: hash, Name: k.Name, DocRank: k.DocRank, Key: k.Key}).encode()
+			return false
+		}
 		var e *lkv1.Entity
 		if e, err = v.Entity(slot); err != nil {
 			return false
 		}
-		resp.Results = append(resp.Results, &lkv1.Result{Entity: e, Uri: lkv1.EntityURI(e.GetKey())})
-		if len(resp.Results) == limit {
-			if left > limit {
-				k := v.OrderKey(slot)
-				resp.NextCursor = (&cursor{Query: hash, Name: k.Name, DocRank: k.DocRank, Key: k.Key}).encode()
-			}
-			return false
-		}
+		r := &lkv1.Result{Entity: e, Uri: lkv1.EntityURI(e.GetKey())}
+		resp.Results = append(resp.Results, r)
+		byKind[v.Kind(slot)] = r
+		last = slot
 		return true
 	})
 	return err

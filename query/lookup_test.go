@@ -50,18 +50,28 @@ func TestLookup_NameMatching(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// One result, the SRD 5.1's, and every other book's Fireball
+			// as its alternates (many books, one name).
 			got := names(resp.GetResults())
-			if len(got) < 2 || resp.GetNameMatch() != "exact" {
-				t.Fatalf("names = %v, match %q; want every Fireball (several documents), exact", got, resp.GetNameMatch())
+			if len(got) != 1 || got[0] != "Fireball" || resp.GetNameMatch() != "exact" {
+				t.Fatalf("names = %v, match %q; want one Fireball, exact", got, resp.GetNameMatch())
 			}
-			for _, n := range got {
-				if n != "Fireball" {
-					t.Errorf("got %q; exact matching must not return partial matches", n)
+			r := resp.GetResults()[0]
+			if d := r.GetEntity().GetDocument().GetKey(); d != "srd-2014" {
+				t.Errorf("first Fireball from %s, want the SRD 5.1's", d)
+			}
+			var alts []string
+			for _, a := range r.GetAlternates() {
+				alts = append(alts, a.GetDocumentKey())
+			}
+			want := 0
+			for _, e := range snap.entities {
+				if e.GetKind() == lkv1.Kind_KIND_SPELL && e.GetName() == "Fireball" && e.GetDocument().GetKey() != "srd-2014" {
+					want++
 				}
 			}
-			// Without documents every version is returned.
-			if d := docKeys(resp.GetResults()); !slices.Contains(d, "srd-2014") || !slices.Contains(d, "srd-2024") {
-				t.Errorf("documents = %v, want srd-2014 and srd-2024 versions", d)
+			if !slices.Contains(alts, "srd-2024") || len(alts) != want {
+				t.Errorf("alternates from %v, want the %d other Fireballs, srd-2024 among them", alts, want)
 			}
 			if resp.GetRanking() != lkv1.Ranking_RANKING_STRUCTURED || resp.GetResults()[0].SimilarityScore != nil {
 				t.Errorf("structured lookup: ranking %v, score %v; want STRUCTURED and no score", resp.GetRanking(), resp.GetResults()[0].SimilarityScore)
@@ -270,6 +280,18 @@ func TestLookup_InvalidInput(t *testing.T) {
 	}
 }
 
+// distinctNames counts the snapshot's names of a kind: a lookup without a
+// documents filter folds a name's copies into one result.
+func distinctNames(k lkv1.Kind) int {
+	seen := map[string]bool{}
+	for _, e := range snap.entities {
+		if e.GetKind() == k {
+			seen[strings.ToLower(e.GetName())] = true
+		}
+	}
+	return len(seen)
+}
+
 // limit is exact, and a query reads only the entities it returns.
 func TestLookup_LimitExact(t *testing.T) {
 	st := snapshotStore(t)
@@ -289,7 +311,7 @@ func TestLookup_LimitExact(t *testing.T) {
 		{"weapons limit 15", 15, func() (*lkv1.LookupResponse, error) {
 			return c.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: common("", 15), Kinds: []lkv1.Kind{lkv1.Kind_KIND_WEAPON}})
 		}},
-		{"classes limit 20", 20, func() (*lkv1.LookupResponse, error) {
+		{"classes limit 20", min(20, distinctNames(lkv1.Kind_KIND_CLASS)), func() (*lkv1.LookupResponse, error) {
 			return c.LookupCharacterOptions(ctx, &lkv1.LookupCharacterOptionsRequest{Common: common("", 20), Kinds: []lkv1.Kind{lkv1.Kind_KIND_CLASS}})
 		}},
 		{"elves limit 5", 5, func() (*lkv1.LookupResponse, error) {
@@ -319,5 +341,77 @@ func TestLookup_LimitExact(t *testing.T) {
 				t.Errorf("read %d entities to return %d", reads, n)
 			}
 		})
+	}
+}
+
+// Many books, one name: without a documents filter a name lookup gives the
+// SRD 5.1's stat block (else the SRD 5.2's, else the first book's) with
+// the other books' copies as alternates; a walk of pages returns every
+// matching entity once, as a result or an alternate; a documents filter
+// gives each book's own.
+func TestLookup_ManyBooksOneName(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	resp, err := c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: common("goblin", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var books []string
+	for _, e := range snap.entities {
+		if e.GetKind() == lkv1.Kind_KIND_CREATURE && strings.EqualFold(e.GetName(), "goblin") {
+			books = append(books, e.GetDocument().GetKey())
+		}
+	}
+	if len(books) < 3 {
+		t.Fatalf("the snapshot has goblins from %v; the case needs several books", books)
+	}
+	if n := len(resp.GetResults()); n != 1 || resp.GetResults()[0].GetEntity().GetDocument().GetKey() != "srd-2014" {
+		t.Fatalf("%d results (%v), want the SRD 5.1 goblin alone", n, docKeys(resp.GetResults()))
+	}
+	if alts := resp.GetResults()[0].GetAlternates(); len(alts) != len(books)-1 {
+		t.Errorf("%d alternates, want the other %d books' goblins", len(alts), len(books)-1)
+	}
+	for _, b := range books {
+		r, err := c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: &lkv1.Common{Name: "goblin", Documents: docs(b)}})
+		if err != nil || len(r.GetResults()) != 1 || r.GetResults()[0].GetEntity().GetDocument().GetKey() != b {
+			t.Errorf("documents=[%s]: %v %v", b, docKeys(r.GetResults()), err)
+		}
+	}
+
+	// Paging: every dragon once, whether as a result or an alternate.
+	want := map[string]bool{}
+	for _, e := range snap.entities {
+		if e.GetKind() == lkv1.Kind_KIND_CREATURE && strings.Contains(strings.ToLower(e.GetName()), "dragon") {
+			want[e.GetKey()] = true
+		}
+	}
+	got := map[string]int{}
+	cursor, pages := "", 0
+	for {
+		r, err := c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: &lkv1.Common{Name: "*dragon*", Limit: 7, Cursor: cursor}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		if len(r.GetResults()) > 7 {
+			t.Fatalf("page %d: %d results, limit 7", pages, len(r.GetResults()))
+		}
+		for _, res := range r.GetResults() {
+			got[res.GetEntity().GetKey()]++
+			for _, a := range res.GetAlternates() {
+				got[a.GetKey()]++
+			}
+		}
+		if cursor = r.GetNextCursor(); cursor == "" || pages > 1000 {
+			break
+		}
+	}
+	for k := range want {
+		if got[k] != 1 {
+			t.Errorf("%s returned %d times", k, got[k])
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d entities returned over %d pages, want %d", len(got), pages, len(want))
 	}
 }

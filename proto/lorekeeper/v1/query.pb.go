@@ -1205,7 +1205,9 @@ type LookupResponse struct {
 	// when the first page was asked, whatever is ingested meanwhile.
 	NextCursor string `protobuf:"bytes,50,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
 	// Every result of the request, all pages together (for ranked requests:
-	// as of the first page).
+	// as of the first page). Without a documents filter a name's copies in
+	// other documents are folded into one result's alternates; ranked
+	// requests count the folded results, name-ordered ones every copy.
 	Total         uint64 `protobuf:"varint,51,opt,name=total,proto3" json:"total,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
