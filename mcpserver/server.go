@@ -68,7 +68,7 @@ const EntityURITemplate = "lorekeeper://entity/{key}"
 
 const instructions = `LoreKeeper answers questions about D&D 5e content (Open5e SRD and published books, plus imported OrcBrew homebrew) with citations.
 Pick the narrowest tool: lookup_spell, lookup_creature, lookup_equipment, lookup_character_option, lookup_rule when you know the kind of thing; search_dnd_content for anything else or across kinds; list_documents to see which books are loaded and their keys for the documents filter.
-Names match case-insensitively; use * as a wildcard for partial names. Names are matched as typed, then as slugs, then as the names players know from the books ("Tasha's Hideous Laughter" finds the SRD's Hideous Laughter; spells renamed between SRD 5.1 and 5.2 find each other). When nothing matches, the result is empty with suggestions: the closest names (typo-tolerant, "firebal" -> Fireball) among the entities passing the other filters, and for well-known names outside open content ("beholder") a plain statement of that with the nearest open content. Use semantic_query to find things by meaning.
+Names match case-insensitively; use * as a wildcard for partial names. Names are matched as typed, then as slugs, then as the names players know from the books ("Tasha's Hideous Laughter" finds the SRD's Hideous Laughter; spells renamed between SRD 5.1 and 5.2 find each other). When nothing matches, the result is empty with suggestions: the closest names (typo-tolerant, "firebal" -> Fireball) among the entities passing the other filters, and for well-known names outside open content ("beholder") a plain statement of that with the nearest open content. A name found in several books gives one result, the SRD 5.1's (else the SRD 5.2's, else the first book's), with the other books' copies as alternates (each with a URI); documents=[...] or game_system picks another book's. Use semantic_query to find things by meaning.
 Answers are sized to hold: by default the first results (up to 3) come as full cards and the rest one line each; read a URI, or pass detail="full", for all of them in full. Cite results by their document_name and lorekeeper:// URI; read a URI as a resource for the full entity.`
 
 // New returns a Server that answers through client.
@@ -307,7 +307,7 @@ Every filter is optional and they combine (AND). Results cite their source docum
 		Annotations: readOnly("Look up creatures"),
 		Description: `Find D&D 5e monsters and creatures and return full stat blocks: AC, HP, speed, ability scores with modifiers, saves, skills, resistances and immunities, senses, languages, challenge rating, traits, actions, reactions, legendary and lair actions.
 Use it for "Show me the Ancient Red Dragon" (name="ancient red dragon"), "CR 5 undead" (cr=5, type="undead"), "Medium beasts CR 1 or less" (cr_max=1, type="beast", size="medium"), or by meaning: semantic_query="stealthy hunters that attack by surprise".
-Every filter is optional and they combine (AND).
+Filters combine (AND). One stat block per name; other books' copies are alternates.
 ` + nameHelp,
 	}, tool(s, "lookup_creature", "creature", func(ctx context.Context, in CreatureInput) (*lkv1.LookupResponse, error) {
 		req, err := in.request()
