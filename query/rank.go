@@ -21,6 +21,9 @@ type scored struct {
 	// hit: the candidate matched a query term, its name, or (semantic)
 	// is in the upper part of the cosine range.
 	hit bool
+	// tier: how well it fits what the question's words say of its fields
+	// (understanding.apply); a higher tier ranks first.
+	tier float64
 }
 
 // cosine is the candidates' cosine similarity to the query, from the
@@ -117,11 +120,14 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text string, cos *cosine, f
 	return out
 }
 
-// better orders scored candidates: exact names first, then by score, then
-// by slot for a stable order.
+// better orders scored candidates: exact names first, then by tier and
+// score, then by slot for a stable order.
 func better(a, b scored) bool {
 	if a.exact != b.exact {
 		return a.exact
+	}
+	if a.tier != b.tier {
+		return a.tier > b.tier
 	}
 	if a.score != b.score {
 		return a.score > b.score
@@ -322,10 +328,18 @@ func distinct(names int, dedupe bool, lists ...[]scored) int {
 
 // materialize reads the entities of ranked results. With dedupe each
 // result is represented by the most authoritative copy of its name among
-// the candidates (the SRD Fireball, not a supplement's), keeping its
-// score, and lists the other copies as alternates.
-func materialize(v *badgerstore.View, items []scored, cand badgerstore.Set, dedupe, withScore bool) ([]*lkv1.Result, error) {
+// the candidates (the SRD Fireball, not a supplement's; a copy from the
+// documents the question named, prefer, before any), keeping its score,
+// and lists the other copies as alternates.
+func materialize(v *badgerstore.View, items []scored, cand, prefer badgerstore.Set, dedupe, withScore bool) ([]*lkv1.Result, error) {
 	out := make([]*lkv1.Result, 0, len(items))
+	docRank := func(slot uint32) int {
+		r := documentRank(v.Document(slot).GetKey())
+		if prefer.Has(slot) {
+			r -= 10
+		}
+		return r
+	}
 	for _, sc := range items {
 		res := &lkv1.Result{}
 		if dedupe {
@@ -333,7 +347,7 @@ func materialize(v *badgerstore.View, items []scored, cand badgerstore.Set, dedu
 			same.And(cand)
 			best := sc.slot
 			v.InNameOrder(same, func(slot uint32) bool {
-				if v.Kind(slot) == v.Kind(sc.slot) && documentRank(v.Document(slot).GetKey()) < documentRank(v.Document(best).GetKey()) {
+				if v.Kind(slot) == v.Kind(sc.slot) && docRank(slot) < docRank(best) {
 					best = slot
 				}
 				return true

@@ -36,12 +36,14 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 			return nil, invalid("kinds", "unknown kind %d", k)
 		}
 	}
+	p.kinds = lkv1.Kinds()
 	if len(req.GetKinds()) > 0 {
-		kf, _, err := kindFilter("kinds", req.GetKinds(), lkv1.Kinds())
+		kf, kinds, err := kindFilter("kinds", req.GetKinds(), lkv1.Kinds())
 		if err != nil {
 			return nil, err
 		}
 		p.add(kf)
+		p.kinds = kinds
 	}
 	resp := &lkv1.SearchResponse{Ranking: lkv1.Ranking_RANKING_HYBRID, Warnings: p.warnings}
 	hash := requestHash(req, func(m proto.Message) {
@@ -101,9 +103,13 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 			ranks = authoritative(v, cand) // see authority.go
 		}
 		scoredAll := rank(v, ranks, q, cos, true, s.opts.CosineWeight, sc)
+		u := s.understand(v, q, p.kinds)
+		u.apply(v, ranks, scoredAll, q)
+		resp.Understood = u.proto()
 		// Results must match (a term, the name, or by meaning) and score
 		// within reach of the best one: kinds with only weak matches stay
-		// out instead of padding the answer.
+		// out instead of padding the answer. What matches every filter
+		// the question's words say stays in whatever its score.
 		best := 0.0
 		for _, sc := range scoredAll {
 			if sc.hit {
@@ -113,7 +119,7 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		hits := scoredAll[:0]
 		exact := false
 		for _, sc := range scoredAll {
-			if sc.hit && (sc.score >= relevance.RelativeFloor*best || sc.exact) {
+			if sc.hit && (sc.score >= relevance.RelativeFloor*best || sc.exact || u.matchesAll(sc)) {
 				hits = append(hits, sc)
 				exact = exact || sc.exact
 			}
@@ -170,7 +176,7 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 				snap.groups = append(snap.groups, newGroup(g.kind, items, g.r, dedupe, taken[i], total))
 				items = items[:min(p.limit, len(items))]
 			}
-			results, err := materialize(v, items, cand, dedupe, qvec != nil)
+			results, err := materialize(v, items, cand, u.preferred(v), dedupe, qvec != nil)
 			if err != nil {
 				return err
 			}
@@ -206,6 +212,8 @@ func (s *Service) searchPage(ctx context.Context, req *lkv1.SearchRequest, p *pl
 	resp.Ranking, resp.FallbackReason = snap.ranking, snap.fallback
 	err = s.store.View(ctx, func(v *badgerstore.View) error {
 		cand := p.candidates(v)
+		u := s.understand(v, req.GetQuery(), p.kinds)
+		resp.Understood = u.proto()
 		more := false
 		for i := range snap.groups {
 			g := snap.groups[i]
@@ -214,7 +222,7 @@ func (s *Service) searchPage(ctx context.Context, req *lkv1.SearchRequest, p *pl
 			if len(items) == 0 {
 				continue
 			}
-			results, err := materialize(v, items, cand, !p.docsSet, snap.ranking == lkv1.Ranking_RANKING_HYBRID)
+			results, err := materialize(v, items, cand, u.preferred(v), !p.docsSet, snap.ranking == lkv1.Ranking_RANKING_HYBRID)
 			if err != nil {
 				return err
 			}
