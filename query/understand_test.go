@@ -247,9 +247,9 @@ func TestUnderstood_matchesRankFirst(t *testing.T) {
 	}
 }
 
-// TestUnderstood_superlative: the results a superlative orders come in
-// the field's order, and the first is the best of every result matching
-// the filters.
+// TestUnderstood_superlative: the first result of a superlative is the
+// best, by its field, of every result matching the filters (all results,
+// when the question has no filter).
 func TestUnderstood_superlative(t *testing.T) {
 	cl := client(t)
 	ctx := context.Background()
@@ -262,6 +262,12 @@ func TestUnderstood_superlative(t *testing.T) {
 		}},
 		{understandCase{tool: "lookup_creature", q: "the strongest fiend"}, func(e *lkv1.Entity) float64 {
 			return e.GetCreature().GetChallengeRating()
+		}},
+		{understandCase{tool: "lookup_creature", q: "the weakest undead"}, func(e *lkv1.Entity) float64 {
+			return -e.GetCreature().GetChallengeRating()
+		}},
+		{understandCase{tool: "lookup_equipment", q: "bow with the longest range"}, func(e *lkv1.Entity) float64 {
+			return float64(e.GetItem().GetWeapon().GetRangeLong())
 		}},
 	} {
 		t.Run(c.q, func(t *testing.T) {
