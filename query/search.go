@@ -181,6 +181,7 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 				return err
 			}
 			resp.Groups = append(resp.Groups, &lkv1.ResultGroup{Kind: g.kind, Results: results, Total: uint64(total)})
+			resp.Total += uint64(total)
 		}
 		if snap != nil {
 			id := s.snaps.put(snap)
@@ -217,6 +218,8 @@ func (s *Service) searchPage(ctx context.Context, req *lkv1.SearchRequest, p *pl
 		more := false
 		for i := range snap.groups {
 			g := snap.groups[i]
+			// Every group counts, those with nothing left on this page too.
+			resp.Total += uint64(g.total)
 			items, m := g.page(v, cur.Offset, p.limit, cand)
 			more = more || m
 			if len(items) == 0 {
