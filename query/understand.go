@@ -31,6 +31,8 @@ type understanding struct {
 	// complete is the tier of an entity matching every soft filter (set
 	// by apply).
 	complete float64
+	// named are the names the question says ("what does Fireball do").
+	named []string
 }
 
 // softFilter is one filter read from the question: the entities matching
@@ -445,7 +447,8 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 		}
 	}
 	u.rest = strings.Join(rest, " ")
-	if len(u.filters) == 0 && len(u.docs) == 0 && u.order == nil {
+	u.named = namedIn(v, words, used)
+	if len(u.filters) == 0 && len(u.docs) == 0 && u.order == nil && len(u.named) == 0 {
 		return nil
 	}
 	return u
@@ -466,6 +469,72 @@ func boolFilter(field string, b bool, words string) softFilter {
 func keywordFilter(field string, values []string, negated bool, words string) softFilter {
 	return softFilter{field: field, values: values, negated: negated, words: words,
 		match: func(v *badgerstore.View) badgerstore.Set { return v.Postings(field, values...) }}
+}
+
+// maxNamedWords bounds the names looked for in a question, in words.
+const maxNamedWords = 4
+
+// namedIn returns the stored names a question's words (those not read as
+// filters) say, longest first, when the question is mostly names ("what
+// does Fireball do", "vampire weaknesses"): names inside a description
+// ("a cross between an owl and a bear") are not what it asks for.
+func namedIn(v *badgerstore.View, words []string, used []bool) (out []string) {
+	taken := make([]bool, len(words))
+	content := 0
+	for i, w := range words {
+		if !used[i] && !stopword(w) {
+			content++
+		}
+	}
+	defer func() {
+		n := 0
+		for i, t := range taken {
+			if t && !stopword(words[i]) {
+				n++
+			}
+		}
+		if 2*n < content {
+			out = nil
+		}
+	}()
+	for n := maxNamedWords; n >= 1; n-- {
+		for i := 0; i+n <= len(words); i++ {
+			if slices.Contains(used[i:i+n], true) || slices.Contains(taken[i:i+n], true) || stopword(words[i]) || stopword(words[i+n-1]) {
+				continue
+			}
+			phrase := strings.Join(words[i:i+n], " ")
+			if nameExists(v, phrase) {
+				out = append(out, phrase)
+				for j := i; j < i+n; j++ {
+					taken[j] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// nameExists reports whether some entity is named name (lower-case),
+// through the name trigrams: only the names with name's rarest trigram
+// are compared.
+func nameExists(v *badgerstore.View, name string) bool {
+	r := []rune(" " + name + " ")
+	if len(r) < 3 {
+		return false
+	}
+	var rarest []uint32
+	for i := 0; i+3 <= len(r); i++ {
+		ids := v.NamesWithTrigram(string(r[i : i+3]))
+		if i == 0 || len(ids) < len(rarest) {
+			rarest = ids
+		}
+	}
+	for _, id := range rarest {
+		if v.NameOfID(id) == name {
+			return true
+		}
+	}
+	return false
 }
 
 // inCreatureName reports whether some creature's name contains phrase.

@@ -17,6 +17,8 @@ const (
 	// maxOrdered bounds the best matches a superlative orders (it reads
 	// each one's entity).
 	maxOrdered = 24
+	// namedSim is the name similarity a name said in a question scores as.
+	namedSim = 0.8
 )
 
 // apply ranks items by what was understood: each item's tier is its
@@ -48,8 +50,17 @@ func (u *understanding) apply(v *badgerstore.View, cand badgerstore.Set, items [
 		near = fuzzyNames(v, rest)
 		alias, _ = matchAliasName(v, cand, rest)
 	}
+	named := map[string]bool{}
+	for _, n := range u.named {
+		named[n] = true
+	}
 	for i := range items {
 		x := &items[i]
+		if named[v.Name(x.slot)] {
+			// A name the question says ranks above every match of its
+			// other words, below a near name of the whole question.
+			x.score, x.hit = max(x.score, relevance.NearNameScore(namedSim)), true
+		}
 		t := 0.0
 		for _, p := range ps {
 			switch {
@@ -176,7 +187,7 @@ func (u *understanding) preferred(v *badgerstore.View) badgerstore.Set {
 
 // proto is what was understood, as the response reports it.
 func (u *understanding) proto() *lkv1.Understood {
-	if u == nil {
+	if u == nil || len(u.filters) == 0 && len(u.docs) == 0 && u.order == nil {
 		return nil
 	}
 	out := &lkv1.Understood{Documents: u.docs}
