@@ -16,14 +16,15 @@ import (
 type scored struct {
 	score float64
 	slot  uint32
+	// tier: how well it fits what the question's words say of its fields
+	// (understanding.apply); a higher tier ranks first. A float32 beside
+	// slot takes no room: it fills slot's padding.
+	tier  float32
 	ref   badgerstore.SlotRef
 	exact bool
 	// hit: the candidate matched a query term, its name, or (semantic)
 	// is in the upper part of the cosine range.
 	hit bool
-	// tier: how well it fits what the question's words say of its fields
-	// (understanding.apply); a higher tier ranks first.
-	tier float64
 }
 
 // cosine is the candidates' cosine similarity to the query, from the

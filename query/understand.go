@@ -30,7 +30,7 @@ type understanding struct {
 	rest string
 	// complete is the tier of an entity matching every soft filter (set
 	// by apply).
-	complete float64
+	complete float32
 	// named are the names the question says ("what does Fireball do").
 	named []string
 }

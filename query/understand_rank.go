@@ -70,7 +70,7 @@ func (u *understanding) apply(v *badgerstore.View, cand badgerstore.Set, items [
 				t += tierMatch
 			}
 		}
-		x.tier = t
+		x.tier = float32(t)
 		switch sim, ok := near[v.Name(x.slot)]; {
 		case exact.Has(x.slot):
 			x.score, x.hit = relevance.NearNameScore(1), true
@@ -80,7 +80,7 @@ func (u *understanding) apply(v *badgerstore.View, cand badgerstore.Set, items [
 			x.score, x.hit = max(x.score, relevance.NearNameScore(sim)), true
 		}
 	}
-	u.complete = float64(tierMatch * len(ps))
+	u.complete = float32(tierMatch * len(ps))
 	if u.order != nil {
 		u.order.apply(v, items, len(ps) > 0)
 	}
@@ -92,7 +92,7 @@ func (u *understanding) apply(v *badgerstore.View, cand badgerstore.Set, items [
 // within relevance.RelativeFloor of the best score match the rest of the
 // question. They rise above the rest of their tier, and no further.
 func (o *ordering) apply(v *badgerstore.View, items []scored, filtered bool) {
-	top, best := -1.0, 0.0
+	top, best := float32(-1), 0.0
 	for _, x := range items {
 		if x.hit && x.tier > top {
 			top, best = x.tier, 0
@@ -135,7 +135,7 @@ func (o *ordering) apply(v *badgerstore.View, items []scored, filtered bool) {
 	})
 	for r, c := range kept {
 		// In (top+0.5, top+1): above the tier's other items, in order.
-		items[c.i].tier = top + 0.5 + 0.49*float64(len(kept)-r)/float64(len(kept))
+		items[c.i].tier = top + 0.5 + 0.49*float32(len(kept)-r)/float32(len(kept))
 	}
 }
 
