@@ -3,6 +3,7 @@ package query
 import (
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"lorekeeper.dev/embedder/badgerstore"
@@ -236,8 +237,10 @@ func nameLike(q string) bool {
 	return n >= 4 && n <= 64 && len(strings.Fields(q)) <= 5
 }
 
-// nameContains reports whether some name contains q: then q is a word
-// people use in names ("dragon"), not a misspelt name.
+// nameContains reports whether some name contains q as whole words: then
+// q is a word people use in names ("dragon"), not a misspelt name. A name
+// holding q cut short ("bag of holdin" in "bag of holding") does not count:
+// that is a misspelt name.
 func nameContains(v *badgerstore.View, q string) bool {
 	// A name containing q has every trigram inside q: only the names with
 	// q's rarest one need a look, not every name.
@@ -245,7 +248,7 @@ func nameContains(v *badgerstore.View, q string) bool {
 	if len(qr) < 3 {
 		found := false
 		v.Names(func(name string) bool {
-			found = strings.Contains(name, q)
+			found = containsWords(name, q)
 			return !found
 		})
 		return found
@@ -258,11 +261,34 @@ func nameContains(v *badgerstore.View, q string) bool {
 		}
 	}
 	for _, id := range rarest {
-		if strings.Contains(v.NameOfID(id), q) {
+		if containsWords(v.NameOfID(id), q) {
 			return true
 		}
 	}
 	return false
+}
+
+// containsWords reports whether s holds q with no letter or digit right
+// before or after it.
+func containsWords(s, q string) bool {
+	for i := 0; i+len(q) <= len(s); {
+		j := strings.Index(s[i:], q)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(q)
+		before, _ := utf8.DecodeLastRuneInString(s[:start])
+		after, _ := utf8.DecodeRuneInString(s[end:])
+		if !isWordRune(before) && !isWordRune(after) {
+			return true
+		}
+		i = start + 1
+	}
+	return false
+}
+
+func isWordRune(r rune) bool {
+	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }
 
 // kindName is what dedupe compares: one result per kind and name (its
@@ -329,15 +355,15 @@ func distinct(names int, dedupe bool, lists ...[]scored) int {
 
 // materialize reads the entities of ranked results. With dedupe each
 // result is represented by the most authoritative copy of its name among
-// the candidates (the SRD Fireball, not a supplement's; a copy from the
-// documents the question named, prefer, before any), keeping its score,
-// and lists the other copies as alternates.
-func materialize(v *badgerstore.View, items []scored, cand, prefer badgerstore.Set, dedupe, withScore bool) ([]*lkv1.Result, error) {
+// the candidates (the SRD Fireball, not a supplement's; with prefer, the
+// copies it ranks lower first: those fitting the question), keeping its
+// score, and lists the other copies as alternates.
+func materialize(v *badgerstore.View, items []scored, cand badgerstore.Set, prefer func(slot uint32) int, dedupe, withScore bool) ([]*lkv1.Result, error) {
 	out := make([]*lkv1.Result, 0, len(items))
 	docRank := func(slot uint32) int {
 		r := documentRank(v.Document(slot).GetKey())
-		if prefer.Has(slot) {
-			r -= 10
+		if prefer != nil {
+			r += 10 * prefer(slot)
 		}
 		return r
 	}

@@ -33,6 +33,8 @@ type understanding struct {
 	complete float32
 	// named are the names the question says ("what does Fireball do").
 	named []string
+	// prepared are the soft filters read against the view (prepare).
+	prepared []prepared
 }
 
 // softFilter is one filter read from the question: the entities matching
@@ -572,22 +574,38 @@ func (u *understanding) readDocuments(voc *vocabulary, words []string, used []bo
 		if used[i] {
 			continue
 		}
-		var keys []string
-		n := 1
+		// The longest run of words a name starts with ("Tome of Beasts");
+		// the names it is the whole of, when there are ("Tome of Beasts",
+		// not "Tome of Beasts 2").
+		var keys, whole []string
+		n := 0
 		for _, d := range voc.docs {
-			switch {
-			case d.acronym != "" && len(d.acronym) >= 3 && words[i] == d.acronym, d.version != "" && words[i] == d.version,
-				len(words[i]) == 4 && strings.HasSuffix(d.gameSystem, "-"+words[i]):
-				keys = append(keys, d.key)
-			default:
-				// The longest run of words the name starts with.
-				m := 0
-				for m < len(d.name) && i+m < len(words) && !used[i+m] && words[i+m] == d.name[m] {
-					m++
-				}
-				if m >= 2 && (m == len(d.name) || !stopword(d.name[m-1])) {
+			m := 0
+			for m < len(d.name) && i+m < len(words) && !used[i+m] && words[i+m] == d.name[m] {
+				m++
+			}
+			if m < 2 || m < len(d.name) && stopword(d.name[m-1]) || m < n {
+				continue
+			}
+			if m > n {
+				n, keys, whole = m, nil, nil
+			}
+			keys = append(keys, d.key)
+			if m == len(d.name) {
+				whole = append(whole, d.key)
+			}
+		}
+		if len(whole) > 0 {
+			keys = whole
+		}
+		if n == 0 {
+			// One word: initials ("SRD", "ToB"), a version ("5.1"), a game
+			// system's year ("2024").
+			n = 1
+			for _, d := range voc.docs {
+				if len(d.acronym) >= 3 && words[i] == d.acronym || d.version != "" && words[i] == d.version ||
+					len(words[i]) == 4 && strings.HasSuffix(d.gameSystem, "-"+words[i]) {
 					keys = append(keys, d.key)
-					n = max(n, m)
 				}
 			}
 		}

@@ -32,17 +32,7 @@ func (u *understanding) apply(v *badgerstore.View, cand badgerstore.Set, items [
 	if u == nil {
 		return
 	}
-	type prepared struct {
-		match, applies badgerstore.Set
-		negated        bool
-	}
-	ps := make([]prepared, 0, len(u.filters)+1)
-	for _, f := range u.filters {
-		ps = append(ps, prepared{match: f.match(v), applies: holders(v, f.field), negated: f.negated})
-	}
-	if len(u.docs) > 0 {
-		ps = append(ps, prepared{match: v.Postings(badgerstore.FieldDocument, u.docs...), applies: v.All()})
-	}
+	u.prepare(v)
 	var exact, alias badgerstore.Set
 	var near map[string]float64
 	if rest := u.rest; rest != "" && rest != relevance.NormalizeName(text) {
@@ -61,16 +51,7 @@ func (u *understanding) apply(v *badgerstore.View, cand badgerstore.Set, items [
 			// other words, below a near name of the whole question.
 			x.score, x.hit = max(x.score, relevance.NearNameScore(namedSim)), true
 		}
-		t := 0.0
-		for _, p := range ps {
-			switch {
-			case !p.applies.Has(x.slot):
-				t += tierNone
-			case p.match.Has(x.slot) != p.negated:
-				t += tierMatch
-			}
-		}
-		x.tier = float32(t)
+		x.tier = u.tierOf(x.slot)
 		switch sim, ok := near[v.Name(x.slot)]; {
 		case exact.Has(x.slot):
 			x.score, x.hit = relevance.NearNameScore(1), true
@@ -80,9 +61,9 @@ func (u *understanding) apply(v *badgerstore.View, cand badgerstore.Set, items [
 			x.score, x.hit = max(x.score, relevance.NearNameScore(sim)), true
 		}
 	}
-	u.complete = float32(tierMatch * len(ps))
+	u.complete = float32(tierMatch * len(u.prepared))
 	if u.order != nil {
-		u.order.apply(v, items, len(ps) > 0)
+		u.order.apply(v, items, len(u.prepared) > 0)
 	}
 }
 
@@ -176,13 +157,49 @@ func (u *understanding) matchesAll(x scored) bool {
 	return u != nil && u.complete > 0 && x.tier >= u.complete
 }
 
-// preferred is the entities of the documents the question named: the
-// copy a result is shown as (materialize).
-func (u *understanding) preferred(v *badgerstore.View) badgerstore.Set {
-	if u == nil || len(u.docs) == 0 {
-		return badgerstore.Set{}
+// prepared is a soft filter read against a view: the entities matching
+// it and those it applies to.
+type prepared struct {
+	match, applies badgerstore.Set
+	negated        bool
+}
+
+// prepare reads the soft filters (and the documents, one more) against v.
+func (u *understanding) prepare(v *badgerstore.View) {
+	u.prepared = make([]prepared, 0, len(u.filters)+1)
+	for _, f := range u.filters {
+		u.prepared = append(u.prepared, prepared{match: f.match(v), applies: holders(v, f.field), negated: f.negated})
 	}
-	return v.Postings(badgerstore.FieldDocument, u.docs...)
+	if len(u.docs) > 0 {
+		u.prepared = append(u.prepared, prepared{match: v.Postings(badgerstore.FieldDocument, u.docs...), applies: v.All()})
+	}
+}
+
+// tierOf is slot's points over the prepared soft filters.
+func (u *understanding) tierOf(slot uint32) float32 {
+	t := float32(0)
+	for _, p := range u.prepared {
+		switch {
+		case !p.applies.Has(slot):
+			t += tierNone
+		case p.match.Has(slot) != p.negated:
+			t += tierMatch
+		}
+	}
+	return t
+}
+
+// preference orders the copies of a result's name (materialize): those
+// fitting the question best first ("CR 1/2 imp": the CR 1/2 copy). Nil
+// when nothing was understood.
+func (u *understanding) preference(v *badgerstore.View) func(slot uint32) int {
+	if u == nil || len(u.filters) == 0 && len(u.docs) == 0 {
+		return nil
+	}
+	if u.prepared == nil {
+		u.prepare(v)
+	}
+	return func(slot uint32) int { return -int(u.tierOf(slot)) }
 }
 
 // proto is what was understood, as the response reports it.
