@@ -29,7 +29,7 @@ type understanding struct {
 	// matching: "firbolt cantrip" is the name "firbolt" and level 0.
 	rest string
 	// complete is the tier of an entity matching every soft filter (set
-	// by apply).
+	// by prepare).
 	complete float32
 	// named are the names the question says ("what does Fireball do").
 	named []string
@@ -260,11 +260,28 @@ var fillers = func() map[string]bool {
 // understand reads q against the catalogue's vocabulary for a request
 // over kinds: every filter and order it finds on a field one of kinds
 // holds. Nil: nothing understood (or Options.Literal).
+//
+// The reading is remembered by the view until the next write, as search's
+// near names are: an understanding is read-only once made (apply changes
+// only the items it is given), so requests share it.
 func (s *Service) understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding {
 	if s.opts.Literal {
 		return nil
 	}
-	return understand(v, q, kinds)
+	key := make([]byte, 0, len(q)+2*len(kinds)+12)
+	key = append(key, "understand\x00"...)
+	for _, k := range kinds {
+		key = append(key, byte(k), byte(k>>8))
+	}
+	key = append(append(key, 0), q...)
+	u, _ := v.Memo(string(key), func() any {
+		u := understand(v, q, kinds)
+		if u != nil {
+			u.prepare(v)
+		}
+		return u
+	}).(*understanding)
+	return u
 }
 
 func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding {

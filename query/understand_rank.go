@@ -32,7 +32,6 @@ func (u *understanding) apply(v *badgerstore.View, cand badgerstore.Set, items [
 	if u == nil {
 		return
 	}
-	u.prepare(v)
 	var exact, alias badgerstore.Set
 	var near map[string]float64
 	if rest := u.rest; rest != "" && rest != relevance.NormalizeName(text) {
@@ -61,7 +60,6 @@ func (u *understanding) apply(v *badgerstore.View, cand badgerstore.Set, items [
 			x.score, x.hit = max(x.score, relevance.NearNameScore(sim)), true
 		}
 	}
-	u.complete = float32(tierMatch * len(u.prepared))
 	if u.order != nil {
 		u.order.apply(v, items, len(u.prepared) > 0)
 	}
@@ -164,7 +162,8 @@ type prepared struct {
 	negated        bool
 }
 
-// prepare reads the soft filters (and the documents, one more) against v.
+// prepare reads the soft filters (and the documents, one more) against v,
+// and the tier of an entity matching them all.
 func (u *understanding) prepare(v *badgerstore.View) {
 	u.prepared = make([]prepared, 0, len(u.filters)+1)
 	for _, f := range u.filters {
@@ -173,6 +172,7 @@ func (u *understanding) prepare(v *badgerstore.View) {
 	if len(u.docs) > 0 {
 		u.prepared = append(u.prepared, prepared{match: v.Postings(badgerstore.FieldDocument, u.docs...), applies: v.All()})
 	}
+	u.complete = float32(tierMatch * len(u.prepared))
 }
 
 // tierOf is slot's points over the prepared soft filters.
@@ -192,12 +192,9 @@ func (u *understanding) tierOf(slot uint32) float32 {
 // preference orders the copies of a result's name (materialize): those
 // fitting the question best first ("CR 1/2 imp": the CR 1/2 copy). Nil
 // when nothing was understood.
-func (u *understanding) preference(v *badgerstore.View) func(slot uint32) int {
+func (u *understanding) preference() func(slot uint32) int {
 	if u == nil || len(u.filters) == 0 && len(u.docs) == 0 {
 		return nil
-	}
-	if u.prepared == nil {
-		u.prepare(v)
 	}
 	return func(slot uint32) int { return -int(u.tierOf(slot)) }
 }
