@@ -18,7 +18,10 @@ type scored struct {
 	score float64
 	slot  uint32
 	// tier: how well it fits what the question's words say of its fields
-	// (understanding.apply); a higher tier ranks first. A float32 beside
+	// (understanding.apply); a higher tier ranks first: apply adds
+	// tierScale times it to score, so that better compares one number
+	// (comparing tiers apart doubled the ranking's cost: the branches are
+	// unpredictable). shown is the score without it. A float32 beside
 	// slot takes no room: it fills slot's padding.
 	tier  float32
 	ref   badgerstore.SlotRef
@@ -122,14 +125,18 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text string, cos *cosine, f
 	return out
 }
 
-// better orders scored candidates: exact names first, then by tier and
-// score, then by slot for a stable order.
+// tierScale is what a tier point adds to a score: more than any score,
+// and than the least step of a superlative's order within a tier.
+const tierScale = 1 << 12
+
+// shown is x's score without its tier, in [0, 1].
+func (x scored) shown() float64 { return x.score - tierScale*float64(x.tier) }
+
+// better orders scored candidates: exact names first, then by score (tier
+// included), then by slot for a stable order.
 func better(a, b scored) bool {
 	if a.exact != b.exact {
 		return a.exact
-	}
-	if a.tier != b.tier {
-		return a.tier > b.tier
 	}
 	if a.score != b.score {
 		return a.score > b.score
@@ -388,7 +395,7 @@ func materialize(v *badgerstore.View, items []scored, cand badgerstore.Set, pref
 			sc.slot = best
 		}
 		if withScore {
-			score := min(max(sc.score, 0), 1)
+			score := min(max(sc.shown(), 0), 1)
 			res.SimilarityScore = &score
 		}
 		e, err := v.Entity(sc.slot)

@@ -113,13 +113,13 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		best := 0.0
 		for _, sc := range scoredAll {
 			if sc.hit {
-				best = max(best, sc.score)
+				best = max(best, sc.shown())
 			}
 		}
 		hits := scoredAll[:0]
 		exact := false
 		for _, sc := range scoredAll {
-			if sc.hit && (sc.score >= relevance.RelativeFloor*best || sc.exact || u.matchesAll(sc)) {
+			if sc.hit && (sc.shown() >= relevance.RelativeFloor*best || sc.exact || u.matchesAll(sc)) {
 				hits = append(hits, sc)
 				exact = exact || sc.exact
 			}

@@ -63,6 +63,9 @@ func (u *understanding) apply(v *badgerstore.View, cand badgerstore.Set, items [
 	if u.order != nil {
 		u.order.apply(v, items, len(u.prepared) > 0)
 	}
+	for i := range items {
+		items[i].score += tierScale * float64(items[i].tier)
+	}
 }
 
 // apply orders the best matches of the top tier by the field: those of a
