@@ -406,7 +406,7 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 			}
 			g := snap.groups[0]
 			items, more := g.page(v, cur.Offset, p.limit, cand)
-			results, err := materialize(v, items, cand, u.preference(), !p.docsSet, resp.Ranking == lkv1.Ranking_RANKING_HYBRID)
+			results, err := materialize(v, items, cand, !p.docsSet, resp.Ranking == lkv1.Ranking_RANKING_HYBRID)
 			resp.Results, resp.Total = results, uint64(g.total)
 			if more {
 				resp.NextCursor = (&cursor{Query: hash, Snapshot: cur.Snapshot, Offset: cur.Offset + p.limit}).encode()
@@ -447,7 +447,7 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 			resp.NextCursor = (&cursor{Query: hash, Snapshot: id, Offset: p.limit}).encode()
 			items = items[:p.limit]
 		}
-		results, err := materialize(v, items, cand, u.preference(), dedupe, cos != nil)
+		results, err := materialize(v, items, cand, dedupe, cos != nil)
 		resp.Results = results
 		return err
 	})

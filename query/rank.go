@@ -362,18 +362,10 @@ func distinct(names int, dedupe bool, lists ...[]scored) int {
 
 // materialize reads the entities of ranked results. With dedupe each
 // result is represented by the most authoritative copy of its name among
-// the candidates (the SRD Fireball, not a supplement's; with prefer, the
-// copies it ranks lower first: those fitting the question), keeping its
+// the candidates (the SRD Fireball, not a supplement's), keeping its
 // score, and lists the other copies as alternates.
-func materialize(v *badgerstore.View, items []scored, cand badgerstore.Set, prefer func(slot uint32) int, dedupe, withScore bool) ([]*lkv1.Result, error) {
+func materialize(v *badgerstore.View, items []scored, cand badgerstore.Set, dedupe, withScore bool) ([]*lkv1.Result, error) {
 	out := make([]*lkv1.Result, 0, len(items))
-	docRank := func(slot uint32) int {
-		r := documentRank(v.Document(slot).GetKey())
-		if prefer != nil {
-			r += 10 * prefer(slot)
-		}
-		return r
-	}
 	for _, sc := range items {
 		res := &lkv1.Result{}
 		if dedupe {
@@ -381,7 +373,7 @@ func materialize(v *badgerstore.View, items []scored, cand badgerstore.Set, pref
 			same.And(cand)
 			best := sc.slot
 			v.InNameOrder(same, func(slot uint32) bool {
-				if v.Kind(slot) == v.Kind(sc.slot) && docRank(slot) < docRank(best) {
+				if v.Kind(slot) == v.Kind(sc.slot) && documentRank(v.Document(slot).GetKey()) < documentRank(v.Document(best).GetKey()) {
 					best = slot
 				}
 				return true

@@ -217,8 +217,9 @@ func relevance(t *testing.T, cl lkv1.QueryServiceClient) {
 	// 28): "your speed becomes 0 because a creature is holding onto you"
 	// finds SRD 5.1's Grappled second, behind Restrained, where the record
 	// holding the three editions' texts together came first (0.809).
-	if first.share() < 0.95 || first.mrr() < 0.80 {
-		t.Errorf("relevance.jsonl: top-5 share %.3f, MRR %.3f; want at least 0.95 and 0.80", first.share(), first.mrr())
+	// Questions read as filters (issue 27) bring it to 0.832.
+	if first.share() < 0.95 || first.mrr() < 0.82 {
+		t.Errorf("relevance.jsonl: top-5 share %.3f, MRR %.3f; want at least 0.95 and 0.82", first.share(), first.mrr())
 	}
 }
 

@@ -176,7 +176,7 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 				snap.groups = append(snap.groups, newGroup(g.kind, items, g.r, dedupe, taken[i], total))
 				items = items[:min(p.limit, len(items))]
 			}
-			results, err := materialize(v, items, cand, u.preference(), dedupe, qvec != nil)
+			results, err := materialize(v, items, cand, dedupe, qvec != nil)
 			if err != nil {
 				return err
 			}
@@ -225,7 +225,7 @@ func (s *Service) searchPage(ctx context.Context, req *lkv1.SearchRequest, p *pl
 			if len(items) == 0 {
 				continue
 			}
-			results, err := materialize(v, items, cand, u.preference(), !p.docsSet, snap.ranking == lkv1.Ranking_RANKING_HYBRID)
+			results, err := materialize(v, items, cand, !p.docsSet, snap.ranking == lkv1.Ranking_RANKING_HYBRID)
 			if err != nil {
 				return err
 			}

@@ -192,16 +192,6 @@ func (u *understanding) tierOf(slot uint32) float32 {
 	return t
 }
 
-// preference orders the copies of a result's name (materialize): those
-// fitting the question best first ("CR 1/2 imp": the CR 1/2 copy). Nil
-// when nothing was understood.
-func (u *understanding) preference() func(slot uint32) int {
-	if u == nil || len(u.filters) == 0 && len(u.docs) == 0 {
-		return nil
-	}
-	return func(slot uint32) int { return -int(u.tierOf(slot)) }
-}
-
 // proto is what was understood, as the response reports it.
 func (u *understanding) proto() *lkv1.Understood {
 	if u == nil || len(u.filters) == 0 && len(u.docs) == 0 && u.order == nil {

@@ -223,7 +223,7 @@ func TestUnderstood_matchesRankFirst(t *testing.T) {
 					contradicts = contradicts || applies && !has
 				}
 				if len(docs) > 0 {
-					// The copy shown is the one fitting best (materialize).
+					// The copy shown is the one ranked (the authoritative one).
 					in := slices.Contains(docs, r.GetEntity().GetDocument().GetKey())
 					all, contradicts = all && in, contradicts || !in
 				}

@@ -242,7 +242,7 @@ func checkIssueTable(t *testing.T, cs *mcp.ClientSession) {
 		// their magic versions) before the two-handed polearms that came
 		// first before.
 		var out mcpserver.LookupOutput
-		callFind(t, cs, "lookup_equipment", map[string]any{"semantic_query": "one-handed weapon with reach", "limit": 10}, &out)
+		callFind(t, cs, "lookup_equipment", map[string]any{"semantic_query": "one-handed weapon with reach", "limit": 10, "detail": "full"}, &out)
 		if !jsonEqual(out.Understood, map[string]any{"not_property": "two-handed", "property": "reach", "category": "weapon"}) {
 			t.Errorf("understood %v", out.Understood)
 		}
@@ -259,7 +259,7 @@ func checkIssueTable(t *testing.T, cs *mcp.ClientSession) {
 
 	t.Run("CR 1/2 hyena-headed raiders", func(t *testing.T) {
 		var out mcpserver.LookupOutput
-		callFind(t, cs, "lookup_creature", map[string]any{"semantic_query": "CR 1/2 hyena-headed raiders who serve a demon lord of slaughter", "limit": 5}, &out)
+		callFind(t, cs, "lookup_creature", map[string]any{"semantic_query": "CR 1/2 hyena-headed raiders who serve a demon lord of slaughter", "limit": 5, "detail": "full"}, &out)
 		if !jsonEqual(out.Understood, map[string]any{"challenge_rating": 0.5}) {
 			t.Errorf("understood %v, want challenge_rating 0.5", out.Understood)
 		}
@@ -274,7 +274,7 @@ func checkIssueTable(t *testing.T, cs *mcp.ClientSession) {
 
 	t.Run("CR 5 undead from the SRD", func(t *testing.T) {
 		var out mcpserver.SearchOutput
-		text := callFind(t, cs, "search_dnd_content", map[string]any{"query": "CR 5 undead from the SRD", "limit": 5}, &out)
+		text := callFind(t, cs, "search_dnd_content", map[string]any{"query": "CR 5 undead from the SRD", "limit": 5, "detail": "full"}, &out)
 		if !jsonEqual(out.Understood, map[string]any{"challenge_rating": 5.0, "creature_type": "undead", "documents": []any{"srd-2014", "srd-2024"}}) {
 			t.Errorf("understood %v", out.Understood)
 		}
