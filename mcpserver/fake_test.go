@@ -372,7 +372,9 @@ func (f *fakeQuery) Search(_ context.Context, r *lkv1.SearchRequest) (*lkv1.Sear
 		g.Results = append(g.Results, res)
 	}
 	for _, k := range order {
+		groups[k].Total = uint64(len(groups[k].Results))
 		resp.Groups = append(resp.Groups, groups[k])
+		resp.Total += groups[k].Total
 	}
 	return resp, nil
 }

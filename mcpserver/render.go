@@ -521,6 +521,7 @@ func renderLookup(noun string, out *LookupOutput, cards int) string {
 		fmt.Fprintf(&b, "The first %d in full, the other %d one line each: read a URI for one in full, or repeat the call with detail=\"full\".\n", cards, out.Count-cards)
 	}
 	renderNotes(&b, out.FallbackReason, out.Warnings)
+	renderUnderstood(&b, out.understood)
 	for i := range out.Results {
 		e := &out.Results[i]
 		if cards >= 0 && i >= cards {
@@ -618,11 +619,12 @@ func plural(noun string, n int) string {
 // look it up or read its resource.
 func renderSearch(out *SearchOutput) string {
 	var b strings.Builder
-	if out.Total == 0 {
+	if out.Count == 0 {
 		b.WriteString(out.Message + "\n")
 	} else {
-		fmt.Fprintf(&b, "Found %d %s for %q in %d %s (%s ranking).\n", out.Total, plural("result", out.Total), out.Query, len(out.Groups), plural("content type", len(out.Groups)), out.Ranking)
+		fmt.Fprintf(&b, "Found %d %s for %q in %d %s (%s ranking); %d on this page.\n", out.Total, plural("result", int(out.Total)), out.Query, len(out.Groups), plural("content type", len(out.Groups)), out.Ranking, out.Count)
 	}
+	renderUnderstood(&b, out.understood)
 	if out.NotOpenContent != "" {
 		fmt.Fprintf(&b, "\n> %s is not in any open-licensed document LoreKeeper holds (the SRD and the other open books leave it out); these are the nearest open content.\n", out.NotOpenContent)
 	}

@@ -223,19 +223,22 @@ type Rule struct {
 
 // LookupOutput is what the five lookup tools return.
 type LookupOutput struct {
-	Results        []Entity     `json:"results"`
-	Count          int          `json:"count"`
-	Ranking        string       `json:"ranking" jsonschema:"structured, hybrid or keyword."`
-	FallbackReason string       `json:"fallback_reason,omitempty" jsonschema:"Why keyword ranking replaced the semantic ranking asked for."`
-	Warnings       []string     `json:"warnings,omitempty"`
-	NameMatch      string       `json:"name_match,omitempty" jsonschema:"How name matched: exact, pattern, slug, key or alias."`
-	MatchedAlias   string       `json:"matched_alias,omitempty" jsonschema:"When name_match is alias: the book's name asked for (Tasha's Hideous Laughter)."`
-	Suggestions    []Suggestion `json:"suggestions,omitempty" jsonschema:"When nothing matched the name: the closest names (did you mean), best first."`
-	NotOpenContent string       `json:"not_open_content,omitempty" jsonschema:"A well-known name no open-licensed document carries (Beholder)."`
-	Message        string       `json:"message,omitempty"`
-	NextCursor     string       `json:"next_cursor,omitempty"`
-	Total          uint64       `json:"total"`
-	Variants       []Variant    `json:"variants,omitempty" jsonschema:"lookup_equipment: the name's family under other names (Vorpal Longsword)."`
+	Results        []Entity       `json:"results"`
+	Count          int            `json:"count"`
+	Ranking        string         `json:"ranking" jsonschema:"structured, hybrid or keyword."`
+	FallbackReason string         `json:"fallback_reason,omitempty" jsonschema:"Why keyword ranking replaced the semantic ranking asked for."`
+	Warnings       []string       `json:"warnings,omitempty"`
+	NameMatch      string         `json:"name_match,omitempty" jsonschema:"How name matched: exact, pattern, slug, key or alias."`
+	MatchedAlias   string         `json:"matched_alias,omitempty" jsonschema:"When name_match is alias: the book's name asked for (Tasha's Hideous Laughter)."`
+	Suggestions    []Suggestion   `json:"suggestions,omitempty" jsonschema:"When nothing matched the name: the closest names (did you mean), best first."`
+	NotOpenContent string         `json:"not_open_content,omitempty" jsonschema:"A well-known name no open-licensed document carries (Beholder)."`
+	Understood     map[string]any `json:"understood,omitempty"`
+	Message        string         `json:"message,omitempty"`
+	NextCursor     string         `json:"next_cursor,omitempty"`
+	Total          uint64         `json:"total"`
+	Variants       []Variant      `json:"variants,omitempty" jsonschema:"lookup_equipment: the name's family under other names (Vorpal Longsword)."`
+	// understood is Understood as the query service said it, for the text.
+	understood *lkv1.Understood
 }
 
 // Suggestion is a did-you-mean suggestion: an entity whose name is close to
@@ -260,15 +263,18 @@ type SearchGroup struct {
 
 // SearchOutput is what search_dnd_content returns.
 type SearchOutput struct {
-	Query          string        `json:"query"`
-	Groups         []SearchGroup `json:"groups" jsonschema:"Results grouped by content type, best group first."`
-	Total          int           `json:"total"`
-	Ranking        string        `json:"ranking"`
-	FallbackReason string        `json:"fallback_reason,omitempty"`
-	Warnings       []string      `json:"warnings,omitempty"`
-	Message        string        `json:"message,omitempty"`
-	NextCursor     string        `json:"next_cursor,omitempty"`
-	NotOpenContent string        `json:"not_open_content,omitempty" jsonschema:"Set when the query is a well-known name that no open-licensed document carries (e.g. beholder); the groups are then the nearest open content."`
+	Query          string         `json:"query"`
+	Groups         []SearchGroup  `json:"groups" jsonschema:"Results grouped by content type, best group first."`
+	Count          int            `json:"count"`
+	Total          uint64         `json:"total" jsonschema:"Results over all pages."`
+	Understood     map[string]any `json:"understood,omitempty"`
+	Ranking        string         `json:"ranking"`
+	FallbackReason string         `json:"fallback_reason,omitempty"`
+	Warnings       []string       `json:"warnings,omitempty"`
+	Message        string         `json:"message,omitempty"`
+	NextCursor     string         `json:"next_cursor,omitempty"`
+	NotOpenContent string         `json:"not_open_content,omitempty" jsonschema:"Set when the query is a well-known name that no open-licensed document carries (e.g. beholder); the groups are then the nearest open content."`
+	understood     *lkv1.Understood
 }
 
 // DocumentInfo is one document in list_documents.

@@ -369,7 +369,7 @@ Conditions and skills exist per edition: game_system picks one (SRD 5.1's first 
 		Name:        "search_dnd_content",
 		Annotations: readOnly("Search all D&D content"),
 		Description: `Search every kind of D&D content at once (spells, creatures, equipment, character options, rules, ...) by meaning, keyword and typo-tolerant name, with results grouped by type and a lorekeeper:// URI for each.
-Use it when the kind is unknown or mixed: "fire damage", "bigbys hand" (names from the books find the SRD's; a well-known name no open book carries, like "beholder", is said to be so), "healing magic" with entity_types=["spells","magicitems"], "dragon breath" with documents=["srd-2014"], or a misspelt name ("firbal"). semantic=false gives keyword/name matching only. limit is per type. Follow up with a lookup_* tool or read the URI for full details.`,
+Use it when the kind is unknown or mixed: "fire damage", "bigbys hand" (names from the books find the SRD's; a well-known name no open book carries, like "beholder", is said to be so), "healing magic" with entity_types=["spells","magicitems"], "dragon breath" with documents=["srd-2014"], or a misspelt name ("firbal"); filter words ("CR 5 undead from the SRD") rank matches first (see understood). semantic=false gives keyword/name matching only. limit is per type. Follow up with a lookup_* tool or read the URI for full details.`,
 	}, s.search)
 	addTool(s, &mcp.Tool{
 		Name:        "list_documents",
@@ -406,6 +406,8 @@ func tool[In any](s *Server, name, noun string, call lookupFunc[In], after ...fu
 			NameMatch:      resp.GetNameMatch(),
 			MatchedAlias:   resp.GetMatchedAlias(),
 			NotOpenContent: resp.GetNotOpenContent(),
+			Understood:     understoodOf(resp.GetUnderstood()),
+			understood:     resp.GetUnderstood(),
 			NextCursor:     resp.GetNextCursor(),
 			Total:          resp.GetTotal(),
 		}
@@ -472,6 +474,9 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 		Warnings:       resp.GetWarnings(),
 		NextCursor:     resp.GetNextCursor(),
 		NotOpenContent: resp.GetNotOpenContent(),
+		Understood:     understoodOf(resp.GetUnderstood()),
+		understood:     resp.GetUnderstood(),
+		Total:          resp.GetTotal(),
 	}
 	var links []mcp.Content
 	for _, g := range resp.GetGroups() {
@@ -484,14 +489,14 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 		if sg.Count == 0 {
 			continue
 		}
-		out.Total += sg.Count
+		out.Count += sg.Count
 		out.Groups = append(out.Groups, sg)
 	}
-	if out.Total == 0 {
+	if out.Count == 0 {
 		out.Message = fmt.Sprintf("Nothing matched %q with these filters. Try other words, fewer entity_types or documents, or list_documents to check what is loaded.", out.Query)
 	}
 	s.logNotes(name, out.FallbackReason, out.Warnings)
-	md := renderSearch(out) + pageNote(out.NextCursor, 0, out.Total)
+	md := renderSearch(out) + pageNote(out.NextCursor, out.Total, out.Count)
 	if mode != detailFull {
 		// The text lists every result in a line: the structured result
 		// says the same, each entity read in full by its URI.

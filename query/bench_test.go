@@ -3,6 +3,7 @@ package query_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"strconv"
@@ -83,6 +84,15 @@ var benchCalls = []struct {
 	}},
 	{"semantic", false, func(ctx context.Context, c lkv1.QueryServiceClient) error {
 		_, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: &lkv1.Common{SemanticQuery: "stop enemies from moving", Limit: 5}})
+		return err
+	}},
+	// A question whose words carry filters (level, class, damage type):
+	// read and ranked by them, on top of "semantic"'s work.
+	{"semantic-understood", false, func(ctx context.Context, c lkv1.QueryServiceClient) error {
+		resp, err := c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: &lkv1.Common{SemanticQuery: "3rd-level wizard spell that deals fire damage", Limit: 5}})
+		if err == nil && len(resp.GetUnderstood().GetFilters()) != 3 {
+			err = fmt.Errorf("understood %v, want level, class and damage type", resp.GetUnderstood())
+		}
 		return err
 	}},
 	{"search", false, func(ctx context.Context, c lkv1.QueryServiceClient) error {

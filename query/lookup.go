@@ -24,6 +24,9 @@ type plan struct {
 	sources     []string
 	filters     []filter
 	warnings    []string
+	// kinds are the kinds the request covers: what semantic's words are
+	// read against (understand).
+	kinds []lkv1.Kind
 }
 
 func (s *Service) commonPlan(c *lkv1.Common) (*plan, error) {
@@ -118,6 +121,7 @@ func (s *Service) LookupSpells(ctx context.Context, req *lkv1.LookupSpellsReques
 	if err != nil {
 		return nil, err
 	}
+	p.kinds = spellKinds
 	p.add(func(v *badgerstore.View, set *badgerstore.Set) {
 		set.And(v.Postings(badgerstore.FieldKind, lkv1.Kind_KIND_SPELL.Slug()))
 	})
@@ -157,6 +161,7 @@ func (s *Service) LookupCreatures(ctx context.Context, req *lkv1.LookupCreatures
 		values{"environments", req.GetEnvironments()}); err != nil {
 		return nil, err
 	}
+	p.kinds = creatureKinds
 	p.add(func(v *badgerstore.View, set *badgerstore.Set) {
 		set.And(v.Postings(badgerstore.FieldKind, lkv1.Kind_KIND_CREATURE.Slug()))
 	})
@@ -213,10 +218,11 @@ func (s *Service) LookupEquipment(ctx context.Context, req *lkv1.LookupEquipment
 		values{"properties", req.GetProperties()}, values{"armor_categories", req.GetArmorCategories()}, values{"categories", req.GetCategories()}); err != nil {
 		return nil, err
 	}
-	kf, _, err := kindFilter("kinds", req.GetKinds(), lkv1.EquipmentKinds())
+	kf, kinds, err := kindFilter("kinds", req.GetKinds(), lkv1.EquipmentKinds())
 	if err != nil {
 		return nil, err
 	}
+	p.kinds = kinds
 	cost, err := doubleRange("cost_gp", badgerstore.FieldCost, req.GetCostGp())
 	if err != nil {
 		return nil, err
@@ -255,10 +261,11 @@ func (s *Service) LookupCharacterOptions(ctx context.Context, req *lkv1.LookupCh
 	if err != nil {
 		return nil, err
 	}
-	kf, _, err := kindFilter("kinds", req.GetKinds(), lkv1.CharacterOptionKinds())
+	kf, kinds, err := kindFilter("kinds", req.GetKinds(), lkv1.CharacterOptionKinds())
 	if err != nil {
 		return nil, err
 	}
+	p.kinds = kinds
 	p.add(kf)
 	if err := checkText("parent", req.GetParent(), MaxNameLength); err != nil {
 		return nil, err
@@ -277,10 +284,11 @@ func (s *Service) LookupRules(ctx context.Context, req *lkv1.LookupRulesRequest)
 	if err != nil {
 		return nil, err
 	}
-	kf, _, err := kindFilter("kinds", req.GetKinds(), lkv1.RuleKinds())
+	kf, kinds, err := kindFilter("kinds", req.GetKinds(), lkv1.RuleKinds())
 	if err != nil {
 		return nil, err
 	}
+	p.kinds = kinds
 	if err := checkValues("sections", req.GetSections()); err != nil {
 		return nil, err
 	}
@@ -391,6 +399,8 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 			return namePage(v, cand, cur, p.limit, hash, !p.docsSet, resp)
 		}
 		if snap != nil {
+			u := s.understand(v, p.semantic, p.kinds)
+			resp.Understood = u.proto()
 			if len(snap.groups) == 0 {
 				return nil // ranked again on this node: nothing past the first result
 			}
@@ -416,9 +426,15 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 		if dedupe {
 			ranks = authoritative(v, cand)
 		}
-		ranked := newRanking(rank(v, ranks, p.semantic, cos, false, s.opts.CosineWeight, sc))
+		// The query path is search's: typo-tolerant names and aliases,
+		// then what the question's words say of the fields.
+		items := rank(v, ranks, p.semantic, cos, true, s.opts.CosineWeight, sc)
+		u := s.understand(v, p.semantic, p.kinds)
+		u.apply(v, ranks, items, p.semantic)
+		resp.Understood = u.proto()
+		ranked := newRanking(items)
 		taken := map[kindName]bool{}
-		items := take(ranked, dedupe, taken, p.limit+1)
+		items = take(ranked, dedupe, taken, p.limit+1)
 		resp.Total = uint64(len(items))
 		if len(items) > p.limit {
 			// More follow: keep the candidates not ranked yet, so that

@@ -3,6 +3,7 @@ package query
 import (
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"lorekeeper.dev/embedder/badgerstore"
@@ -16,6 +17,13 @@ import (
 type scored struct {
 	score float64
 	slot  uint32
+	// tier: how well it fits what the question's words say of its fields
+	// (understanding.apply); a higher tier ranks first: apply adds
+	// tierScale times it to score, so that better compares one number
+	// (comparing tiers apart doubled the ranking's cost: the branches are
+	// unpredictable). shown is the score without it. A float32 beside
+	// slot takes no room: it fills slot's padding.
+	tier  float32
 	ref   badgerstore.SlotRef
 	exact bool
 	// hit: the candidate matched a query term, its name, or (semantic)
@@ -117,8 +125,15 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text string, cos *cosine, f
 	return out
 }
 
-// better orders scored candidates: exact names first, then by score, then
-// by slot for a stable order.
+// tierScale is what a tier point adds to a score: more than any score,
+// and than the least step of a superlative's order within a tier.
+const tierScale = 1 << 12
+
+// shown is x's score without its tier, in [0, 1].
+func (x scored) shown() float64 { return x.score - tierScale*float64(x.tier) }
+
+// better orders scored candidates: exact names first, then by score (tier
+// included), then by slot for a stable order.
 func better(a, b scored) bool {
 	if a.exact != b.exact {
 		return a.exact
@@ -229,8 +244,10 @@ func nameLike(q string) bool {
 	return n >= 4 && n <= 64 && len(strings.Fields(q)) <= 5
 }
 
-// nameContains reports whether some name contains q: then q is a word
-// people use in names ("dragon"), not a misspelt name.
+// nameContains reports whether some name contains q as whole words: then
+// q is a word people use in names ("dragon"), not a misspelt name. A name
+// holding q cut short ("bag of holdin" in "bag of holding") does not count:
+// that is a misspelt name.
 func nameContains(v *badgerstore.View, q string) bool {
 	// A name containing q has every trigram inside q: only the names with
 	// q's rarest one need a look, not every name.
@@ -238,7 +255,7 @@ func nameContains(v *badgerstore.View, q string) bool {
 	if len(qr) < 3 {
 		found := false
 		v.Names(func(name string) bool {
-			found = strings.Contains(name, q)
+			found = containsWords(name, q)
 			return !found
 		})
 		return found
@@ -251,11 +268,34 @@ func nameContains(v *badgerstore.View, q string) bool {
 		}
 	}
 	for _, id := range rarest {
-		if strings.Contains(v.NameOfID(id), q) {
+		if containsWords(v.NameOfID(id), q) {
 			return true
 		}
 	}
 	return false
+}
+
+// containsWords reports whether s holds q with no letter or digit right
+// before or after it.
+func containsWords(s, q string) bool {
+	for i := 0; i+len(q) <= len(s); {
+		j := strings.Index(s[i:], q)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(q)
+		before, _ := utf8.DecodeLastRuneInString(s[:start])
+		after, _ := utf8.DecodeRuneInString(s[end:])
+		if !isWordRune(before) && !isWordRune(after) {
+			return true
+		}
+		i = start + 1
+	}
+	return false
+}
+
+func isWordRune(r rune) bool {
+	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }
 
 // kindName is what dedupe compares: one result per kind and name (its
@@ -347,7 +387,7 @@ func materialize(v *badgerstore.View, items []scored, cand badgerstore.Set, dedu
 			sc.slot = best
 		}
 		if withScore {
-			score := min(max(sc.score, 0), 1)
+			score := min(max(sc.shown(), 0), 1)
 			res.SimilarityScore = &score
 		}
 		e, err := v.Entity(sc.slot)

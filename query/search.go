@@ -36,12 +36,14 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 			return nil, invalid("kinds", "unknown kind %d", k)
 		}
 	}
+	p.kinds = lkv1.Kinds()
 	if len(req.GetKinds()) > 0 {
-		kf, _, err := kindFilter("kinds", req.GetKinds(), lkv1.Kinds())
+		kf, kinds, err := kindFilter("kinds", req.GetKinds(), lkv1.Kinds())
 		if err != nil {
 			return nil, err
 		}
 		p.add(kf)
+		p.kinds = kinds
 	}
 	resp := &lkv1.SearchResponse{Ranking: lkv1.Ranking_RANKING_HYBRID, Warnings: p.warnings}
 	hash := requestHash(req, func(m proto.Message) {
@@ -101,19 +103,23 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 			ranks = authoritative(v, cand) // see authority.go
 		}
 		scoredAll := rank(v, ranks, q, cos, true, s.opts.CosineWeight, sc)
+		u := s.understand(v, q, p.kinds)
+		u.apply(v, ranks, scoredAll, q)
+		resp.Understood = u.proto()
 		// Results must match (a term, the name, or by meaning) and score
 		// within reach of the best one: kinds with only weak matches stay
-		// out instead of padding the answer.
+		// out instead of padding the answer. What matches every filter
+		// the question's words say stays in whatever its score.
 		best := 0.0
 		for _, sc := range scoredAll {
 			if sc.hit {
-				best = max(best, sc.score)
+				best = max(best, sc.shown())
 			}
 		}
 		hits := scoredAll[:0]
 		exact := false
 		for _, sc := range scoredAll {
-			if sc.hit && (sc.score >= relevance.RelativeFloor*best || sc.exact) {
+			if sc.hit && (sc.shown() >= relevance.RelativeFloor*best || sc.exact || u.matchesAll(sc)) {
 				hits = append(hits, sc)
 				exact = exact || sc.exact
 			}
@@ -175,6 +181,7 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 				return err
 			}
 			resp.Groups = append(resp.Groups, &lkv1.ResultGroup{Kind: g.kind, Results: results, Total: uint64(total)})
+			resp.Total += uint64(total)
 		}
 		if snap != nil {
 			id := s.snaps.put(snap)
@@ -206,9 +213,13 @@ func (s *Service) searchPage(ctx context.Context, req *lkv1.SearchRequest, p *pl
 	resp.Ranking, resp.FallbackReason = snap.ranking, snap.fallback
 	err = s.store.View(ctx, func(v *badgerstore.View) error {
 		cand := p.candidates(v)
+		u := s.understand(v, req.GetQuery(), p.kinds)
+		resp.Understood = u.proto()
 		more := false
 		for i := range snap.groups {
 			g := snap.groups[i]
+			// Every group counts, those with nothing left on this page too.
+			resp.Total += uint64(g.total)
 			items, m := g.page(v, cur.Offset, p.limit, cand)
 			more = more || m
 			if len(items) == 0 {

@@ -82,6 +82,9 @@ type Options struct {
 	// QueryCache is how many query vectors are kept, by query text, so a
 	// repeated question skips the model. Default 1024; negative disables.
 	QueryCache int
+	// Literal reads no filters from the words of questions (understand):
+	// they are ranked by their words and meaning alone, for comparison.
+	Literal bool
 	// Pending reports messages on the stream not yet stored (Status).
 	Pending func() uint64
 	// IngestState reports ingest's sync and import state from the node's

@@ -51,6 +51,7 @@ const (
 	FieldSimple              = "simple"     // bool
 	FieldDamageDice          = "damage_dice"
 	FieldProperty            = "property"
+	FieldRanged              = "ranged" // bool: a ranged weapon
 	FieldArmorCategory       = "armor_category"
 	FieldCost                = "cost_gp"   // number
 	FieldWeight              = "weight_lb" // number
@@ -174,6 +175,7 @@ func EntityFields(e *lkv1.Entity) Fields {
 			f.kw(FieldDamageDice, w.GetDamageDice())
 			f.kw(FieldDamageType, w.GetDamageType())
 			f.kw(FieldProperty, w.GetProperties()...)
+			f.bool(FieldRanged, w.GetIsRanged())
 		}
 		if a := it.GetArmor(); a != nil {
 			f.kw(FieldArmorCategory, a.GetCategory())

@@ -728,7 +728,7 @@ func PayloadFields() []vectorindex.FieldSchema {
 		fieldAbilityStrength, fieldAbilityDexterity, fieldAbilityConstitution,
 		fieldAbilityIntelligence, fieldAbilityWisdom, fieldAbilityCharisma}
 	bl := []string{FieldConcentration, FieldRitual, FieldVerbal, FieldSomatic, FieldMaterial,
-		FieldLegendary, FieldAttunement, FieldMagic, FieldSimple, FieldStealthDisadvantage}
+		FieldLegendary, FieldAttunement, FieldMagic, FieldSimple, FieldStealthDisadvantage, FieldRanged}
 	var out []vectorindex.FieldSchema
 	for _, f := range kw {
 		out = append(out, vectorindex.FieldSchema{Name: f, Type: vectorindex.FieldKeyword})

@@ -210,7 +210,8 @@ func (v *View) InOrder(fn func(slot uint32) bool) {
 }
 
 // Values calls fn with each distinct value of an enumerated keyword field
-// (FieldCreatureType, FieldEnvironment, FieldDocument) and how many
+// (FieldCreatureType, FieldSize, FieldProperty, FieldDocument, ...: see
+// enumerated) and how many
 // entities hold it, in no order.
 func (v *View) Values(field string, fn func(value string, entities int)) {
 	for val, n := range v.m.values[field] {

@@ -1208,7 +1208,11 @@ type LookupResponse struct {
 	// as of the first page). Without a documents filter a name's copies in
 	// other documents are folded into one result's alternates; ranked
 	// requests count the folded results, name-ordered ones every copy.
-	Total         uint64 `protobuf:"varint,51,opt,name=total,proto3" json:"total,omitempty"`
+	Total uint64 `protobuf:"varint,51,opt,name=total,proto3" json:"total,omitempty"`
+	// What the words of semantic_query were read as: soft filters (matches
+	// rank above contradictions; nothing the request's own filters keep is
+	// dropped) and an order. Unset when nothing was understood.
+	Understood    *Understood `protobuf:"bytes,63,opt,name=understood,proto3" json:"understood,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1313,6 +1317,163 @@ func (x *LookupResponse) GetTotal() uint64 {
 	return 0
 }
 
+func (x *LookupResponse) GetUnderstood() *Understood {
+	if x != nil {
+		return x.Understood
+	}
+	return nil
+}
+
+// Understood is what the words of a question say in the filters' own
+// vocabulary ("CR 1/2", "a cantrip", "medium armor", "from the SRD",
+// "longest range"), so that the caller can see it and correct it with
+// explicit filters.
+type Understood struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Filters []*UnderstoodFilter    `protobuf:"bytes,1,rep,name=filters,proto3" json:"filters,omitempty"`
+	// Documents the question names ("from the SRD", "Tome of Beasts",
+	// "2024"): their keys.
+	Documents []string `protobuf:"bytes,2,rep,name=documents,proto3" json:"documents,omitempty"`
+	// A superlative ("longest range", "highest AC", "strongest"): the field
+	// the best matches are ordered by, and whether largest first.
+	OrderBy       string `protobuf:"bytes,3,opt,name=order_by,json=orderBy,proto3" json:"order_by,omitempty"`
+	Descending    bool   `protobuf:"varint,4,opt,name=descending,proto3" json:"descending,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Understood) Reset() {
+	*x = Understood{}
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Understood) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Understood) ProtoMessage() {}
+
+func (x *Understood) ProtoReflect() protoreflect.Message {
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Understood.ProtoReflect.Descriptor instead.
+func (*Understood) Descriptor() ([]byte, []int) {
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *Understood) GetFilters() []*UnderstoodFilter {
+	if x != nil {
+		return x.Filters
+	}
+	return nil
+}
+
+func (x *Understood) GetDocuments() []string {
+	if x != nil {
+		return x.Documents
+	}
+	return nil
+}
+
+func (x *Understood) GetOrderBy() string {
+	if x != nil {
+		return x.OrderBy
+	}
+	return ""
+}
+
+func (x *Understood) GetDescending() bool {
+	if x != nil {
+		return x.Descending
+	}
+	return false
+}
+
+// UnderstoodFilter is one soft filter: a field (a lookup filter's name,
+// e.g. "challenge_rating", "creature_type", "property") and its values.
+// Numbers are written as the books write them ("0.5"), booleans as "true"
+// or "false".
+type UnderstoodFilter struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Field  string                 `protobuf:"bytes,1,opt,name=field,proto3" json:"field,omitempty"`
+	Values []string               `protobuf:"bytes,2,rep,name=values,proto3" json:"values,omitempty"`
+	// The entity must not have the value ("one-handed": not two-handed).
+	Negated bool `protobuf:"varint,3,opt,name=negated,proto3" json:"negated,omitempty"`
+	// The words of the question it was read from.
+	Words         string `protobuf:"bytes,4,opt,name=words,proto3" json:"words,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UnderstoodFilter) Reset() {
+	*x = UnderstoodFilter{}
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UnderstoodFilter) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UnderstoodFilter) ProtoMessage() {}
+
+func (x *UnderstoodFilter) ProtoReflect() protoreflect.Message {
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UnderstoodFilter.ProtoReflect.Descriptor instead.
+func (*UnderstoodFilter) Descriptor() ([]byte, []int) {
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *UnderstoodFilter) GetField() string {
+	if x != nil {
+		return x.Field
+	}
+	return ""
+}
+
+func (x *UnderstoodFilter) GetValues() []string {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+func (x *UnderstoodFilter) GetNegated() bool {
+	if x != nil {
+		return x.Negated
+	}
+	return false
+}
+
+func (x *UnderstoodFilter) GetWords() string {
+	if x != nil {
+		return x.Words
+	}
+	return ""
+}
+
 // A did-you-mean suggestion: an entity whose name is close to the one
 // asked for.
 type NameSuggestion struct {
@@ -1334,7 +1495,7 @@ type NameSuggestion struct {
 
 func (x *NameSuggestion) Reset() {
 	*x = NameSuggestion{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[13]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1346,7 +1507,7 @@ func (x *NameSuggestion) String() string {
 func (*NameSuggestion) ProtoMessage() {}
 
 func (x *NameSuggestion) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[13]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1359,7 +1520,7 @@ func (x *NameSuggestion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NameSuggestion.ProtoReflect.Descriptor instead.
 func (*NameSuggestion) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{13}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *NameSuggestion) GetName() string {
@@ -1431,7 +1592,7 @@ type SearchRequest struct {
 
 func (x *SearchRequest) Reset() {
 	*x = SearchRequest{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[14]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1443,7 +1604,7 @@ func (x *SearchRequest) String() string {
 func (*SearchRequest) ProtoMessage() {}
 
 func (x *SearchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[14]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1456,7 +1617,7 @@ func (x *SearchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchRequest.ProtoReflect.Descriptor instead.
 func (*SearchRequest) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{14}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SearchRequest) GetQuery() string {
@@ -1527,7 +1688,7 @@ type ResultGroup struct {
 
 func (x *ResultGroup) Reset() {
 	*x = ResultGroup{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[15]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1539,7 +1700,7 @@ func (x *ResultGroup) String() string {
 func (*ResultGroup) ProtoMessage() {}
 
 func (x *ResultGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[15]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1552,7 +1713,7 @@ func (x *ResultGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResultGroup.ProtoReflect.Descriptor instead.
 func (*ResultGroup) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{15}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ResultGroup) GetKind() Kind {
@@ -1590,13 +1751,18 @@ type SearchResponse struct {
 	// carries ("beholder") and nothing has that name: that name. The groups
 	// are then the nearest open content.
 	NotOpenContent string `protobuf:"bytes,60,opt,name=not_open_content,json=notOpenContent,proto3" json:"not_open_content,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// What the words of the query were read as (see LookupResponse).
+	Understood *Understood `protobuf:"bytes,61,opt,name=understood,proto3" json:"understood,omitempty"`
+	// Results of every kind, all pages together, as of the first page: the
+	// same on every page.
+	Total         uint64 `protobuf:"varint,51,opt,name=total,proto3" json:"total,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SearchResponse) Reset() {
 	*x = SearchResponse{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[16]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1608,7 +1774,7 @@ func (x *SearchResponse) String() string {
 func (*SearchResponse) ProtoMessage() {}
 
 func (x *SearchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[16]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1621,7 +1787,7 @@ func (x *SearchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SearchResponse.ProtoReflect.Descriptor instead.
 func (*SearchResponse) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{16}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SearchResponse) GetGroups() []*ResultGroup {
@@ -1666,6 +1832,20 @@ func (x *SearchResponse) GetNotOpenContent() string {
 	return ""
 }
 
+func (x *SearchResponse) GetUnderstood() *Understood {
+	if x != nil {
+		return x.Understood
+	}
+	return nil
+}
+
+func (x *SearchResponse) GetTotal() uint64 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
 type GetEntityRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// An entity key or a lorekeeper://entity/<key> URI.
@@ -1676,7 +1856,7 @@ type GetEntityRequest struct {
 
 func (x *GetEntityRequest) Reset() {
 	*x = GetEntityRequest{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[17]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1688,7 +1868,7 @@ func (x *GetEntityRequest) String() string {
 func (*GetEntityRequest) ProtoMessage() {}
 
 func (x *GetEntityRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[17]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1701,7 +1881,7 @@ func (x *GetEntityRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntityRequest.ProtoReflect.Descriptor instead.
 func (*GetEntityRequest) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{17}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetEntityRequest) GetKey() string {
@@ -1721,7 +1901,7 @@ type GetEntityResponse struct {
 
 func (x *GetEntityResponse) Reset() {
 	*x = GetEntityResponse{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[18]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1733,7 +1913,7 @@ func (x *GetEntityResponse) String() string {
 func (*GetEntityResponse) ProtoMessage() {}
 
 func (x *GetEntityResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[18]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1746,7 +1926,7 @@ func (x *GetEntityResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetEntityResponse.ProtoReflect.Descriptor instead.
 func (*GetEntityResponse) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{18}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetEntityResponse) GetEntity() *Entity {
@@ -1777,7 +1957,7 @@ type ListDocumentsRequest struct {
 
 func (x *ListDocumentsRequest) Reset() {
 	*x = ListDocumentsRequest{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[19]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1789,7 +1969,7 @@ func (x *ListDocumentsRequest) String() string {
 func (*ListDocumentsRequest) ProtoMessage() {}
 
 func (x *ListDocumentsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[19]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1802,7 +1982,7 @@ func (x *ListDocumentsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDocumentsRequest.ProtoReflect.Descriptor instead.
 func (*ListDocumentsRequest) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{19}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListDocumentsRequest) GetSources() []Source {
@@ -1838,7 +2018,7 @@ type DocumentSummary struct {
 
 func (x *DocumentSummary) Reset() {
 	*x = DocumentSummary{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[20]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1850,7 +2030,7 @@ func (x *DocumentSummary) String() string {
 func (*DocumentSummary) ProtoMessage() {}
 
 func (x *DocumentSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[20]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1863,7 +2043,7 @@ func (x *DocumentSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DocumentSummary.ProtoReflect.Descriptor instead.
 func (*DocumentSummary) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{20}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DocumentSummary) GetDocument() *Document {
@@ -1901,7 +2081,7 @@ type ListDocumentsResponse struct {
 
 func (x *ListDocumentsResponse) Reset() {
 	*x = ListDocumentsResponse{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[21]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1913,7 +2093,7 @@ func (x *ListDocumentsResponse) String() string {
 func (*ListDocumentsResponse) ProtoMessage() {}
 
 func (x *ListDocumentsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[21]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1926,7 +2106,7 @@ func (x *ListDocumentsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDocumentsResponse.ProtoReflect.Descriptor instead.
 func (*ListDocumentsResponse) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{21}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListDocumentsResponse) GetDocuments() []*DocumentSummary {
@@ -1958,7 +2138,7 @@ type StatusRequest struct {
 
 func (x *StatusRequest) Reset() {
 	*x = StatusRequest{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[22]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1970,7 +2150,7 @@ func (x *StatusRequest) String() string {
 func (*StatusRequest) ProtoMessage() {}
 
 func (x *StatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[22]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1983,7 +2163,7 @@ func (x *StatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusRequest.ProtoReflect.Descriptor instead.
 func (*StatusRequest) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{22}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{24}
 }
 
 type StatusResponse struct {
@@ -2019,7 +2199,7 @@ type StatusResponse struct {
 
 func (x *StatusResponse) Reset() {
 	*x = StatusResponse{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[23]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2031,7 +2211,7 @@ func (x *StatusResponse) String() string {
 func (*StatusResponse) ProtoMessage() {}
 
 func (x *StatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[23]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2044,7 +2224,7 @@ func (x *StatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatusResponse.ProtoReflect.Descriptor instead.
 func (*StatusResponse) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{23}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StatusResponse) GetEntities() uint64 {
@@ -2162,7 +2342,7 @@ type NodeIngestState struct {
 
 func (x *NodeIngestState) Reset() {
 	*x = NodeIngestState{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[24]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2174,7 +2354,7 @@ func (x *NodeIngestState) String() string {
 func (*NodeIngestState) ProtoMessage() {}
 
 func (x *NodeIngestState) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[24]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2187,7 +2367,7 @@ func (x *NodeIngestState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeIngestState.ProtoReflect.Descriptor instead.
 func (*NodeIngestState) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{24}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *NodeIngestState) GetOpen5E() []*EndpointState {
@@ -2237,7 +2417,7 @@ type CompleteValuesRequest struct {
 
 func (x *CompleteValuesRequest) Reset() {
 	*x = CompleteValuesRequest{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[25]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2249,7 +2429,7 @@ func (x *CompleteValuesRequest) String() string {
 func (*CompleteValuesRequest) ProtoMessage() {}
 
 func (x *CompleteValuesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[25]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2262,7 +2442,7 @@ func (x *CompleteValuesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteValuesRequest.ProtoReflect.Descriptor instead.
 func (*CompleteValuesRequest) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{25}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CompleteValuesRequest) GetField() CompletionField {
@@ -2314,7 +2494,7 @@ type CompleteValuesResponse struct {
 
 func (x *CompleteValuesResponse) Reset() {
 	*x = CompleteValuesResponse{}
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[26]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2326,7 +2506,7 @@ func (x *CompleteValuesResponse) String() string {
 func (*CompleteValuesResponse) ProtoMessage() {}
 
 func (x *CompleteValuesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_query_proto_msgTypes[26]
+	mi := &file_lorekeeper_v1_query_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2339,7 +2519,7 @@ func (x *CompleteValuesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteValuesResponse.ProtoReflect.Descriptor instead.
 func (*CompleteValuesResponse) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{26}
+	return file_lorekeeper_v1_query_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CompleteValuesResponse) GetValues() []string {
@@ -2483,7 +2663,7 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\fdocument_key\x18\x03 \x01(\tR\vdocumentKey\x12#\n" +
 	"\rdocument_name\x18\x04 \x01(\tR\fdocumentName\x12\x1f\n" +
 	"\vgame_system\x18\x05 \x01(\tR\n" +
-	"gameSystem\"\x9e\x03\n" +
+	"gameSystem\"\xd9\x03\n" +
 	"\x0eLookupResponse\x12/\n" +
 	"\aresults\x18\x01 \x03(\v2\x15.lorekeeper.v1.ResultR\aresults\x120\n" +
 	"\aranking\x18\x02 \x01(\x0e2\x16.lorekeeper.v1.RankingR\aranking\x12'\n" +
@@ -2496,7 +2676,23 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\x10not_open_content\x18> \x01(\tR\x0enotOpenContent\x12\x1f\n" +
 	"\vnext_cursor\x182 \x01(\tR\n" +
 	"nextCursor\x12\x14\n" +
-	"\x05total\x183 \x01(\x04R\x05total\"\xb8\x01\n" +
+	"\x05total\x183 \x01(\x04R\x05total\x129\n" +
+	"\n" +
+	"understood\x18? \x01(\v2\x19.lorekeeper.v1.UnderstoodR\n" +
+	"understood\"\xa0\x01\n" +
+	"\n" +
+	"Understood\x129\n" +
+	"\afilters\x18\x01 \x03(\v2\x1f.lorekeeper.v1.UnderstoodFilterR\afilters\x12\x1c\n" +
+	"\tdocuments\x18\x02 \x03(\tR\tdocuments\x12\x19\n" +
+	"\border_by\x18\x03 \x01(\tR\aorderBy\x12\x1e\n" +
+	"\n" +
+	"descending\x18\x04 \x01(\bR\n" +
+	"descending\"p\n" +
+	"\x10UnderstoodFilter\x12\x14\n" +
+	"\x05field\x18\x01 \x01(\tR\x05field\x12\x16\n" +
+	"\x06values\x18\x02 \x03(\tR\x06values\x12\x18\n" +
+	"\anegated\x18\x03 \x01(\bR\anegated\x12\x14\n" +
+	"\x05words\x18\x04 \x01(\tR\x05words\"\xb8\x01\n" +
 	"\x0eNameSuggestion\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
 	"\x03key\x18\x02 \x01(\tR\x03key\x12\x10\n" +
@@ -2518,7 +2714,7 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\vResultGroup\x12'\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x13.lorekeeper.v1.KindR\x04kind\x12/\n" +
 	"\aresults\x18\x02 \x03(\v2\x15.lorekeeper.v1.ResultR\aresults\x12\x14\n" +
-	"\x05total\x182 \x01(\x04R\x05total\"\x86\x02\n" +
+	"\x05total\x182 \x01(\x04R\x05total\"\xd7\x02\n" +
 	"\x0eSearchResponse\x122\n" +
 	"\x06groups\x18\x01 \x03(\v2\x1a.lorekeeper.v1.ResultGroupR\x06groups\x120\n" +
 	"\aranking\x18\x02 \x01(\x0e2\x16.lorekeeper.v1.RankingR\aranking\x12'\n" +
@@ -2526,7 +2722,11 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\bwarnings\x18\x04 \x03(\tR\bwarnings\x12\x1f\n" +
 	"\vnext_cursor\x182 \x01(\tR\n" +
 	"nextCursor\x12(\n" +
-	"\x10not_open_content\x18< \x01(\tR\x0enotOpenContent\"$\n" +
+	"\x10not_open_content\x18< \x01(\tR\x0enotOpenContent\x129\n" +
+	"\n" +
+	"understood\x18= \x01(\v2\x19.lorekeeper.v1.UnderstoodR\n" +
+	"understood\x12\x14\n" +
+	"\x05total\x183 \x01(\x04R\x05total\"$\n" +
 	"\x10GetEntityRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\"T\n" +
 	"\x11GetEntityResponse\x12-\n" +
@@ -2621,7 +2821,7 @@ func file_lorekeeper_v1_query_proto_rawDescGZIP() []byte {
 }
 
 var file_lorekeeper_v1_query_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_lorekeeper_v1_query_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_lorekeeper_v1_query_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_lorekeeper_v1_query_proto_goTypes = []any{
 	(Ranking)(0),                          // 0: lorekeeper.v1.Ranking
 	(CompletionField)(0),                  // 1: lorekeeper.v1.CompletionField
@@ -2638,33 +2838,35 @@ var file_lorekeeper_v1_query_proto_goTypes = []any{
 	(*Result)(nil),                        // 12: lorekeeper.v1.Result
 	(*Alternate)(nil),                     // 13: lorekeeper.v1.Alternate
 	(*LookupResponse)(nil),                // 14: lorekeeper.v1.LookupResponse
-	(*NameSuggestion)(nil),                // 15: lorekeeper.v1.NameSuggestion
-	(*SearchRequest)(nil),                 // 16: lorekeeper.v1.SearchRequest
-	(*ResultGroup)(nil),                   // 17: lorekeeper.v1.ResultGroup
-	(*SearchResponse)(nil),                // 18: lorekeeper.v1.SearchResponse
-	(*GetEntityRequest)(nil),              // 19: lorekeeper.v1.GetEntityRequest
-	(*GetEntityResponse)(nil),             // 20: lorekeeper.v1.GetEntityResponse
-	(*ListDocumentsRequest)(nil),          // 21: lorekeeper.v1.ListDocumentsRequest
-	(*DocumentSummary)(nil),               // 22: lorekeeper.v1.DocumentSummary
-	(*ListDocumentsResponse)(nil),         // 23: lorekeeper.v1.ListDocumentsResponse
-	(*StatusRequest)(nil),                 // 24: lorekeeper.v1.StatusRequest
-	(*StatusResponse)(nil),                // 25: lorekeeper.v1.StatusResponse
-	(*NodeIngestState)(nil),               // 26: lorekeeper.v1.NodeIngestState
-	(*CompleteValuesRequest)(nil),         // 27: lorekeeper.v1.CompleteValuesRequest
-	(*CompleteValuesResponse)(nil),        // 28: lorekeeper.v1.CompleteValuesResponse
-	nil,                                   // 29: lorekeeper.v1.DocumentSummary.CountsEntry
-	nil,                                   // 30: lorekeeper.v1.StatusResponse.CountsEntry
-	(Source)(0),                           // 31: lorekeeper.v1.Source
-	(Kind)(0),                             // 32: lorekeeper.v1.Kind
-	(*Entity)(nil),                        // 33: lorekeeper.v1.Entity
-	(*Document)(nil),                      // 34: lorekeeper.v1.Document
-	(*timestamppb.Timestamp)(nil),         // 35: google.protobuf.Timestamp
-	(*EndpointState)(nil),                 // 36: lorekeeper.v1.EndpointState
-	(*ImportState)(nil),                   // 37: lorekeeper.v1.ImportState
+	(*Understood)(nil),                    // 15: lorekeeper.v1.Understood
+	(*UnderstoodFilter)(nil),              // 16: lorekeeper.v1.UnderstoodFilter
+	(*NameSuggestion)(nil),                // 17: lorekeeper.v1.NameSuggestion
+	(*SearchRequest)(nil),                 // 18: lorekeeper.v1.SearchRequest
+	(*ResultGroup)(nil),                   // 19: lorekeeper.v1.ResultGroup
+	(*SearchResponse)(nil),                // 20: lorekeeper.v1.SearchResponse
+	(*GetEntityRequest)(nil),              // 21: lorekeeper.v1.GetEntityRequest
+	(*GetEntityResponse)(nil),             // 22: lorekeeper.v1.GetEntityResponse
+	(*ListDocumentsRequest)(nil),          // 23: lorekeeper.v1.ListDocumentsRequest
+	(*DocumentSummary)(nil),               // 24: lorekeeper.v1.DocumentSummary
+	(*ListDocumentsResponse)(nil),         // 25: lorekeeper.v1.ListDocumentsResponse
+	(*StatusRequest)(nil),                 // 26: lorekeeper.v1.StatusRequest
+	(*StatusResponse)(nil),                // 27: lorekeeper.v1.StatusResponse
+	(*NodeIngestState)(nil),               // 28: lorekeeper.v1.NodeIngestState
+	(*CompleteValuesRequest)(nil),         // 29: lorekeeper.v1.CompleteValuesRequest
+	(*CompleteValuesResponse)(nil),        // 30: lorekeeper.v1.CompleteValuesResponse
+	nil,                                   // 31: lorekeeper.v1.DocumentSummary.CountsEntry
+	nil,                                   // 32: lorekeeper.v1.StatusResponse.CountsEntry
+	(Source)(0),                           // 33: lorekeeper.v1.Source
+	(Kind)(0),                             // 34: lorekeeper.v1.Kind
+	(*Entity)(nil),                        // 35: lorekeeper.v1.Entity
+	(*Document)(nil),                      // 36: lorekeeper.v1.Document
+	(*timestamppb.Timestamp)(nil),         // 37: google.protobuf.Timestamp
+	(*EndpointState)(nil),                 // 38: lorekeeper.v1.EndpointState
+	(*ImportState)(nil),                   // 39: lorekeeper.v1.ImportState
 }
 var file_lorekeeper_v1_query_proto_depIdxs = []int32{
 	2,  // 0: lorekeeper.v1.Common.documents:type_name -> lorekeeper.v1.DocumentFilter
-	31, // 1: lorekeeper.v1.Common.sources:type_name -> lorekeeper.v1.Source
+	33, // 1: lorekeeper.v1.Common.sources:type_name -> lorekeeper.v1.Source
 	3,  // 2: lorekeeper.v1.LookupSpellsRequest.common:type_name -> lorekeeper.v1.Common
 	4,  // 3: lorekeeper.v1.LookupSpellsRequest.level_range:type_name -> lorekeeper.v1.IntRange
 	4,  // 4: lorekeeper.v1.AbilityFilter.range:type_name -> lorekeeper.v1.IntRange
@@ -2674,63 +2876,66 @@ var file_lorekeeper_v1_query_proto_depIdxs = []int32{
 	4,  // 8: lorekeeper.v1.LookupCreaturesRequest.hit_points:type_name -> lorekeeper.v1.IntRange
 	7,  // 9: lorekeeper.v1.LookupCreaturesRequest.abilities:type_name -> lorekeeper.v1.AbilityFilter
 	3,  // 10: lorekeeper.v1.LookupEquipmentRequest.common:type_name -> lorekeeper.v1.Common
-	32, // 11: lorekeeper.v1.LookupEquipmentRequest.kinds:type_name -> lorekeeper.v1.Kind
+	34, // 11: lorekeeper.v1.LookupEquipmentRequest.kinds:type_name -> lorekeeper.v1.Kind
 	5,  // 12: lorekeeper.v1.LookupEquipmentRequest.cost_gp:type_name -> lorekeeper.v1.DoubleRange
 	5,  // 13: lorekeeper.v1.LookupEquipmentRequest.weight_lb:type_name -> lorekeeper.v1.DoubleRange
 	4,  // 14: lorekeeper.v1.LookupEquipmentRequest.armor_class:type_name -> lorekeeper.v1.IntRange
 	3,  // 15: lorekeeper.v1.LookupCharacterOptionsRequest.common:type_name -> lorekeeper.v1.Common
-	32, // 16: lorekeeper.v1.LookupCharacterOptionsRequest.kinds:type_name -> lorekeeper.v1.Kind
+	34, // 16: lorekeeper.v1.LookupCharacterOptionsRequest.kinds:type_name -> lorekeeper.v1.Kind
 	3,  // 17: lorekeeper.v1.LookupRulesRequest.common:type_name -> lorekeeper.v1.Common
-	32, // 18: lorekeeper.v1.LookupRulesRequest.kinds:type_name -> lorekeeper.v1.Kind
-	33, // 19: lorekeeper.v1.Result.entity:type_name -> lorekeeper.v1.Entity
+	34, // 18: lorekeeper.v1.LookupRulesRequest.kinds:type_name -> lorekeeper.v1.Kind
+	35, // 19: lorekeeper.v1.Result.entity:type_name -> lorekeeper.v1.Entity
 	13, // 20: lorekeeper.v1.Result.alternates:type_name -> lorekeeper.v1.Alternate
 	12, // 21: lorekeeper.v1.LookupResponse.results:type_name -> lorekeeper.v1.Result
 	0,  // 22: lorekeeper.v1.LookupResponse.ranking:type_name -> lorekeeper.v1.Ranking
-	15, // 23: lorekeeper.v1.LookupResponse.suggestions:type_name -> lorekeeper.v1.NameSuggestion
-	32, // 24: lorekeeper.v1.SearchRequest.kinds:type_name -> lorekeeper.v1.Kind
-	2,  // 25: lorekeeper.v1.SearchRequest.documents:type_name -> lorekeeper.v1.DocumentFilter
-	31, // 26: lorekeeper.v1.SearchRequest.sources:type_name -> lorekeeper.v1.Source
-	32, // 27: lorekeeper.v1.ResultGroup.kind:type_name -> lorekeeper.v1.Kind
-	12, // 28: lorekeeper.v1.ResultGroup.results:type_name -> lorekeeper.v1.Result
-	17, // 29: lorekeeper.v1.SearchResponse.groups:type_name -> lorekeeper.v1.ResultGroup
-	0,  // 30: lorekeeper.v1.SearchResponse.ranking:type_name -> lorekeeper.v1.Ranking
-	33, // 31: lorekeeper.v1.GetEntityResponse.entity:type_name -> lorekeeper.v1.Entity
-	31, // 32: lorekeeper.v1.ListDocumentsRequest.sources:type_name -> lorekeeper.v1.Source
-	34, // 33: lorekeeper.v1.DocumentSummary.document:type_name -> lorekeeper.v1.Document
-	29, // 34: lorekeeper.v1.DocumentSummary.counts:type_name -> lorekeeper.v1.DocumentSummary.CountsEntry
-	22, // 35: lorekeeper.v1.ListDocumentsResponse.documents:type_name -> lorekeeper.v1.DocumentSummary
-	30, // 36: lorekeeper.v1.StatusResponse.counts:type_name -> lorekeeper.v1.StatusResponse.CountsEntry
-	35, // 37: lorekeeper.v1.StatusResponse.last_write:type_name -> google.protobuf.Timestamp
-	26, // 38: lorekeeper.v1.StatusResponse.ingest_state:type_name -> lorekeeper.v1.NodeIngestState
-	36, // 39: lorekeeper.v1.NodeIngestState.open5e:type_name -> lorekeeper.v1.EndpointState
-	37, // 40: lorekeeper.v1.NodeIngestState.orcbrew:type_name -> lorekeeper.v1.ImportState
-	1,  // 41: lorekeeper.v1.CompleteValuesRequest.field:type_name -> lorekeeper.v1.CompletionField
-	32, // 42: lorekeeper.v1.CompleteValuesRequest.kinds:type_name -> lorekeeper.v1.Kind
-	6,  // 43: lorekeeper.v1.QueryService.LookupSpells:input_type -> lorekeeper.v1.LookupSpellsRequest
-	8,  // 44: lorekeeper.v1.QueryService.LookupCreatures:input_type -> lorekeeper.v1.LookupCreaturesRequest
-	9,  // 45: lorekeeper.v1.QueryService.LookupEquipment:input_type -> lorekeeper.v1.LookupEquipmentRequest
-	10, // 46: lorekeeper.v1.QueryService.LookupCharacterOptions:input_type -> lorekeeper.v1.LookupCharacterOptionsRequest
-	11, // 47: lorekeeper.v1.QueryService.LookupRules:input_type -> lorekeeper.v1.LookupRulesRequest
-	16, // 48: lorekeeper.v1.QueryService.Search:input_type -> lorekeeper.v1.SearchRequest
-	19, // 49: lorekeeper.v1.QueryService.GetEntity:input_type -> lorekeeper.v1.GetEntityRequest
-	21, // 50: lorekeeper.v1.QueryService.ListDocuments:input_type -> lorekeeper.v1.ListDocumentsRequest
-	24, // 51: lorekeeper.v1.QueryService.Status:input_type -> lorekeeper.v1.StatusRequest
-	27, // 52: lorekeeper.v1.QueryService.CompleteValues:input_type -> lorekeeper.v1.CompleteValuesRequest
-	14, // 53: lorekeeper.v1.QueryService.LookupSpells:output_type -> lorekeeper.v1.LookupResponse
-	14, // 54: lorekeeper.v1.QueryService.LookupCreatures:output_type -> lorekeeper.v1.LookupResponse
-	14, // 55: lorekeeper.v1.QueryService.LookupEquipment:output_type -> lorekeeper.v1.LookupResponse
-	14, // 56: lorekeeper.v1.QueryService.LookupCharacterOptions:output_type -> lorekeeper.v1.LookupResponse
-	14, // 57: lorekeeper.v1.QueryService.LookupRules:output_type -> lorekeeper.v1.LookupResponse
-	18, // 58: lorekeeper.v1.QueryService.Search:output_type -> lorekeeper.v1.SearchResponse
-	20, // 59: lorekeeper.v1.QueryService.GetEntity:output_type -> lorekeeper.v1.GetEntityResponse
-	23, // 60: lorekeeper.v1.QueryService.ListDocuments:output_type -> lorekeeper.v1.ListDocumentsResponse
-	25, // 61: lorekeeper.v1.QueryService.Status:output_type -> lorekeeper.v1.StatusResponse
-	28, // 62: lorekeeper.v1.QueryService.CompleteValues:output_type -> lorekeeper.v1.CompleteValuesResponse
-	53, // [53:63] is the sub-list for method output_type
-	43, // [43:53] is the sub-list for method input_type
-	43, // [43:43] is the sub-list for extension type_name
-	43, // [43:43] is the sub-list for extension extendee
-	0,  // [0:43] is the sub-list for field type_name
+	17, // 23: lorekeeper.v1.LookupResponse.suggestions:type_name -> lorekeeper.v1.NameSuggestion
+	15, // 24: lorekeeper.v1.LookupResponse.understood:type_name -> lorekeeper.v1.Understood
+	16, // 25: lorekeeper.v1.Understood.filters:type_name -> lorekeeper.v1.UnderstoodFilter
+	34, // 26: lorekeeper.v1.SearchRequest.kinds:type_name -> lorekeeper.v1.Kind
+	2,  // 27: lorekeeper.v1.SearchRequest.documents:type_name -> lorekeeper.v1.DocumentFilter
+	33, // 28: lorekeeper.v1.SearchRequest.sources:type_name -> lorekeeper.v1.Source
+	34, // 29: lorekeeper.v1.ResultGroup.kind:type_name -> lorekeeper.v1.Kind
+	12, // 30: lorekeeper.v1.ResultGroup.results:type_name -> lorekeeper.v1.Result
+	19, // 31: lorekeeper.v1.SearchResponse.groups:type_name -> lorekeeper.v1.ResultGroup
+	0,  // 32: lorekeeper.v1.SearchResponse.ranking:type_name -> lorekeeper.v1.Ranking
+	15, // 33: lorekeeper.v1.SearchResponse.understood:type_name -> lorekeeper.v1.Understood
+	35, // 34: lorekeeper.v1.GetEntityResponse.entity:type_name -> lorekeeper.v1.Entity
+	33, // 35: lorekeeper.v1.ListDocumentsRequest.sources:type_name -> lorekeeper.v1.Source
+	36, // 36: lorekeeper.v1.DocumentSummary.document:type_name -> lorekeeper.v1.Document
+	31, // 37: lorekeeper.v1.DocumentSummary.counts:type_name -> lorekeeper.v1.DocumentSummary.CountsEntry
+	24, // 38: lorekeeper.v1.ListDocumentsResponse.documents:type_name -> lorekeeper.v1.DocumentSummary
+	32, // 39: lorekeeper.v1.StatusResponse.counts:type_name -> lorekeeper.v1.StatusResponse.CountsEntry
+	37, // 40: lorekeeper.v1.StatusResponse.last_write:type_name -> google.protobuf.Timestamp
+	28, // 41: lorekeeper.v1.StatusResponse.ingest_state:type_name -> lorekeeper.v1.NodeIngestState
+	38, // 42: lorekeeper.v1.NodeIngestState.open5e:type_name -> lorekeeper.v1.EndpointState
+	39, // 43: lorekeeper.v1.NodeIngestState.orcbrew:type_name -> lorekeeper.v1.ImportState
+	1,  // 44: lorekeeper.v1.CompleteValuesRequest.field:type_name -> lorekeeper.v1.CompletionField
+	34, // 45: lorekeeper.v1.CompleteValuesRequest.kinds:type_name -> lorekeeper.v1.Kind
+	6,  // 46: lorekeeper.v1.QueryService.LookupSpells:input_type -> lorekeeper.v1.LookupSpellsRequest
+	8,  // 47: lorekeeper.v1.QueryService.LookupCreatures:input_type -> lorekeeper.v1.LookupCreaturesRequest
+	9,  // 48: lorekeeper.v1.QueryService.LookupEquipment:input_type -> lorekeeper.v1.LookupEquipmentRequest
+	10, // 49: lorekeeper.v1.QueryService.LookupCharacterOptions:input_type -> lorekeeper.v1.LookupCharacterOptionsRequest
+	11, // 50: lorekeeper.v1.QueryService.LookupRules:input_type -> lorekeeper.v1.LookupRulesRequest
+	18, // 51: lorekeeper.v1.QueryService.Search:input_type -> lorekeeper.v1.SearchRequest
+	21, // 52: lorekeeper.v1.QueryService.GetEntity:input_type -> lorekeeper.v1.GetEntityRequest
+	23, // 53: lorekeeper.v1.QueryService.ListDocuments:input_type -> lorekeeper.v1.ListDocumentsRequest
+	26, // 54: lorekeeper.v1.QueryService.Status:input_type -> lorekeeper.v1.StatusRequest
+	29, // 55: lorekeeper.v1.QueryService.CompleteValues:input_type -> lorekeeper.v1.CompleteValuesRequest
+	14, // 56: lorekeeper.v1.QueryService.LookupSpells:output_type -> lorekeeper.v1.LookupResponse
+	14, // 57: lorekeeper.v1.QueryService.LookupCreatures:output_type -> lorekeeper.v1.LookupResponse
+	14, // 58: lorekeeper.v1.QueryService.LookupEquipment:output_type -> lorekeeper.v1.LookupResponse
+	14, // 59: lorekeeper.v1.QueryService.LookupCharacterOptions:output_type -> lorekeeper.v1.LookupResponse
+	14, // 60: lorekeeper.v1.QueryService.LookupRules:output_type -> lorekeeper.v1.LookupResponse
+	20, // 61: lorekeeper.v1.QueryService.Search:output_type -> lorekeeper.v1.SearchResponse
+	22, // 62: lorekeeper.v1.QueryService.GetEntity:output_type -> lorekeeper.v1.GetEntityResponse
+	25, // 63: lorekeeper.v1.QueryService.ListDocuments:output_type -> lorekeeper.v1.ListDocumentsResponse
+	27, // 64: lorekeeper.v1.QueryService.Status:output_type -> lorekeeper.v1.StatusResponse
+	30, // 65: lorekeeper.v1.QueryService.CompleteValues:output_type -> lorekeeper.v1.CompleteValuesResponse
+	56, // [56:66] is the sub-list for method output_type
+	46, // [46:56] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_lorekeeper_v1_query_proto_init() }
@@ -2746,14 +2951,14 @@ func file_lorekeeper_v1_query_proto_init() {
 	file_lorekeeper_v1_query_proto_msgTypes[6].OneofWrappers = []any{}
 	file_lorekeeper_v1_query_proto_msgTypes[7].OneofWrappers = []any{}
 	file_lorekeeper_v1_query_proto_msgTypes[10].OneofWrappers = []any{}
-	file_lorekeeper_v1_query_proto_msgTypes[14].OneofWrappers = []any{}
+	file_lorekeeper_v1_query_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lorekeeper_v1_query_proto_rawDesc), len(file_lorekeeper_v1_query_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   29,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,785 @@
+package query
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/relevance"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// Questions carry their own filters: "CR 1/2 hyena-headed raiders", "a
+// cantrip", "one-handed weapon with reach", "CR 5 undead from the SRD",
+// "bow with the longest range". understand reads those words against the
+// filters' own vocabulary (the catalogue's field values, proto's numbers
+// and the document names), never against lists of expected questions, and
+// the ranking uses what it read as soft filters: what matches ranks above
+// what contradicts, and nothing the request's own filters keep is dropped.
+
+// understanding is what the words of a question were read as.
+type understanding struct {
+	filters []softFilter
+	docs    []string // document keys
+	docWord string
+	order   *ordering
+	// rest is the question without the words read as filters, for name
+	// matching: "firbolt cantrip" is the name "firbolt" and level 0.
+	rest string
+	// complete is the tier of an entity matching every soft filter (set
+	// by prepare).
+	complete float32
+	// named are the names the question says ("what does Fireball do").
+	named []string
+	// prepared are the soft filters read against the view (prepare).
+	prepared []prepared
+}
+
+// softFilter is one filter read from the question: the entities matching
+// it, and those it applies to (a kind holding the field), so that an
+// entity it applies to and does not match contradicts it.
+type softFilter struct {
+	field   string // the index's field
+	values  []string
+	negated bool
+	words   string
+	// match is the entities having the value, from the view's indexes.
+	match func(v *badgerstore.View) badgerstore.Set
+}
+
+// ordering is a superlative over a numeric field.
+type ordering struct {
+	field string // as reported
+	desc  bool
+	words string
+	value func(e *lkv1.Entity) (float64, bool)
+	kinds []lkv1.Kind
+}
+
+// fieldKinds are the kinds holding each filter field (as EntityFields
+// writes them): a soft filter on a field applies to these kinds only.
+var (
+	spellKinds    = []lkv1.Kind{lkv1.Kind_KIND_SPELL}
+	creatureKinds = []lkv1.Kind{lkv1.Kind_KIND_CREATURE}
+	weaponKinds   = []lkv1.Kind{lkv1.Kind_KIND_WEAPON}
+	armorKinds    = []lkv1.Kind{lkv1.Kind_KIND_ARMOR}
+	itemKinds     = lkv1.EquipmentKinds()
+	fieldKinds    = map[string][]lkv1.Kind{
+		badgerstore.FieldLevel:               spellKinds,
+		badgerstore.FieldSchool:              spellKinds,
+		badgerstore.FieldClass:               spellKinds,
+		badgerstore.FieldConcentration:       spellKinds,
+		badgerstore.FieldRitual:              spellKinds,
+		badgerstore.FieldCastingTime:         spellKinds,
+		badgerstore.FieldDamageType:          {lkv1.Kind_KIND_SPELL, lkv1.Kind_KIND_WEAPON},
+		badgerstore.FieldCR:                  creatureKinds,
+		badgerstore.FieldCreatureType:        creatureKinds,
+		badgerstore.FieldSize:                creatureKinds,
+		badgerstore.FieldLegendary:           creatureKinds,
+		badgerstore.FieldDamageImmunity:      creatureKinds,
+		badgerstore.FieldDamageResistance:    creatureKinds,
+		badgerstore.FieldDamageVulnerability: creatureKinds,
+		badgerstore.FieldProperty:            weaponKinds,
+		badgerstore.FieldSimple:              weaponKinds,
+		badgerstore.FieldRanged:              weaponKinds,
+		badgerstore.FieldArmorCategory:       armorKinds,
+		badgerstore.FieldStealthDisadvantage: armorKinds,
+		badgerstore.FieldCategory:            itemKinds,
+		badgerstore.FieldRarity:              itemKinds,
+	}
+)
+
+// reportedField is the name a field is reported under: the lookup
+// filter's.
+var reportedField = map[string]string{
+	badgerstore.FieldCR:       "challenge_rating",
+	badgerstore.FieldSimple:   "is_simple",
+	badgerstore.FieldCategory: "category",
+}
+
+func reported(field string) string {
+	if r, ok := reportedField[field]; ok {
+		return r
+	}
+	return field
+}
+
+// vocabFields are the keyword fields whose catalogue values are read in
+// questions, longest phrase first.
+var vocabFields = []string{
+	badgerstore.FieldCreatureType, badgerstore.FieldSize, badgerstore.FieldSchool, badgerstore.FieldClass,
+	badgerstore.FieldProperty, badgerstore.FieldArmorCategory, badgerstore.FieldCastingTime,
+	badgerstore.FieldCategory, badgerstore.FieldRarity,
+}
+
+// fieldValue is a keyword field's value.
+type fieldValue struct{ field, value string }
+
+// vocabulary is the catalogue's filter values by the stemmed words that
+// say them ("two handed" -> property two-handed), and its documents.
+type vocabulary struct {
+	phrases  map[string][]fieldValue
+	maxWords int
+	types    map[string]bool // stemmed creature types
+	damage   map[string]bool // stemmed damage types
+	docs     []docWords
+}
+
+// docWords are the ways a question names a document.
+type docWords struct {
+	key, gameSystem string
+	name            []string // the name's words, without a trailing version
+	acronym         string   // initials of the name's words ("srd", "tob")
+	version         string   // a trailing version number ("5.1")
+}
+
+// vocabularyOf returns the catalogue's vocabulary, remembered by the view
+// until the next write.
+func vocabularyOf(v *badgerstore.View) *vocabulary {
+	return v.Memo("understand-vocabulary", func() any { return buildVocabulary(v) }).(*vocabulary)
+}
+
+func buildVocabulary(v *badgerstore.View) *vocabulary {
+	voc := &vocabulary{phrases: map[string][]fieldValue{}, types: map[string]bool{}, damage: map[string]bool{}}
+	v.Values(badgerstore.FieldDamageType, func(val string, _ int) { voc.damage[relevance.Stem(val)] = true })
+	for _, f := range vocabFields {
+		total, most := 0, 0
+		vals := map[string]int{}
+		v.Values(f, func(val string, n int) {
+			vals[val] = n
+			total += n
+			most = max(most, n)
+		})
+		for val, n := range vals {
+			// A value most of the field's entities hold ("action" of
+			// casting times) says nothing; numbers in questions are more
+			// often durations and distances than casting times.
+			if 2*n > total && len(vals) > 2 || strings.ContainsAny(val, "0123456789(),") {
+				continue
+			}
+			words := questionWords(val)
+			if len(words) == 0 || len(words) > 3 {
+				continue
+			}
+			k := stemKey(words)
+			voc.phrases[k] = append(voc.phrases[k], fieldValue{f, val})
+			voc.maxWords = max(voc.maxWords, len(words))
+			if f == badgerstore.FieldCreatureType {
+				voc.types[k] = true
+			}
+		}
+	}
+	for _, d := range v.Documents() {
+		doc := d.Document
+		dw := docWords{key: strings.ToLower(doc.GetKey()), gameSystem: strings.ToLower(doc.GetGameSystem())}
+		dw.name = questionWords(doc.GetName())
+		if n := len(dw.name); n > 1 && strings.ContainsAny(dw.name[n-1], "0123456789") && strings.Contains(dw.name[n-1], ".") {
+			dw.version, dw.name = dw.name[n-1], dw.name[:n-1]
+		}
+		for _, w := range dw.name {
+			if w[0] >= 'a' && w[0] <= 'z' {
+				dw.acronym += w[:1]
+			}
+		}
+		voc.docs = append(voc.docs, dw)
+	}
+	return voc
+}
+
+// questionWords splits text into lower-case words: letters and digits,
+// with "1/2" and "5.1" kept whole and apostrophes dropped ("won't" ->
+// "wont"); hyphens split ("two-handed" -> "two", "handed").
+func questionWords(text string) []string {
+	var out []string
+	var b strings.Builder
+	flush := func() {
+		if b.Len() > 0 {
+			out = append(out, strings.Trim(b.String(), "./"))
+			b.Reset()
+		}
+	}
+	rs := []rune(strings.ToLower(text))
+	for i, r := range rs {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		case r == '\'' || r == '’':
+		case (r == '/' || r == '.') && i > 0 && i+1 < len(rs) && unicode.IsDigit(rs[i-1]) && unicode.IsDigit(rs[i+1]):
+			b.WriteRune(r)
+		default:
+			flush()
+		}
+	}
+	flush()
+	return slices.DeleteFunc(out, func(w string) bool { return w == "" })
+}
+
+func stemKey(words []string) string {
+	s := make([]string, len(words))
+	for i, w := range words {
+		s[i] = relevance.Stem(w)
+	}
+	return strings.Join(s, " ")
+}
+
+// negations are the words that turn the filter after them around ("no
+// stealth disadvantage", "won't ruin my stealth").
+var negations = map[string]bool{"no": true, "not": true, "without": true, "never": true, "non": true, "wont": true,
+	"dont": true, "doesnt": true, "isnt": true, "cant": true, "nor": true}
+
+// ordinals are spell levels as the books write them.
+var ordinals = map[string]int{"1st": 1, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5, "6th": 6, "7th": 7, "8th": 8, "9th": 9,
+	"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9}
+
+// damageRelations are the words before ("immune to fire") or after ("fire
+// resistance") a damage type that make it a creature's defence.
+var damageRelations = map[string]string{
+	"immune": badgerstore.FieldDamageImmunity, "immunity": badgerstore.FieldDamageImmunity, "immunities": badgerstore.FieldDamageImmunity,
+	"resistant": badgerstore.FieldDamageResistance, "resistance": badgerstore.FieldDamageResistance, "resists": badgerstore.FieldDamageResistance,
+	"resist": badgerstore.FieldDamageResistance, "vulnerable": badgerstore.FieldDamageVulnerability, "vulnerability": badgerstore.FieldDamageVulnerability,
+}
+
+// nonEquipment are the kinds lookup_equipment does not serve.
+var nonEquipment = slices.DeleteFunc(lkv1.Kinds(), func(k lkv1.Kind) bool { return slices.Contains(lkv1.EquipmentKinds(), k) })
+
+// creatureNouns may follow a size ("a Large creature").
+var creatureNouns = map[string]bool{"creature": true, "creatures": true, "monster": true, "monsters": true, "one": true, "ones": true}
+
+// fillers are left out of the rest besides stop words: the kinds' own
+// nouns ("firbolt cantrip", "hold person spell").
+var fillers = func() map[string]bool {
+	m := map[string]bool{"monster": true, "monsters": true, "spells": true, "creatures": true, "weapons": true, "items": true}
+	for _, k := range lkv1.Kinds() {
+		m[strings.ReplaceAll(k.Slug(), "-", " ")] = true
+	}
+	return m
+}()
+
+// understand reads q against the catalogue's vocabulary for a request
+// over kinds: every filter and order it finds on a field one of kinds
+// holds. Nil: nothing understood (or Options.Literal).
+//
+// The reading is remembered by the view until the next write, as search's
+// near names are: an understanding is read-only once made (apply changes
+// only the items it is given), so requests share it.
+func (s *Service) understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding {
+	if s.opts.Literal {
+		return nil
+	}
+	key := make([]byte, 0, len(q)+2*len(kinds)+12)
+	key = append(key, "understand\x00"...)
+	for _, k := range kinds {
+		key = append(key, byte(k), byte(k>>8))
+	}
+	key = append(append(key, 0), q...)
+	u, _ := v.Memo(string(key), func() any {
+		u := understand(v, q, kinds)
+		if u != nil {
+			u.prepare(v)
+		}
+		return u
+	}).(*understanding)
+	return u
+}
+
+func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding {
+	words := questionWords(q)
+	if len(words) == 0 {
+		return nil
+	}
+	voc := vocabularyOf(v)
+	u := &understanding{}
+	used := make([]bool, len(words))
+	stems := make([]string, len(words))
+	for i, w := range words {
+		stems[i] = relevance.Stem(w)
+	}
+	hasKinds := func(ks []lkv1.Kind) bool {
+		for _, k := range kinds {
+			if slices.Contains(ks, k) {
+				return true
+			}
+		}
+		return false
+	}
+	has := func(field string) bool { return hasKinds(fieldKinds[field]) }
+	mark := func(from, to int) string {
+		for i := from; i < to; i++ {
+			used[i] = true
+		}
+		return strings.Join(words[from:to], " ")
+	}
+	negated := func(i, reach int) bool {
+		for j := max(0, i-reach); j < i; j++ {
+			if negations[words[j]] {
+				used[j] = true
+				return true
+			}
+		}
+		return false
+	}
+	add := func(f softFilter) {
+		if has(f.field) {
+			u.filters = append(u.filters, f)
+		}
+	}
+	word := func(i int) string {
+		if i >= 0 && i < len(words) {
+			return words[i]
+		}
+		return ""
+	}
+	// Numbers: "CR 1/2", "challenge rating 5", "3rd-level", "level 3
+	// spell", "cantrip".
+	for i := 0; i < len(words); i++ {
+		switch {
+		case words[i] == "cr" || words[i] == "challenge":
+			j := i + 1
+			if word(j) == "rating" {
+				j++
+			}
+			if cr, ok := lkv1.ParseChallengeRating(word(j)); ok && cr >= 0 && cr <= 30 {
+				add(numberFilter(badgerstore.FieldCR, cr, mark(i, j+1)))
+				i = j
+			}
+		case stems[i] == "cantrip":
+			add(numberFilter(badgerstore.FieldLevel, 0, mark(i, i+1)))
+		case ordinals[words[i]] > 0 && word(i+1) == "level":
+			add(numberFilter(badgerstore.FieldLevel, float64(ordinals[words[i]]), mark(i, i+2)))
+			i++
+		case words[i] == "level":
+			if n, err := strconv.Atoi(word(i + 1)); err == nil && n >= 1 && n <= 9 && relevance.Stem(word(i+2)) == "spell" {
+				add(numberFilter(badgerstore.FieldLevel, float64(n), mark(i, i+2)))
+				i++
+			}
+		}
+	}
+	// Damage: "fire damage", "immune to fire", "cold resistance".
+	for i, st := range stems {
+		if used[i] || !voc.damage[st] {
+			continue
+		}
+		rel := damageRelations[word(i+1)]
+		from, to := i, i+1
+		if rel == "" {
+			for j := max(0, i-3); j < i; j++ {
+				if r := damageRelations[words[j]]; r != "" {
+					rel, from = r, j
+				}
+			}
+		} else {
+			to = i + 2
+		}
+		switch {
+		case rel != "":
+			add(keywordFilter(rel, []string{words[i]}, false, mark(from, to)))
+		case word(i+1) == "damage":
+			add(keywordFilter(badgerstore.FieldDamageType, []string{words[i]}, false, mark(i, i+2)))
+		}
+	}
+	// Switches (the words themselves): concentration, ritual, stealth, ranged or melee, simple or
+	// martial, one-handed.
+	for i, w := range words {
+		if used[i] {
+			continue
+		}
+		switch strings.TrimSuffix(w, "s") {
+		case "concentration":
+			add(boolFilter(badgerstore.FieldConcentration, !negated(i, 2), mark(i, i+1)))
+		case "ritual":
+			add(boolFilter(badgerstore.FieldRitual, !negated(i, 2), mark(i, i+1)))
+		case "stealth", "stealthy":
+			// Armor is asked about stealth to keep it: only "stealth
+			// disadvantage" without a negation asks for the disadvantage.
+			disadv := strings.HasPrefix(word(i+1), "disadvantage")
+			to := i + 1
+			if disadv {
+				to = i + 2
+			}
+			add(boolFilter(badgerstore.FieldStealthDisadvantage, disadv && !negated(i, 4), mark(i, to)))
+		case "ranged", "melee":
+			add(boolFilter(badgerstore.FieldRanged, (w == "ranged") != negated(i, 2), mark(i, i+1)))
+		case "simple", "martial":
+			// Said of a weapon, or asked of equipment alone.
+			if relevance.Stem(word(i+1)) == "weapon" || !hasKinds(nonEquipment) {
+				add(boolFilter(badgerstore.FieldSimple, w == "simple", mark(i, i+1)))
+			}
+		case "one", "single":
+			if word(i+1) == "handed" || word(i+1) == "hand" && relevance.Stem(word(i+2)) == "weapon" {
+				add(keywordFilter(badgerstore.FieldProperty, []string{"two-handed"}, true, mark(i, i+2)))
+			}
+		}
+	}
+	u.readDocuments(voc, words, used)
+	// The catalogue's values: creature types, sizes, schools, classes,
+	// weapon properties, armor categories, casting times, item categories
+	// and rarities, the longest phrase first.
+	for n := voc.maxWords; n >= 1; n-- {
+		for i := 0; i+n <= len(words); i++ {
+			if slices.Contains(used[i:i+n], true) {
+				continue
+			}
+			key := strings.Join(stems[i:i+n], " ")
+			fvs := voc.phrases[key]
+			if len(fvs) == 0 {
+				continue
+			}
+			byField := map[string][]string{}
+			var fields []string
+			for _, fv := range fvs {
+				switch fv.field {
+				case badgerstore.FieldSize:
+					// "Large" is a size before a creature type or noun
+					// only ("a Large undead"), not "a large group".
+					if next := relevance.Stem(word(i + n)); !voc.types[next] && !creatureNouns[word(i+n)] {
+						continue
+					}
+				case badgerstore.FieldCreatureType:
+					// A type inside a creature's name is the name's
+					// ("giant rat", "dragon turtle").
+					if inCreatureName(v, word(i-1)+" "+words[i]) || inCreatureName(v, words[i+n-1]+" "+word(i+n)) {
+						continue
+					}
+				}
+				if byField[fv.field] == nil {
+					fields = append(fields, fv.field)
+				}
+				byField[fv.field] = append(byField[fv.field], fv.value)
+			}
+			if len(fields) == 0 {
+				continue
+			}
+			neg := negated(i, 2)
+			phrase := mark(i, i+n)
+			for _, f := range fields {
+				add(keywordFilter(f, byField[f], neg, phrase))
+			}
+		}
+	}
+	u.order = readOrder(words, stems, used, hasKinds)
+	var rest []string
+	for i, w := range words {
+		if !used[i] && !fillers[stems[i]] && !fillers[w] && !stopword(w) {
+			rest = append(rest, w)
+		}
+	}
+	u.rest = strings.Join(rest, " ")
+	u.named = namedIn(v, words, used)
+	if len(u.filters) == 0 && len(u.docs) == 0 && u.order == nil && len(u.named) == 0 {
+		return nil
+	}
+	return u
+}
+
+func numberFilter(field string, x float64, words string) softFilter {
+	return softFilter{field: field, values: []string{lkv1.ChallengeRatingText(x)}, words: words,
+		match: func(v *badgerstore.View) badgerstore.Set { return v.Range(field, &x, &x) }}
+}
+
+func boolFilter(field string, b bool, words string) softFilter {
+	val := strconv.FormatBool(b)
+	return softFilter{field: field, values: []string{val}, words: words,
+		match: func(v *badgerstore.View) badgerstore.Set { return v.Postings(field, val) }}
+}
+
+// keywordFilter matches any of values; negated, none of them.
+func keywordFilter(field string, values []string, negated bool, words string) softFilter {
+	return softFilter{field: field, values: values, negated: negated, words: words,
+		match: func(v *badgerstore.View) badgerstore.Set { return v.Postings(field, values...) }}
+}
+
+// maxNamedWords bounds the names looked for in a question, in words.
+const maxNamedWords = 4
+
+// namedIn returns the stored names a question's words (those not read as
+// filters) say, longest first, when the question is mostly names ("what
+// does Fireball do", "vampire weaknesses"): names inside a description
+// ("a cross between an owl and a bear") are not what it asks for.
+func namedIn(v *badgerstore.View, words []string, used []bool) (out []string) {
+	taken := make([]bool, len(words))
+	content := 0
+	for i, w := range words {
+		if !used[i] && !stopword(w) {
+			content++
+		}
+	}
+	defer func() {
+		n := 0
+		for i, t := range taken {
+			if t && !stopword(words[i]) {
+				n++
+			}
+		}
+		if 2*n < content {
+			out = nil
+		}
+	}()
+	for n := maxNamedWords; n >= 1; n-- {
+		for i := 0; i+n <= len(words); i++ {
+			if slices.Contains(used[i:i+n], true) || slices.Contains(taken[i:i+n], true) || stopword(words[i]) || stopword(words[i+n-1]) {
+				continue
+			}
+			phrase := strings.Join(words[i:i+n], " ")
+			if nameExists(v, phrase) {
+				out = append(out, phrase)
+				for j := i; j < i+n; j++ {
+					taken[j] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// nameExists reports whether some entity is named name (lower-case),
+// through the name trigrams: only the names with name's rarest trigram
+// are compared.
+func nameExists(v *badgerstore.View, name string) bool {
+	r := []rune(" " + name + " ")
+	if len(r) < 3 {
+		return false
+	}
+	var rarest []uint32
+	for i := 0; i+3 <= len(r); i++ {
+		ids := v.NamesWithTrigram(string(r[i : i+3]))
+		if i == 0 || len(ids) < len(rarest) {
+			rarest = ids
+		}
+	}
+	for _, id := range rarest {
+		if v.NameOfID(id) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// inCreatureName reports whether some creature's name contains phrase.
+func inCreatureName(v *badgerstore.View, phrase string) bool {
+	phrase = strings.TrimSpace(phrase)
+	if !strings.Contains(phrase, " ") {
+		return false
+	}
+	return v.Memo("creature-name\x00"+phrase, func() any {
+		found := false
+		for _, name := range relevance.NamesSharingTrigrams(v, phrase, 0) {
+			if strings.Contains(name, phrase) {
+				s := v.Postings(badgerstore.FieldName, name)
+				s.Each(func(slot uint32) bool {
+					found = v.Kind(slot) == lkv1.Kind_KIND_CREATURE
+					return !found
+				})
+			}
+			if found {
+				break
+			}
+		}
+		return found
+	}).(bool)
+}
+
+// readDocuments reads the documents a question names: a run of at least
+// two words starting a document's name ("Tome of Beasts", "Level Up"), the
+// name's initials ("SRD", "ToB"), its version ("5.1"), or the year of its
+// game system ("2024"). Several readings narrow each other.
+func (u *understanding) readDocuments(voc *vocabulary, words []string, used []bool) {
+	var sets [][]string
+	var said []string
+	for i := 0; i < len(words); i++ {
+		if used[i] {
+			continue
+		}
+		// The longest run of words a name starts with ("Tome of Beasts");
+		// the names it is the whole of, when there are ("Tome of Beasts",
+		// not "Tome of Beasts 2").
+		var keys, whole []string
+		n := 0
+		for _, d := range voc.docs {
+			m := 0
+			for m < len(d.name) && i+m < len(words) && !used[i+m] && words[i+m] == d.name[m] {
+				m++
+			}
+			if m < 2 || m < len(d.name) && stopword(d.name[m-1]) || m < n {
+				continue
+			}
+			if m > n {
+				n, keys, whole = m, nil, nil
+			}
+			keys = append(keys, d.key)
+			if m == len(d.name) {
+				whole = append(whole, d.key)
+			}
+		}
+		if len(whole) > 0 {
+			keys = whole
+		}
+		if n == 0 {
+			// One word: initials ("SRD", "ToB"), a version ("5.1"), a game
+			// system's year ("2024").
+			n = 1
+			for _, d := range voc.docs {
+				if len(d.acronym) >= 3 && words[i] == d.acronym || d.version != "" && words[i] == d.version ||
+					len(words[i]) == 4 && strings.HasSuffix(d.gameSystem, "-"+words[i]) {
+					keys = append(keys, d.key)
+				}
+			}
+		}
+		if len(keys) == 0 {
+			continue
+		}
+		slices.Sort(keys)
+		sets = append(sets, slices.Compact(keys))
+		for j := i; j < i+n; j++ {
+			used[j] = true
+		}
+		said = append(said, strings.Join(words[i:i+n], " "))
+		i += n - 1
+	}
+	if len(sets) == 0 {
+		return
+	}
+	docs := sets[0]
+	for _, s := range sets[1:] {
+		if both := slices.DeleteFunc(slices.Clone(docs), func(k string) bool { return !slices.Contains(s, k) }); len(both) > 0 {
+			docs = both
+		} else {
+			docs = append(docs, s...)
+		}
+	}
+	slices.Sort(docs)
+	u.docs, u.docWord = slices.Compact(docs), strings.Join(said, ", ")
+}
+
+func stopword(w string) bool { return len(relevance.Tokenize(w)) == 0 }
+
+// orderField is a numeric field a superlative orders by: its value in an
+// entity, and the kinds having it.
+type orderField struct {
+	name  string
+	kinds []lkv1.Kind
+	value func(e *lkv1.Entity) (float64, bool)
+}
+
+var (
+	orderRange = orderField{"range", weaponKinds, func(e *lkv1.Entity) (float64, bool) {
+		w := e.GetItem().GetWeapon()
+		return float64(max(w.GetRangeLong(), w.GetRangeNormal())), w != nil
+	}}
+	orderAC = orderField{"armor_class", []lkv1.Kind{lkv1.Kind_KIND_CREATURE, lkv1.Kind_KIND_ARMOR}, func(e *lkv1.Entity) (float64, bool) {
+		if c := e.GetCreature(); c != nil {
+			return float64(c.GetArmorClass()), true
+		}
+		a := e.GetItem().GetArmor()
+		return float64(a.GetAcBase()), a != nil
+	}}
+	orderCR = orderField{"challenge_rating", creatureKinds, func(e *lkv1.Entity) (float64, bool) {
+		c := e.GetCreature()
+		return c.GetChallengeRating(), c != nil
+	}}
+	orderHP = orderField{"hit_points", creatureKinds, func(e *lkv1.Entity) (float64, bool) {
+		c := e.GetCreature()
+		return float64(c.GetHitPoints()), c != nil
+	}}
+	orderLevel = orderField{"level", spellKinds, func(e *lkv1.Entity) (float64, bool) {
+		s := e.GetSpell()
+		return float64(s.GetLevel()), s != nil
+	}}
+	orderCost = orderField{"cost_gp", itemKinds, func(e *lkv1.Entity) (float64, bool) {
+		it := e.GetItem()
+		return it.GetCostGp(), it != nil && it.CostGp != nil
+	}}
+	orderWeight = orderField{"weight_lb", itemKinds, func(e *lkv1.Entity) (float64, bool) {
+		it := e.GetItem()
+		return it.GetWeightLb(), it != nil && it.WeightLb != nil
+	}}
+)
+
+// fieldNouns name a numeric field after a superlative ("highest AC").
+var fieldNouns = map[string][]orderField{
+	"ac": {orderAC}, "armor class": {orderAC}, "armour class": {orderAC}, "range": {orderRange},
+	"cr": {orderCR}, "challenge rating": {orderCR}, "challenge": {orderCR}, "hit point": {orderHP}, "hp": {orderHP},
+	"level": {orderLevel}, "spell level": {orderLevel}, "cost": {orderCost}, "price": {orderCost}, "weight": {orderWeight},
+}
+
+var stemmedFieldNouns = func() map[string][]orderField {
+	m := map[string][]orderField{}
+	for k, fs := range fieldNouns {
+		m[stemKey(strings.Fields(k))] = fs
+	}
+	return m
+}()
+
+// superlatives: "highest" etc. before a field noun, and the adjectives
+// that name their field themselves. Power is a creature's challenge
+// rating (a spell's level is asked as "highest level": "the weakest" of a
+// spell question is more often its targets); a creature's age category
+// rises with its challenge rating (wyrmling, young, adult, ancient), so
+// "oldest" orders by it as well. The best armor is the one with the
+// highest armor class.
+var (
+	largest  = map[string]bool{"highest": true, "best": true, "most": true, "greatest": true, "biggest": true, "largest": true, "top": true, "max": true, "maximum": true, "longest": true}
+	smallest = map[string]bool{"lowest": true, "least": true, "smallest": true, "worst": true, "min": true, "minimum": true, "fewest": true, "shortest": true}
+	power    = []orderField{orderCR}
+	implied  = map[string]struct {
+		fields []orderField
+		desc   bool
+	}{
+		"longest": {[]orderField{orderRange}, true}, "farthest": {[]orderField{orderRange}, true}, "furthest": {[]orderField{orderRange}, true},
+		"shortest": {[]orderField{orderRange}, false}, "strongest": {power, true}, "deadliest": {power, true}, "toughest": {power, true},
+		"most powerful": {power, true}, "most dangerous": {power, true}, "oldest": {[]orderField{orderCR}, true},
+		"weakest": {power, false}, "easiest": {power, false}, "least powerful": {power, false}, "least dangerous": {power, false},
+		"youngest": {[]orderField{orderCR}, false}, "cheapest": {[]orderField{orderCost}, false}, "most expensive": {[]orderField{orderCost}, true},
+		"priciest": {[]orderField{orderCost}, true}, "costliest": {[]orderField{orderCost}, true}, "heaviest": {[]orderField{orderWeight}, true},
+		"lightest": {[]orderField{orderWeight}, false}, "best": {[]orderField{orderAC}, true},
+	}
+)
+
+// readOrder reads a superlative: a field named after "highest" and the
+// like wins over an adjective naming its field itself.
+func readOrder(words, stems []string, used []bool, has func(kinds []lkv1.Kind) bool) *ordering {
+	pick := func(fields []orderField, desc bool, words string) *ordering {
+		for _, f := range fields {
+			if has(f.kinds) {
+				return &ordering{field: f.name, desc: desc, words: words, value: f.value, kinds: f.kinds}
+			}
+		}
+		return nil
+	}
+	for i, w := range words {
+		if used[i] || !largest[w] && !smallest[w] || i+1 >= len(words) {
+			continue
+		}
+		for n := 2; n >= 1; n-- {
+			if i+1+n > len(words) {
+				continue
+			}
+			if fs, ok := stemmedFieldNouns[strings.Join(stems[i+1:i+1+n], " ")]; ok {
+				if o := pick(fs, largest[w], strings.Join(words[i:i+1+n], " ")); o != nil {
+					for j := i; j < i+1+n; j++ {
+						used[j] = true
+					}
+					return o
+				}
+			}
+		}
+	}
+	for i, w := range words {
+		if used[i] {
+			continue
+		}
+		for _, phrase := range []string{w + " " + strings.Join(words[i+1:min(i+2, len(words))], ""), w} {
+			if sup, ok := implied[phrase]; ok {
+				if o := pick(sup.fields, sup.desc, phrase); o != nil {
+					n := len(strings.Fields(phrase))
+					for j := i; j < i+n; j++ {
+						used[j] = true
+					}
+					return o
+				}
+			}
+		}
+	}
+	return nil
+}

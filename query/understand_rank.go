@@ -1,0 +1,208 @@
+package query
+
+import (
+	"slices"
+
+	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/relevance"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// Tier points per soft filter: an entity matching it earns tierMatch, one
+// whose kind lacks the field tierNone, one contradicting it nothing.
+// Within a tier a superlative's order adds less than a point.
+const (
+	tierMatch = 2
+	tierNone  = 1
+	// maxOrdered bounds the best matches a superlative orders (it reads
+	// each one's entity).
+	maxOrdered = 24
+	// namedSim is the name similarity a name said in a question scores as.
+	namedSim = 0.8
+)
+
+// apply ranks items by what was understood: each item's tier is its
+// points over the soft filters, so that what matches ranks above what
+// contradicts whatever the scores; the rest of the question, when the
+// filters' words are taken out of it, is matched against names as search
+// matches a whole query ("firbolt cantrip": Fire Bolt); a superlative
+// orders the best matches of the top tier by its field. Only a name the
+// rest matches changes a score (as search's names do).
+func (u *understanding) apply(v *badgerstore.View, cand badgerstore.Set, items []scored, text string) {
+	if u == nil {
+		return
+	}
+	var exact, alias badgerstore.Set
+	var near map[string]float64
+	if rest := u.rest; rest != "" && rest != relevance.NormalizeName(text) {
+		exact = v.Postings(badgerstore.FieldName, rest)
+		near = fuzzyNames(v, rest)
+		alias, _ = matchAliasName(v, cand, rest)
+	}
+	named := map[string]bool{}
+	for _, n := range u.named {
+		named[n] = true
+	}
+	for i := range items {
+		x := &items[i]
+		if named[v.Name(x.slot)] {
+			// A name the question says ranks above every match of its
+			// other words, below a near name of the whole question.
+			x.score, x.hit = max(x.score, relevance.NearNameScore(namedSim)), true
+		}
+		x.tier = u.tierOf(x.slot)
+		switch sim, ok := near[v.Name(x.slot)]; {
+		case exact.Has(x.slot):
+			x.score, x.hit = relevance.NearNameScore(1), true
+		case alias.Has(x.slot):
+			x.score, x.hit = max(x.score, relevance.AliasScore), true
+		case ok:
+			x.score, x.hit = max(x.score, relevance.NearNameScore(sim)), true
+		}
+	}
+	if u.order != nil {
+		u.order.apply(v, items, len(u.prepared) > 0)
+	}
+	for i := range items {
+		items[i].score += tierScale * float64(items[i].tier)
+	}
+}
+
+// apply orders the best matches of the top tier by the field: those of a
+// kind having the field, at most maxOrdered of them, the best scores
+// first; when no filter made the tier (filtered is false), only those
+// within relevance.RelativeFloor of the best score match the rest of the
+// question. They rise above the rest of their tier, and no further.
+func (o *ordering) apply(v *badgerstore.View, items []scored, filtered bool) {
+	top, best := float32(-1), 0.0
+	for _, x := range items {
+		if x.hit && x.tier > top {
+			top, best = x.tier, 0
+		}
+		if x.hit && x.tier == top {
+			best = max(best, x.score)
+		}
+	}
+	type valued struct {
+		i     int
+		value float64
+	}
+	var chosen []valued
+	for i, x := range items {
+		if x.hit && x.tier == top && (filtered || x.score >= relevance.RelativeFloor*best) && slices.Contains(o.kinds, v.Kind(x.slot)) {
+			chosen = append(chosen, valued{i: i})
+		}
+	}
+	slices.SortFunc(chosen, func(a, b valued) int { return cmpScore(items[a.i], items[b.i]) })
+	chosen = chosen[:min(len(chosen), maxOrdered)]
+	kept := chosen[:0]
+	for _, c := range chosen {
+		e, err := v.Entity(items[c.i].slot)
+		if err != nil {
+			continue // unreadable: left in score order
+		}
+		if x, ok := o.value(e); ok {
+			c.value = x
+			kept = append(kept, c)
+		}
+	}
+	slices.SortStableFunc(kept, func(a, b valued) int {
+		switch {
+		case a.value == b.value:
+			return 0
+		case (a.value > b.value) == o.desc:
+			return -1
+		}
+		return 1
+	})
+	for r, c := range kept {
+		// In (top+0.5, top+1): above the tier's other items, in order.
+		items[c.i].tier = top + 0.5 + 0.49*float32(len(kept)-r)/float32(len(kept))
+	}
+}
+
+// holders are the entities a filter on field applies to: those of the
+// kinds holding it (a spell with no damage type contradicts "fire
+// damage") and any other holding a value of it (a magic weapon's
+// properties), remembered by the view until the next write.
+func holders(v *badgerstore.View, field string) badgerstore.Set {
+	return v.Memo("holders\x00"+field, func() any {
+		slugs := make([]string, 0, len(fieldKinds[field]))
+		for _, k := range fieldKinds[field] {
+			slugs = append(slugs, k.Slug())
+		}
+		set := v.Postings(badgerstore.FieldKind, slugs...)
+		set.Or(v.Postings(field, "true", "false"))
+		set.Or(v.Range(field, nil, nil))
+		var vals []string
+		v.Values(field, func(val string, _ int) { vals = append(vals, val) })
+		set.Or(v.Postings(field, vals...))
+		return set
+	}).(badgerstore.Set)
+}
+
+// cmpScore orders by score, best first.
+func cmpScore(a, b scored) int {
+	if better(a, b) {
+		return -1
+	}
+	if better(b, a) {
+		return 1
+	}
+	return 0
+}
+
+// matchesAll reports whether x matches every soft filter: such an item is
+// kept in a search whatever its score.
+func (u *understanding) matchesAll(x scored) bool {
+	return u != nil && u.complete > 0 && x.tier >= u.complete
+}
+
+// prepared is a soft filter read against a view: the entities matching
+// it and those it applies to.
+type prepared struct {
+	match, applies badgerstore.Set
+	negated        bool
+}
+
+// prepare reads the soft filters (and the documents, one more) against v,
+// and the tier of an entity matching them all.
+func (u *understanding) prepare(v *badgerstore.View) {
+	u.prepared = make([]prepared, 0, len(u.filters)+1)
+	for _, f := range u.filters {
+		u.prepared = append(u.prepared, prepared{match: f.match(v), applies: holders(v, f.field), negated: f.negated})
+	}
+	if len(u.docs) > 0 {
+		u.prepared = append(u.prepared, prepared{match: v.Postings(badgerstore.FieldDocument, u.docs...), applies: v.All()})
+	}
+	u.complete = float32(tierMatch * len(u.prepared))
+}
+
+// tierOf is slot's points over the prepared soft filters.
+func (u *understanding) tierOf(slot uint32) float32 {
+	t := float32(0)
+	for _, p := range u.prepared {
+		switch {
+		case !p.applies.Has(slot):
+			t += tierNone
+		case p.match.Has(slot) != p.negated:
+			t += tierMatch
+		}
+	}
+	return t
+}
+
+// proto is what was understood, as the response reports it.
+func (u *understanding) proto() *lkv1.Understood {
+	if u == nil || len(u.filters) == 0 && len(u.docs) == 0 && u.order == nil {
+		return nil
+	}
+	out := &lkv1.Understood{Documents: u.docs}
+	for _, f := range u.filters {
+		out.Filters = append(out.Filters, &lkv1.UnderstoodFilter{Field: reported(f.field), Values: f.values, Negated: f.negated, Words: f.words})
+	}
+	if u.order != nil {
+		out.OrderBy, out.Descending = u.order.field, u.order.desc
+	}
+	return out
+}

@@ -1,0 +1,381 @@
+package query_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"lorekeeper.dev/embedder/badgerstore"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+	"lorekeeper.dev/query"
+)
+
+// understandCase is a question and what its words say in the filters'
+// vocabulary: "field=value" ("!" before the value: negated), "docs=a,b",
+// "order=field desc|asc".
+type understandCase struct {
+	tool, q string
+	want    []string
+}
+
+var understandCases = []understandCase{
+	{"lookup_creature", "CR 1/2 hyena-headed raiders", []string{"challenge_rating=1/2"}},
+	{"lookup_creature", "challenge rating 5 monstrosity", []string{"challenge_rating=5", "creature_type=monstrosity"}},
+	{"lookup_spell", "firbolt cantrip", []string{"level=0"}},
+	{"lookup_spell", "3rd-level wizard spell that deals fire damage", []string{"level=3", "class=wizard", "damage_type=fire"}},
+	{"lookup_spell", "a concentration spell I can cast as a bonus action", []string{"concentration=true", "casting_time=bonus-action"}},
+	{"lookup_spell", "ritual from the evocation school", []string{"ritual=true", "school=evocation"}},
+	{"lookup_creature", "a Large undead", []string{"size=large", "creature_type=undead"}},
+	{"lookup_creature", "fiend immune to fire", []string{"creature_type=fiend", "damage_immunity=fire"}},
+	{"lookup_equipment", "medium armor with no stealth disadvantage", []string{"armor_category=medium", "category=armor", "stealth_disadvantage=false"}},
+	{"lookup_equipment", "best medium armor that won't ruin my stealth rolls", []string{"armor_category=medium", "category=armor", "stealth_disadvantage=false", "order=armor_class desc"}},
+	{"lookup_equipment", "one-handed weapon with reach", []string{"property=!two-handed", "property=reach", "category=weapon"}},
+	{"lookup_equipment", "two-handed finesse weapons", []string{"property=two-handed", "property=finesse", "category=weapon"}},
+	{"lookup_equipment", "simple ranged weapon", []string{"is_simple=true", "ranged=true", "category=weapon"}},
+	{"lookup_equipment", "bow with the longest range", []string{"order=range desc"}},
+	{"lookup_equipment", "the cheapest heavy armor", []string{"armor_category=heavy", "property=heavy", "category=armor", "order=cost_gp asc"}},
+	{"lookup_creature", "the strongest dragon", []string{"creature_type=dragon", "order=challenge_rating desc"}},
+	{"lookup_creature", "undead with the most hit points", []string{"creature_type=undead", "order=hit_points desc"}},
+	{"search_dnd_content", "CR 5 undead from the SRD", []string{"challenge_rating=5", "creature_type=undead", "docs=srd-2014,srd-2024"}},
+	{"search_dnd_content", "Tome of Beasts dragons", []string{"creature_type=dragon", "docs=tob"}},
+	{"lookup_spell", "2024 rituals", []string{"ritual=true", "docs=srd-2024"}},
+	{"lookup_spell", "SRD 5.1 cantrips", []string{"level=0", "docs=srd-2014"}},
+	{"lookup_creature", "beasts from Level Up", []string{"creature_type=beast", "docs=a5e"}},
+	// Nothing to read: a size before no creature, a type inside a
+	// creature's name, fields the lookup's kinds do not have, no words of
+	// the vocabulary.
+	{"lookup_spell", "scatter a large group of enemies", nil},
+	{"lookup_creature", "giant rat", nil},
+	{"lookup_spell", "the strongest reach", nil},
+	{"lookup_spell", "healin word", nil},
+	{"lookup_rule", "what happens when I fall", nil},
+}
+
+// call runs a question through the tool's RPC with extra filters.
+func (c understandCase) call(ctx context.Context, cl lkv1.QueryServiceClient, com *lkv1.Common) (*lkv1.LookupResponse, error) {
+	com.SemanticQuery = c.q
+	switch c.tool {
+	case "lookup_spell":
+		return cl.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: com})
+	case "lookup_creature":
+		return cl.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: com})
+	case "lookup_equipment":
+		return cl.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: com})
+	case "lookup_rule":
+		return cl.LookupRules(ctx, &lkv1.LookupRulesRequest{Common: com})
+	}
+	return nil, fmt.Errorf("no lookup %s", c.tool)
+}
+
+// understood writes what a response understood as understandCase.want
+// does, sorted.
+func understood(u *lkv1.Understood) []string {
+	var out []string
+	for _, f := range u.GetFilters() {
+		for _, v := range f.GetValues() {
+			if f.GetNegated() {
+				v = "!" + v
+			}
+			out = append(out, f.GetField()+"="+v)
+		}
+	}
+	if len(u.GetDocuments()) > 0 {
+		out = append(out, "docs="+strings.Join(u.GetDocuments(), ","))
+	}
+	if u.GetOrderBy() != "" {
+		dir := "asc"
+		if u.GetDescending() {
+			dir = "desc"
+		}
+		out = append(out, "order="+u.GetOrderBy()+" "+dir)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestUnderstand(t *testing.T) {
+	cl := client(t)
+	ctx := context.Background()
+	for _, c := range understandCases {
+		t.Run(c.q, func(t *testing.T) {
+			var u *lkv1.Understood
+			if c.tool == "search_dnd_content" {
+				resp, err := cl.Search(ctx, &lkv1.SearchRequest{Query: c.q, Limit: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				u = resp.GetUnderstood()
+			} else {
+				resp, err := c.call(ctx, cl, &lkv1.Common{Limit: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				u = resp.GetUnderstood()
+			}
+			want := slices.Clone(c.want)
+			slices.Sort(want)
+			if got := understood(u); !slices.Equal(got, want) {
+				t.Errorf("%s(%q) understood %q, want %q", c.tool, c.q, got, want)
+			}
+			for _, f := range u.GetFilters() {
+				if f.GetWords() == "" || !strings.Contains(strings.ToLower(strings.ReplaceAll(c.q, "-", " ")), f.GetWords()) {
+					t.Errorf("%s: words %q are not the question's", f.GetField(), f.GetWords())
+				}
+			}
+		})
+	}
+}
+
+// holds reports whether e has an understood filter's value, from the
+// entity's own filterable fields (badgerstore.EntityFields), and whether
+// its kind has the field at all.
+func holds(e *lkv1.Entity, f *lkv1.UnderstoodFilter) (has, applies bool) {
+	fields := badgerstore.EntityFields(e)
+	field := map[string]string{"challenge_rating": badgerstore.FieldCR, "is_simple": badgerstore.FieldSimple}[f.GetField()]
+	if field == "" {
+		field = f.GetField()
+	}
+	if x, ok := fields.Numbers[field]; ok {
+		want, _ := lkv1.ParseChallengeRating(f.GetValues()[0])
+		return x == want, true
+	}
+	if b, ok := fields.Bools[field]; ok {
+		return strconv.FormatBool(b) == f.GetValues()[0], true
+	}
+	kws, ok := fields.Keywords[field]
+	for _, v := range f.GetValues() {
+		if slices.Contains(kws, v) {
+			return !f.GetNegated(), true
+		}
+	}
+	switch {
+	case f.GetNegated() && (ok || hasField(e, field)):
+		return true, true
+	case ok || hasField(e, field):
+		return false, true
+	}
+	return false, false
+}
+
+// hasField: the kinds whose entities may lack a keyword field's values
+// and still have the field (a spell with no damage type, a weapon with no
+// properties).
+func hasField(e *lkv1.Entity, field string) bool {
+	switch field {
+	case badgerstore.FieldDamageType:
+		return e.GetKind() == lkv1.Kind_KIND_SPELL || e.GetKind() == lkv1.Kind_KIND_WEAPON
+	case badgerstore.FieldProperty:
+		return e.GetKind() == lkv1.Kind_KIND_WEAPON
+	case badgerstore.FieldClass:
+		return e.GetKind() == lkv1.Kind_KIND_SPELL
+	case badgerstore.FieldDamageImmunity, badgerstore.FieldDamageResistance, badgerstore.FieldDamageVulnerability:
+		return e.GetKind() == lkv1.Kind_KIND_CREATURE
+	}
+	return false
+}
+
+// TestUnderstood_matchesRankFirst: over every result of a question (all
+// pages), no result contradicting an understood filter ranks above one
+// matching them all; with a superlative, the results matching every
+// filter that lead come in the field's order.
+func TestUnderstood_matchesRankFirst(t *testing.T) {
+	cl := client(t)
+	ctx := context.Background()
+	for _, c := range []understandCase{
+		{tool: "lookup_creature", q: "CR 1/2 hyena-headed raiders who serve a demon lord"},
+		{tool: "lookup_spell", q: "3rd-level wizard spell that deals fire damage"},
+		{tool: "lookup_spell", q: "firbolt cantrip"},
+		{tool: "lookup_equipment", q: "one-handed weapon with reach"},
+		{tool: "lookup_equipment", q: "best medium armor that won't ruin my stealth rolls"},
+		{tool: "lookup_creature", q: "a Large undead that flies"},
+		{tool: "lookup_spell", q: "2024 concentration spells"},
+	} {
+		t.Run(c.q, func(t *testing.T) {
+			var results []*lkv1.Result
+			var u *lkv1.Understood
+			cursor := ""
+			for page := 0; page < 100; page++ {
+				resp, err := c.call(ctx, cl, &lkv1.Common{Limit: 100, Cursor: cursor})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if page == 0 {
+					u = resp.GetUnderstood()
+				}
+				results = append(results, resp.GetResults()...)
+				if cursor = resp.GetNextCursor(); cursor == "" {
+					break
+				}
+			}
+			if len(u.GetFilters()) == 0 {
+				t.Fatalf("nothing understood of %q", c.q)
+			}
+			docs := u.GetDocuments()
+			firstContradiction, lastMatch, matches := -1, -1, 0
+			for i, r := range results {
+				all, contradicts := true, false
+				for _, f := range u.GetFilters() {
+					has, applies := holds(r.GetEntity(), f)
+					all = all && has
+					contradicts = contradicts || applies && !has
+				}
+				if len(docs) > 0 {
+					// The copy shown is the one ranked (the authoritative one).
+					in := slices.Contains(docs, r.GetEntity().GetDocument().GetKey())
+					all, contradicts = all && in, contradicts || !in
+				}
+				if all {
+					matches++
+					lastMatch = i
+				}
+				if contradicts && firstContradiction < 0 {
+					firstContradiction = i
+				}
+			}
+			if matches == 0 || firstContradiction < 0 {
+				t.Fatalf("%d of %d results match every filter, first contradiction at %d: nothing to compare", matches, len(results), firstContradiction)
+			}
+			if lastMatch > firstContradiction {
+				t.Errorf("%s (matching %v) ranks %d, below %s (contradicting) at %d", names(results)[lastMatch], understood(u), lastMatch,
+					names(results)[firstContradiction], firstContradiction)
+			}
+		})
+	}
+}
+
+// TestUnderstood_superlative: the first result of a superlative is the
+// best, by its field, of every result matching the filters (all results,
+// when the question has no filter).
+func TestUnderstood_superlative(t *testing.T) {
+	cl := client(t)
+	ctx := context.Background()
+	for _, c := range []struct {
+		understandCase
+		value func(e *lkv1.Entity) float64
+	}{
+		{understandCase{tool: "lookup_equipment", q: "best medium armor that won't ruin my stealth rolls"}, func(e *lkv1.Entity) float64 {
+			return float64(e.GetItem().GetArmor().GetAcBase())
+		}},
+		{understandCase{tool: "lookup_creature", q: "the strongest fiend"}, func(e *lkv1.Entity) float64 {
+			return e.GetCreature().GetChallengeRating()
+		}},
+		{understandCase{tool: "lookup_creature", q: "the weakest undead"}, func(e *lkv1.Entity) float64 {
+			return -e.GetCreature().GetChallengeRating()
+		}},
+		{understandCase{tool: "lookup_equipment", q: "bow with the longest range"}, func(e *lkv1.Entity) float64 {
+			return float64(e.GetItem().GetWeapon().GetRangeLong())
+		}},
+	} {
+		t.Run(c.q, func(t *testing.T) {
+			resp, err := c.call(ctx, cl, &lkv1.Common{Limit: 100, Documents: docs("srd-2014")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.GetUnderstood().GetOrderBy() == "" {
+				t.Fatalf("no order understood of %q", c.q)
+			}
+			var matching []*lkv1.Result
+			for _, r := range resp.GetResults() {
+				all := true
+				for _, f := range resp.GetUnderstood().GetFilters() {
+					has, _ := holds(r.GetEntity(), f)
+					all = all && has
+				}
+				if all {
+					matching = append(matching, r)
+				}
+			}
+			if len(matching) < 2 {
+				t.Fatalf("%d results match: nothing to order", len(matching))
+			}
+			best := c.value(matching[0].GetEntity())
+			for _, r := range matching {
+				if x := c.value(r.GetEntity()); x > best {
+					t.Errorf("first is %s (%g); %s has %g", matching[0].GetEntity().GetName(), best, r.GetEntity().GetName(), x)
+				}
+			}
+		})
+	}
+}
+
+// TestUnderstood_recall: what the words of a question say never drops a
+// result the request's own filters would return: every page of a lookup
+// (and a search's results) with the understanding hold every result of the
+// same request read literally (Options.Literal).
+func TestUnderstood_recall(t *testing.T) {
+	st := snapshotStore(t)
+	cl := client(t)
+	literal := lkv1.NewQueryServiceClient(dial(t, query.NewService(st, snap.emb, &query.Options{Literal: true}), nil))
+	ctx := context.Background()
+	// keys are every result of every page, with the copies folded into
+	// each (alternates).
+	keys := func(t *testing.T, cl lkv1.QueryServiceClient, c understandCase, com func() *lkv1.Common) map[string]bool {
+		out := map[string]bool{}
+		add := func(rs []*lkv1.Result) {
+			for _, r := range rs {
+				out[r.GetEntity().GetKey()] = true
+				for _, a := range r.GetAlternates() {
+					out[a.GetKey()] = true
+				}
+			}
+		}
+		cursor := ""
+		for page := 0; page < 100; page++ {
+			if c.tool == "search_dnd_content" {
+				resp, err := cl.Search(ctx, &lkv1.SearchRequest{Query: c.q, Limit: 100, Documents: com().GetDocuments(), Cursor: cursor})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, g := range resp.GetGroups() {
+					add(g.GetResults())
+				}
+				cursor = resp.GetNextCursor()
+			} else {
+				cm := com()
+				cm.Cursor = cursor
+				resp, err := c.call(ctx, cl, cm)
+				if err != nil {
+					t.Fatal(err)
+				}
+				add(resp.GetResults())
+				cursor = resp.GetNextCursor()
+			}
+			if cursor == "" {
+				return out
+			}
+		}
+		t.Fatal("over 100 pages")
+		return nil
+	}
+	for _, c := range understandCases {
+		if len(c.want) == 0 {
+			continue
+		}
+		for _, d := range [][]string{nil, {"srd-2014", "tob", "deepm"}} {
+			t.Run(fmt.Sprint(c.q, d), func(t *testing.T) {
+				com := func() *lkv1.Common {
+					cm := &lkv1.Common{Limit: 100}
+					if d != nil {
+						cm.Documents = docs(d...)
+					}
+					return cm
+				}
+				with, without := keys(t, cl, c, com), keys(t, literal, c, com)
+				if len(without) == 0 {
+					t.Fatalf("%s(%q): no results to compare", c.tool, c.q)
+				}
+				for k := range without {
+					if !with[k] {
+						t.Errorf("%s(%q, documents %v): %s is returned read literally, not with the filters its words say", c.tool, c.q, d, k)
+					}
+				}
+				if c.tool != "search_dnd_content" && len(with) != len(without) {
+					t.Errorf("%s(%q): %d results, %d read literally", c.tool, c.q, len(with), len(without))
+				}
+			})
+		}
+	}
+}
