@@ -274,7 +274,7 @@ func (s *Server) findDocument(ctx context.Context, key string) (*lkv1.DocumentSu
 // assistant can hold, not the whole book.
 const (
 	overviewCards   = 3
-	overviewPerKind = 12
+	overviewPerKind = 8
 )
 
 // documentOverview renders what a document contains, by kind: a markdown

@@ -171,17 +171,30 @@ func TestCards_issueTable(t *testing.T) {
 	})
 
 	t.Run("longsword: one per book", func(t *testing.T) {
+		// Without documents the other book's copy is an alternate (many
+		// books, one name); each book's is one weapon, item merged in.
 		_, out := lookup(t, cs, "lookup_equipment", map[string]any{"name": "longsword"})
 		books := map[string]int{}
 		for _, e := range out.Results {
 			books[e.DocumentKey]++
-			w := e.Item.Weapon
-			if e.Kind != "weapon" || w == nil || w.DamageDice != "1d8" || e.Item.CostGP == nil || *e.Item.CostGP != 15 || e.Item.WeightLb == nil {
-				t.Errorf("%s: %s, weapon %+v, cost %v, weight %v", e.Key, e.Kind, w, e.Item.CostGP, e.Item.WeightLb)
+			for _, a := range e.Alternates {
+				books[a.DocumentKey]++
 			}
 		}
-		if len(out.Results) != 2 || books["srd-2014"] != 1 || books["srd-2024"] != 1 {
-			t.Errorf("%d longswords, by book %v", len(out.Results), books)
+		if len(out.Results) != 1 || len(books) != 2 || books["srd-2014"] != 1 || books["srd-2024"] != 1 {
+			t.Errorf("%d longsword results, by book (alternates included) %v", len(out.Results), books)
+		}
+		for _, doc := range []string{"srd-2014", "srd-2024"} {
+			_, one := lookup(t, cs, "lookup_equipment", map[string]any{"name": "longsword", "documents": []string{doc}})
+			if len(one.Results) != 1 {
+				t.Errorf("%s: %d longswords, want one", doc, len(one.Results))
+			}
+			for _, e := range one.Results {
+				w := e.Item.Weapon
+				if e.Kind != "weapon" || w == nil || w.DamageDice != "1d8" || e.Item.CostGP == nil || *e.Item.CostGP != 15 || e.Item.WeightLb == nil {
+					t.Errorf("%s: %s, weapon %+v, cost %v, weight %v", e.Key, e.Kind, w, e.Item.CostGP, e.Item.WeightLb)
+				}
+			}
 		}
 		md, _ := lookup(t, cs, "lookup_equipment", map[string]any{"name": "chain mail", "documents": []string{"srd-2014"}})
 		mustContain(t, md, "**Cost:** 75 gp", "**Weight:** 55 lb.", "**Armor Class:** 16")

@@ -118,7 +118,7 @@ func TestMCP_editionsPromptsErrors(t *testing.T) {
 	counts := snapshotCounts(t)
 
 	t.Run("a rule by name in one edition", func(t *testing.T) {
-		out := lookupOut(t, cs, "lookup_rule", map[string]any{"name": "exhaustion", "game_system": "2024"})
+		out := lookupOut(t, cs, "lookup_rule", map[string]any{"name": "exhaustion", "game_system": "2024", "detail": "full"})
 		if out.Count != 1 || out.Results[0].DocumentKey != "srd-2024" || out.Results[0].Name != "Exhaustion" || out.Results[0].Kind != "condition" {
 			t.Fatalf("lookup_rule(exhaustion, 2024) = %d results %+v; want SRD 5.2's Exhaustion (%s)", out.Count, out.Results, out.Message)
 		}
@@ -142,11 +142,16 @@ func TestMCP_editionsPromptsErrors(t *testing.T) {
 
 	t.Run("each edition's condition, cited to its own book, A5E never first", func(t *testing.T) {
 		out := lookupOut(t, cs, "lookup_rule", map[string]any{"rule_type": "condition", "name": "grappled"})
+		// One result, the other editions its alternates (many books, one
+		// name), each cited to its own book.
 		var docs []string
 		for _, e := range out.Results {
 			docs = append(docs, e.DocumentKey)
 			if e.Name != "Grappled" || strings.Count(e.Description, "Grappled") > 0 && strings.Contains(e.Description, "*a5e-ag:*") {
 				t.Errorf("%s: %q", e.Key, e.Description)
+			}
+			for _, a := range e.Alternates {
+				docs = append(docs, a.DocumentKey)
 			}
 		}
 		if len(docs) != 3 || docs[0] == "a5e-ag" || !slices.Contains(docs, "srd-2014") || !slices.Contains(docs, "srd-2024") || !slices.Contains(docs, "a5e-ag") {
