@@ -11,19 +11,21 @@ import (
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
-// TestView_PostingsMatchDense stores the whole Open5e snapshot and checks
-// that every (field, value) of every entity finds exactly the entities a
-// dense bitmap built from EntityFields holds: the compact postings (short
-// lists for unique values, Roaring bitmaps for the rest) against the
-// obvious structure; again after writes (snapshotStages).
-func TestView_PostingsMatchDense(t *testing.T) {
-	snapshotStages(t, checkPostings)
-}
-
-// TestView_CountsMatchWalk checks the counts kept on write (documents,
-// kinds) against a walk over every stored entity, after the same writes.
-func TestView_CountsMatchWalk(t *testing.T) {
-	snapshotStages(t, checkCounts)
+// TestView_PostingsAndCountsMatchWalk stores the whole Open5e snapshot
+// and checks, again after writes (snapshotStages):
+//   - postings: every (field, value) of every entity finds exactly the
+//     entities a dense bitmap built from EntityFields holds, the compact
+//     postings (short lists for unique values, Roaring bitmaps for the
+//     rest) against the obvious structure;
+//   - counts: the counts kept on write (documents, kinds) against a walk
+//     over every stored entity.
+//
+// One test, so the race-instrumented run stores the snapshot once for both.
+func TestView_PostingsAndCountsMatchWalk(t *testing.T) {
+	snapshotStages(t, func(t *testing.T, s *badgerstore.Store, live map[string]*lkv1.Entity) {
+		t.Run("postings", func(t *testing.T) { checkPostings(t, s, live) })
+		t.Run("counts", func(t *testing.T) { checkCounts(t, s, live) })
+	})
 }
 
 // snapshotStages stores the whole snapshot and calls check; then deletes
@@ -56,7 +58,7 @@ func snapshotStages(t *testing.T, check func(t *testing.T, s *badgerstore.Store,
 	for _, e := range es {
 		live[e.GetKey()] = e
 	}
-	check(t, s, live)
+	t.Run("stored", func(t *testing.T) { check(t, s, live) })
 
 	ws = ws[:0]
 	for i, e := range es {
@@ -74,7 +76,7 @@ func snapshotStages(t *testing.T, check func(t *testing.T, s *badgerstore.Store,
 		}
 	}
 	apply(ws)
-	check(t, s, live)
+	t.Run("rewritten", func(t *testing.T) { check(t, s, live) })
 }
 
 func checkCounts(t *testing.T, s *badgerstore.Store, live map[string]*lkv1.Entity) {
