@@ -47,8 +47,7 @@ var FieldMaps = map[string]FieldMap{
 			"material_cost": "spell.material_cost_gp", "material_consumed": "spell.material_consumed",
 			"damage_roll": "spell.damage_roll|spell.healing_roll", "damage_types[]": "spell.damage_types",
 			"saving_throw_ability": "spell.saving_throw_ability", "attack_roll": "spell.attack_roll",
-			"reaction_condition": "spell.reaction_condition", "target_type": "spell.target_type",
-			"shape_type": "spell.area", "shape_size": "spell.area",
+			"reaction_condition": "spell.reaction_condition", "shape_type": "spell.area", "shape_size": "spell.area",
 		},
 		Excluded: map[string]string{
 			"document.*":        whyDocument,
@@ -62,6 +61,9 @@ var FieldMaps = map[string]FieldMap{
 			"range_unit":       "the unit is in range_text (\"150 feet\")",
 			"shape_size_unit":  "the unit is in the area (\"20-foot sphere\")",
 			"target_count":     "in the description (\"one creature\", \"up to three\")",
+			// Open5e's classification (creature, object, point, area): the
+			// description says what the spell targets, the area is mapped.
+			"target_type": "what the spell targets, as the description says it (\"one creature you can see\")",
 		},
 	},
 	"v2/creatures": {
