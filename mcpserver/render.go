@@ -67,9 +67,14 @@ func renderSpell(b *strings.Builder, e *Entity) {
 	}
 	fmt.Fprintf(b, "*%s*\n\n", kind)
 	line(b, "Casting Time:", castingTime(s.CastingTime))
-	line(b, "Range:", s.Range)
+	rng := s.Range
+	if s.Area != "" && !strings.Contains(strings.ToLower(rng), strings.ToLower(s.Area)) {
+		// As the books print it: "Self (15-foot cone)".
+		rng = strings.TrimSpace(rng + " (" + s.Area + ")")
+	}
+	line(b, "Range:", rng)
 	comp := s.Components
-	if s.Material && s.MaterialSpecified != "" {
+	if s.MaterialSpecified != "" {
 		m := strings.TrimSuffix(s.MaterialSpecified, ".")
 		if s.MaterialCostGP != nil {
 			m += fmt.Sprintf(", worth %s gp", num(*s.MaterialCostGP))
@@ -93,6 +98,9 @@ func renderSpell(b *strings.Builder, e *Entity) {
 	line(b, "Healing:", s.HealingRoll)
 	if s.SavingThrowAbility != "" {
 		line(b, "Saving Throw:", title(s.SavingThrowAbility))
+	}
+	if s.AttackRoll {
+		line(b, "Attack:", "spell attack")
 	}
 	if s.ReactionCondition != "" {
 		line(b, "Trigger:", s.ReactionCondition)
@@ -132,6 +140,8 @@ func renderCreature(b *strings.Builder, e *Entity) {
 		head += ", " + c.Alignment
 	}
 	fmt.Fprintf(b, "*%s*\n\n", head)
+	// The book's heading it is grouped under ("Dragons, Chromatic").
+	line(b, "Group", c.Group)
 
 	ac := strconv.Itoa(int(c.ArmorClass))
 	if c.ArmorDetail != "" {
@@ -196,6 +206,7 @@ func renderCreature(b *strings.Builder, e *Entity) {
 	if c.ProficiencyBonus > 0 {
 		line(b, "Proficiency Bonus", signed(c.ProficiencyBonus))
 	}
+	line(b, "Environments", strings.Join(environments(c.Environments), ", "))
 	b.WriteString("\n")
 
 	if e.Description != "" {
@@ -333,6 +344,20 @@ func speed(c *Creature) string {
 	return strings.Join(parts, ", ")
 }
 
+// environments are the environment keys as words ("forest-or-jungle"
+// -> "forest or jungle").
+func environments(keys []string) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = strings.ReplaceAll(k, "-", " ")
+	}
+	return out
+}
+
+// casterTypes say a class's spellcasting progression; a class without
+// spellcasting (NONE) or with its own (OTHER) says nothing here.
+var casterTypes = map[string]string{"FULL": "full caster", "HALF": "half caster", "THIRD": "third caster", "PACT": "pact magic"}
+
 func thousands(n int32) string {
 	s := strconv.Itoa(int(n))
 	for i := len(s) - 3; i > 0; i -= 3 {
@@ -459,6 +484,7 @@ func renderGeneric(b *strings.Builder, e *Entity) {
 		line(b, "Prerequisite:", o.Prerequisite)
 		line(b, "Feat Type:", strings.ToLower(o.FeatType))
 		line(b, "Hit Dice:", o.HitDice)
+		line(b, "Spellcasting:", casterTypes[o.CasterType])
 		line(b, "Primary Abilities:", strings.Join(o.PrimaryAbilities, ", "))
 		line(b, "Saving Throws:", strings.Join(o.SavingThrows, ", "))
 		line(b, "Size:", o.Size)

@@ -480,7 +480,9 @@ func components(s *lkv1.SpellDetails) string {
 	if s.GetSomatic() {
 		c = append(c, "S")
 	}
-	if s.GetMaterial() {
+	// A material named with the flag off (Deep Magic's Blood Armor: "you
+	// must have just struck a foe") is a material component all the same.
+	if s.GetMaterial() || s.GetMaterialSpecified() != "" {
 		c = append(c, "M")
 	}
 	return strings.Join(c, ", ")

@@ -1,6 +1,6 @@
 package open5e
 
-import "strings"
+import "lorekeeper.dev/ingest"
 
 // The field map: for every source shape (a v1 or v2 endpoint's records),
 // where each field of the source goes. A field is mapped to the Entity field
@@ -23,39 +23,8 @@ import "strings"
 // carries no value, and no card shows it.
 func IsPlaceholder(s string) bool { return isPlaceholder(s) }
 
-// FieldMap is the map of one source shape.
-type FieldMap struct {
-	// Mapped: source path -> the Entity field it reaches.
-	Mapped map[string]string
-	// Excluded: source path -> why nothing carries it.
-	Excluded map[string]string
-	// Defaults: source path -> a value that the source gives every record
-	// and that says nothing ("feet" as a unit); any other value must be
-	// mapped or excluded.
-	Defaults map[string]string
-}
-
-// Lookup says where a source path goes: its Entity field ("" when
-// excluded) and whether the map knows the path at all.
-func (m FieldMap) Lookup(path string) (to string, excluded, known bool) {
-	if to, ok := m.Mapped[path]; ok {
-		return to, false, true
-	}
-	if _, ok := m.Excluded[path]; ok {
-		return "", true, true
-	}
-	for k, to := range m.Mapped {
-		if p, ok := strings.CutSuffix(k, "*"); ok && strings.HasPrefix(path, p) {
-			return to, false, true
-		}
-	}
-	for k := range m.Excluded {
-		if p, ok := strings.CutSuffix(k, "*"); ok && strings.HasPrefix(path, p) {
-			return "", true, true
-		}
-	}
-	return "", false, false
-}
+// FieldMap is the map of one source shape (ingest.FieldMap).
+type FieldMap = ingest.FieldMap
 
 // Reasons shared by several shapes.
 const (
@@ -78,8 +47,7 @@ var FieldMaps = map[string]FieldMap{
 			"material_cost": "spell.material_cost_gp", "material_consumed": "spell.material_consumed",
 			"damage_roll": "spell.damage_roll|spell.healing_roll", "damage_types[]": "spell.damage_types",
 			"saving_throw_ability": "spell.saving_throw_ability", "attack_roll": "spell.attack_roll",
-			"reaction_condition": "spell.reaction_condition", "target_type": "spell.target_type",
-			"shape_type": "spell.area", "shape_size": "spell.area",
+			"reaction_condition": "spell.reaction_condition", "shape_type": "spell.area", "shape_size": "spell.area",
 		},
 		Excluded: map[string]string{
 			"document.*":        whyDocument,
@@ -93,6 +61,9 @@ var FieldMaps = map[string]FieldMap{
 			"range_unit":       "the unit is in range_text (\"150 feet\")",
 			"shape_size_unit":  "the unit is in the area (\"20-foot sphere\")",
 			"target_count":     "in the description (\"one creature\", \"up to three\")",
+			// Open5e's classification (creature, object, point, area): the
+			// description says what the spell targets, the area is mapped.
+			"target_type": "what the spell targets, as the description says it (\"one creature you can see\")",
 		},
 	},
 	"v2/creatures": {

@@ -203,25 +203,25 @@ func (d *decoder) details(e *lkv1.Entity, r rec) {
 		e.Blocks = blocks
 	case lkv1.Kind_KIND_CLASS:
 		e.Details = &lkv1.Entity_CharacterOption{CharacterOption: classDetails(r)}
-		e.Blocks = traitBlocks(r, "traits", "feature")
+		e.Blocks = append(traitBlocks(r, "traits", "feature"), builderBlocks(r, "feature")...)
 	case lkv1.Kind_KIND_SUBCLASS:
 		e.Details = &lkv1.Entity_CharacterOption{CharacterOption: d.parent(e, r, "class", lkv1.Kind_KIND_CLASS)}
-		e.Blocks = traitBlocks(r, "traits", "feature")
+		e.Blocks = append(traitBlocks(r, "traits", "feature"), builderBlocks(r, "feature")...)
 	case lkv1.Kind_KIND_RACE:
 		co := &lkv1.CharacterOptionDetails{Size: strings.ToLower(r.str("size")), Speed: r.int32("speed")}
 		e.Details = &lkv1.Entity_CharacterOption{CharacterOption: co}
-		e.Blocks = traitBlocks(r, "traits", "trait")
+		e.Blocks = append(traitBlocks(r, "traits", "trait"), builderBlocks(r, "trait")...)
 	case lkv1.Kind_KIND_SUBRACE:
 		co := d.parent(e, r, "race", lkv1.Kind_KIND_RACE)
 		co.Speed = r.int32("speed")
 		e.Details = &lkv1.Entity_CharacterOption{CharacterOption: co}
-		e.Blocks = traitBlocks(r, "traits", "trait")
+		e.Blocks = append(traitBlocks(r, "traits", "trait"), builderBlocks(r, "trait")...)
 	case lkv1.Kind_KIND_BACKGROUND:
 		e.Details = &lkv1.Entity_CharacterOption{CharacterOption: &lkv1.CharacterOptionDetails{}}
-		e.Blocks = traitBlocks(r, "traits", "benefit")
+		e.Blocks = append(traitBlocks(r, "traits", "benefit"), builderBlocks(r, "benefit")...)
 	case lkv1.Kind_KIND_FEAT:
 		e.Details = &lkv1.Entity_CharacterOption{CharacterOption: &lkv1.CharacterOptionDetails{Prerequisite: prerequisite(r)}}
-		e.Blocks = traitBlocks(r, "traits", "benefit")
+		e.Blocks = append(traitBlocks(r, "traits", "benefit"), builderBlocks(r, "benefit")...)
 	case lkv1.Kind_KIND_INVOCATION, lkv1.Kind_KIND_BOON:
 		e.Details = &lkv1.Entity_CharacterOption{CharacterOption: &lkv1.CharacterOptionDetails{Prerequisite: prerequisite(r)}}
 	case lkv1.Kind_KIND_SELECTION:
@@ -484,6 +484,12 @@ func textBlock(r rec, typ string) *lkv1.TextBlock {
 	return b
 }
 
+// featureActions are the :type of a class's or race's trait that name
+// the action it takes; :other and none are plain features.
+var featureActions = map[string]string{
+	"action": "Action", "bonus-action": "Bonus Action", "b-action": "Bonus Action", "reaction": "Reaction",
+}
+
 // traitBlocks reads a vector of {:name :description} maps as blocks.
 func traitBlocks(r rec, field, typ string) []*lkv1.TextBlock {
 	var blocks []*lkv1.TextBlock
@@ -493,10 +499,16 @@ func traitBlocks(r rec, field, typ string) []*lkv1.TextBlock {
 			r.d.warnf("%s: ignored %s entry %d: %s, want a map", r.where, field, i+1, typeName(t))
 			continue
 		}
-		b := textBlock(rec{m: tm, d: r.d, where: fmt.Sprintf("%s %s %d", r.where, field, i+1)}, typ)
+		tr := rec{m: tm, d: r.d, where: fmt.Sprintf("%s %s %d", r.where, field, i+1)}
+		b := textBlock(tr, typ)
 		if b == nil {
 			r.d.warnf("%s: ignored %s entry %d: no name and no description", r.where, field, i+1)
 			continue
+		}
+		// A feature used as an action says so after its name, as a
+		// class's text prints it: "Waymark (Action)".
+		if a := featureActions[strings.ToLower(tr.str("type"))]; a != "" && b.Name != "" {
+			b.Name += " (" + a + ")"
 		}
 		blocks = append(blocks, b)
 	}
@@ -560,6 +572,15 @@ func prerequisite(r rec) string {
 	var parts []string
 	for _, p := range r.names("prereqs") {
 		parts = append(parts, humanize(lkv1.AbilityName(p)))
+	}
+	// :path-prereqs {:race {:elf true ...}}: the races (or other paths)
+	// that may take the feat.
+	if pp, ok := r.get("path-prereqs").(edn.Map); ok {
+		for _, k := range sortedKeys(pp) {
+			if s := words(pp[k]); s != "" {
+				parts = append(parts, humanize(nameOf(k))+": "+s)
+			}
+		}
 	}
 	return strings.Join(parts, ", ")
 }
