@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,6 +20,23 @@ import (
 	"lorekeeper.dev/ingest/open5e"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
+
+// snapshot is the whole Open5e snapshot, read once per test binary: under
+// the race detector a read costs tens of seconds, and each test takes only
+// its first entities.
+var snapshot = sync.OnceValues(func() ([]*lkv1.Entity, error) {
+	return open5e.SnapshotEntities(context.Background())
+})
+
+// firstEntities is the snapshot's first n entities.
+func firstEntities(t *testing.T, n int) []*lkv1.Entity {
+	t.Helper()
+	all, err := snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all[:n:n] // appending copies: the snapshot is shared
+}
 
 // running is a replica running in the background.
 type running struct {
@@ -106,11 +124,7 @@ func sstFiles(t *testing.T, dir string) []string {
 // replayed the stream, and ends with exactly what the stream holds. A
 // healthy restart rebuilds nothing and replays nothing.
 func TestReplica_RebuildsFromTheStream(t *testing.T) {
-	all, err := open5e.SnapshotEntities(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	es := all[:120]
+	es := firstEntities(t, 120)
 	cases := []struct {
 		name   string
 		damage func(t *testing.T, dir string)
@@ -214,11 +228,7 @@ func TestReplica_RebuildsFromTheStream(t *testing.T) {
 // (Options.EnsureStream) and empties its store to match it, until the
 // catalogue is published again.
 func TestReplica_StreamOrConsumerLost(t *testing.T) {
-	all, err := open5e.SnapshotEntities(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	es := all[:40]
+	es := firstEntities(t, 40)
 	for _, what := range []string{"consumer", "stream"} {
 		t.Run(what+" deleted", func(t *testing.T) {
 			js := ingesttest.JetStream(t, nil)
@@ -233,6 +243,7 @@ func TestReplica_StreamOrConsumerLost(t *testing.T) {
 			r.waitReady(t)
 			r.holds(t, es[:30])
 
+			var err error
 			if what == "consumer" {
 				err = js.DeleteConsumer(t.Context(), ingest.StreamName, "embedder")
 			} else {
@@ -265,11 +276,7 @@ func TestReplica_StreamOrConsumerLost(t *testing.T) {
 // free space: below the margin the replica stores nothing and is not ready,
 // saying the disk is full; when space comes back it stores everything.
 func TestReplica_DiskFull(t *testing.T) {
-	all, err := open5e.SnapshotEntities(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	es := all[:20]
+	es := firstEntities(t, 20)
 	js := ingesttest.JetStream(t, nil)
 	publish(t, js, es)
 	var free atomic.Uint64

@@ -12,7 +12,6 @@ import (
 	"lorekeeper.dev/embedder/replica"
 	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/ingesttest"
-	"lorekeeper.dev/ingest/open5e"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -22,11 +21,7 @@ import (
 func TestReplica_Lifecycle(t *testing.T) {
 	ctx := t.Context()
 	js := ingesttest.JetStream(t, nil)
-	es, err := open5e.SnapshotEntities(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	es = es[:40]
+	es := firstEntities(t, 40)
 	publish(t, js, es)
 	dir := t.TempDir()
 	var caughtUp atomic.Int32
@@ -117,11 +112,7 @@ func TestReplica_Lifecycle(t *testing.T) {
 func TestReplica_ReadyAfterCrash(t *testing.T) {
 	ctx := t.Context()
 	js := ingesttest.JetStream(t, nil)
-	es, err := open5e.SnapshotEntities(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	es = es[:100]
+	es := firstEntities(t, 100)
 	publish(t, js, es)
 	rep, err := replica.Open(ctx, js, t.TempDir(), &replica.Options{ModelDir: modeltest.Dir(), Stream: ingest.StreamName, MaxPending: 1000})
 	if err != nil {
