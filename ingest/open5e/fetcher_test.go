@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,6 +42,20 @@ type upstream struct {
 	// agrees as the API's would.
 	edit  func(path string, rec json.RawMessage) json.RawMessage
 	drops map[string]int
+	// srd narrows the endpoints with the most records to the SRD 5.1
+	// (newSRDUpstream), as the API's own document filter does.
+	srd bool
+}
+
+// srdFilters are the document filters newSRDUpstream adds to requests of
+// the largest endpoints a resync test reads: a resync's logic is the same
+// on a few hundred records as on thousands, which take minutes under the
+// race detector.
+var srdFilters = map[string]url.Values{
+	"/v2/spells/":    {"document__key__in": {"srd-2014"}},
+	"/v2/creatures/": {"document__key__in": {"srd-2014"}},
+	"/v1/spells/":    {"document__slug__in": {"wotc-srd"}},
+	"/v1/monsters/":  {"document__slug__in": {"wotc-srd"}},
 }
 
 func newUpstream(tb testing.TB) *upstream {
@@ -55,6 +70,47 @@ func newUpstream(tb testing.TB) *upstream {
 	return u
 }
 
+// newSRDUpstream serves the snapshot with the largest endpoints narrowed
+// to the SRD 5.1 (srdFilters).
+func newSRDUpstream(tb testing.TB) *upstream {
+	u := newUpstream(tb)
+	u.srd = true
+	return u
+}
+
+// recorded is how many records the upstream serves of an endpoint
+// ("v2/spells").
+func (u *upstream) recorded(t *testing.T, endpoint string) int {
+	t.Helper()
+	f, ok := srdFilters["/"+endpoint+"/"]
+	if !u.srd || !ok {
+		return recorded(t, endpoint)
+	}
+	rec := httptest.NewRecorder()
+	u.h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/"+endpoint+"/?"+f.Encode(), nil))
+	var p struct{ Count int }
+	if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil || p.Count == 0 {
+		t.Fatalf("%s narrowed to the SRD: count %d, %v", endpoint, p.Count, err)
+	}
+	return p.Count
+}
+
+// served is how many entities a sync of an endpoint ("v1/spells") gives
+// from the upstream: for v1, the records that v2 does not repeat.
+func (u *upstream) served(t *testing.T, endpoint string) int {
+	t.Helper()
+	if _, ok := srdFilters["/"+endpoint+"/"]; !u.srd || !ok {
+		return served(t, endpoint)
+	}
+	n := 0
+	for _, e := range snapshot(t) {
+		if strings.HasPrefix(e.GetSourceUrl(), open5e.CanonicalOrigin+"/"+endpoint+"/") && e.GetDocument().GetKey() == "srd-2014" {
+			n++
+		}
+	}
+	return n
+}
+
 func (u *upstream) set(fault func(http.ResponseWriter, *http.Request, int) bool, edit func(string, json.RawMessage) json.RawMessage, drops map[string]int) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -62,6 +118,14 @@ func (u *upstream) set(fault func(http.ResponseWriter, *http.Request, int) bool,
 }
 
 func (u *upstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f, ok := srdFilters[r.URL.Path]; ok && u.srd {
+		q := r.URL.Query()
+		for k, vs := range f {
+			q[k] = vs
+		}
+		r = r.Clone(r.Context())
+		r.URL.RawQuery = q.Encode()
+	}
 	u.mu.Lock()
 	u.n++
 	fault, edit, n, drops := u.fault, u.edit, u.n, u.drops[r.URL.Path]
@@ -204,10 +268,7 @@ func mustSync(t *testing.T, f *open5e.Fetcher) open5e.Summary {
 // The whole catalogue: every entity SnapshotEntities gives lands on the
 // stream once, under its subject; a second run publishes nothing.
 func TestFetcher_Sync_fullCatalogue(t *testing.T) {
-	want, err := open5e.SnapshotEntities(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := snapshot(t)
 	js := ingesttest.JetStream(t, nil)
 	up := newUpstream(t)
 	f := fetcher(t, js, up.srv.URL, nil)
@@ -284,13 +345,13 @@ func dropFireball(path string, rec json.RawMessage) json.RawMessage {
 
 func TestFetcher_Sync_changedAndRemoved(t *testing.T) {
 	js := ingesttest.JetStream(t, nil)
-	up := newUpstream(t)
+	up := newSRDUpstream(t)
 	f := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints(small...)})
 	first := mustSync(t, f).Totals()
 	base := streamMsgs(t, js)
 	// v2 spells, v2 conditions (one per condition and edition) and the v1
 	// spells whose books v2 lacks.
-	if want := uint64(recorded(t, "v2/spells") + served(t, "v2/conditions") + served(t, "v1/spells")); base != want || first.New != int(want) {
+	if want := uint64(up.recorded(t, "v2/spells") + up.served(t, "v2/conditions") + up.served(t, "v1/spells")); base != want || first.New != int(want) {
 		t.Fatalf("first run: %d messages, %s; want %d", base, first, want)
 	}
 	oldHash := state(t, js, "sync.v2.spells").GetEntities()[fireball]
@@ -340,7 +401,7 @@ func TestFetcher_Sync_changedAndRemoved(t *testing.T) {
 // publishes nothing.
 func TestFetcher_Sync_removedAndRestored(t *testing.T) {
 	js := ingesttest.JetStream(t, nil)
-	up := newUpstream(t)
+	up := newSRDUpstream(t)
 	f := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/spells")})
 	mustSync(t, f)
 	next := streamMsgs(t, js) + 1
@@ -378,7 +439,7 @@ func TestFetcher_Sync_removedAndRestored(t *testing.T) {
 // as a duplicate of the first.
 func TestFetcher_Sync_editedBack(t *testing.T) {
 	js := ingesttest.JetStream(t, nil)
-	up := newUpstream(t)
+	up := newSRDUpstream(t)
 	f := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/spells")})
 	mustSync(t, f)
 	next := streamMsgs(t, js) + 1
@@ -404,6 +465,8 @@ func TestFetcher_Sync_editedBack(t *testing.T) {
 // in exactly that one tombstone; lasting ones publish nothing, record the
 // error and keep the state.
 func TestFetcher_Sync_faults(t *testing.T) {
+	// The SRD's spells in several pages, so that page 2 can fail.
+	const pageSize = 100
 	page2 := func(r *http.Request) bool {
 		return r.URL.Path == "/v2/spells/" && r.URL.Query().Get("page") == "2"
 	}
@@ -465,7 +528,7 @@ func TestFetcher_Sync_faults(t *testing.T) {
 		}, false, "leaves the base URL"},
 		{"next loop", func(w http.ResponseWriter, r *http.Request, n int) bool {
 			if page2(r) {
-				_, _ = w.Write([]byte(`{"count":1636,"next":"/v2/spells/?limit=500","previous":null,"results":[]}`))
+				_, _ = w.Write([]byte(`{"count":1636,"next":"/v2/spells/?limit=` + strconv.Itoa(pageSize) + `","previous":null,"results":[]}`))
 				return true
 			}
 			return false
@@ -473,8 +536,8 @@ func TestFetcher_Sync_faults(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			js := ingesttest.JetStream(t, nil)
-			up := newUpstream(t)
-			mustSync(t, fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/spells")}))
+			up := newSRDUpstream(t)
+			mustSync(t, fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/spells"), Client: &open5e.ClientOptions{PageSize: pageSize}}))
 			base := streamMsgs(t, js)
 			timeout := 10 * time.Second
 			if c.name == "timeout once" {
@@ -482,7 +545,7 @@ func TestFetcher_Sync_faults(t *testing.T) {
 			}
 			f := fetcher(t, js, up.srv.URL, &open5e.Options{
 				Endpoints: endpoints("v2/spells"),
-				Client:    &open5e.ClientOptions{RequestTimeout: timeout, Retries: 3},
+				Client:    &open5e.ClientOptions{RequestTimeout: timeout, Retries: 3, PageSize: pageSize},
 			})
 
 			up.set(c.fault, dropFireball, fireballDrop)
@@ -504,7 +567,7 @@ func TestFetcher_Sync_faults(t *testing.T) {
 			if got != base {
 				t.Errorf("a failed fetch published %d messages", got-base)
 			}
-			if len(st.GetEntities()) != recorded(t, "v2/spells") || st.GetEntities()[fireball] == "" {
+			if len(st.GetEntities()) != up.recorded(t, "v2/spells") || st.GetEntities()[fireball] == "" {
 				t.Errorf("state lost entities: %d listed", len(st.GetEntities()))
 			}
 			if !strings.Contains(st.GetLastError(), c.wantInErr) || st.GetBackoffUntil() == nil || st.GetLastSuccess() == nil {
@@ -539,7 +602,7 @@ func TestFetcher_Sync_supplements(t *testing.T) {
 	} {
 		t.Run(c.v2, func(t *testing.T) {
 			js := ingesttest.JetStream(t, nil)
-			up := newUpstream(t)
+			up := newSRDUpstream(t)
 			v1Path := "/" + c.v1 + "/"
 			var mu sync.Mutex
 			reads := map[string]int{}
