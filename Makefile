@@ -8,7 +8,10 @@
 SHELL       := /bin/bash
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 .SHELLFLAGS := -eu -o pipefail -c
-MODULES     := proto ingest embedder query mcpserver deploy cmd/lorekeeper
+# cmd/lorekeeper first: its tests (whole deployments) take the longest, and
+# go test runs packages in this order, two at a time on two cores; listed
+# last, it ran alone at the end while the other core idled.
+MODULES     := cmd/lorekeeper ingest embedder query mcpserver deploy proto
 PKGS        := $(addprefix ./,$(addsuffix /...,$(MODULES)))
 BIN         := bin/lorekeeper
 # Where `make model` puts the runtime library and the model (also the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"lorekeeper.dev/embedder/badgerstore"
 	"lorekeeper.dev/mcpserver"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 	"lorekeeper.dev/query"
@@ -21,7 +22,12 @@ import (
 // cardsSession is an MCP session over the whole snapshot.
 func cardsSession(t *testing.T) *mcp.ClientSession {
 	t.Helper()
-	st := snapshotStore(t)
+	return storeSession(t, snapshotStore(t))
+}
+
+// storeSession is an MCP session over st, in process.
+func storeSession(t *testing.T, st *badgerstore.Store) *mcp.ClientSession {
+	t.Helper()
 	svc := query.NewService(st, nil, &query.Options{Version: "test"})
 	srv := mcpserver.New(lkv1.NewQueryServiceClient(query.NewInProcessConn(svc, nil)), &mcpserver.Options{Version: "test"})
 	ct, sst := mcp.NewInMemoryTransports()
@@ -305,19 +311,7 @@ func TestCards_issueTable(t *testing.T) {
 func TestGet_printsTheMCPCard(t *testing.T) {
 	st := snapshotStore(t, lkv1.Kind_KIND_SPELL, lkv1.Kind_KIND_CREATURE)
 	node := startQueryNodes(t, st, 1)[0]
-	svc := query.NewService(st, nil, &query.Options{Version: "test"})
-	srv := mcpserver.New(lkv1.NewQueryServiceClient(query.NewInProcessConn(svc, nil)), &mcpserver.Options{Version: "test"})
-	ct, sst := mcp.NewInMemoryTransports()
-	ss, err := srv.MCP().Connect(context.Background(), sst, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "get-test", Version: "1"}, nil).Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := storeSession(t, st)
 	for _, key := range []string{"open5e_v2:srd-2014:spell:fireball", "open5e_v2:srd-2014:creature:adult-red-dragon"} {
 		var out, errOut strings.Builder
 		if err := runGet(context.Background(), []string{"--grpc-addr", node.addr, key}, &out, &errOut); err != nil {
