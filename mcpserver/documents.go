@@ -232,13 +232,15 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 		switch p.Ref.Name + "." + p.Argument.Name {
 		case PromptCompareEditions + ".name":
 			// The names the prompt finds: entities of the editions compared.
-			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME, Documents: []string{editions[0].document, editions[1].document}}
-			if eds, err := parseEditions("edition", ctxArgs["edition"]); err == nil && len(eds) > 0 {
-				q.Documents = []string{editions[0].document}
-				for _, ed := range eds {
-					q.Documents = append(q.Documents, ed.document)
-				}
+			eds := editions[:2]
+			if asked, err := parseEditions("edition", ctxArgs["edition"]); err == nil && len(asked) > 0 {
+				eds = append([]edition{editions[0]}, asked...)
 			}
+			docs, err := s.editionDocuments(ctx, eds)
+			if err != nil {
+				return nil, err
+			}
+			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME, Documents: docs}
 			if k, ok := lkv1.KindFromSlug(lkv1.Slugify(ctxArgs["kind"])); ok {
 				q.Kinds = []lkv1.Kind{k}
 			}
@@ -260,13 +262,15 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 		case PromptPlanEncounter + ".documents", PromptHomebrewOverview + ".document":
 			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_DOCUMENT}
 		case PromptExplainRule + ".topic":
-			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME, Kinds: lkv1.RuleKinds(), Documents: []string{editions[0].document, editions[1].document}}
-			if eds, err := parseEditions("edition", ctxArgs["edition"]); err == nil && len(eds) > 0 {
-				q.Documents = nil
-				for _, ed := range eds {
-					q.Documents = append(q.Documents, ed.document)
-				}
+			eds := editions[:2]
+			if asked, err := parseEditions("edition", ctxArgs["edition"]); err == nil && len(asked) > 0 {
+				eds = asked
 			}
+			docs, err := s.editionDocuments(ctx, eds)
+			if err != nil {
+				return nil, err
+			}
+			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME, Kinds: lkv1.RuleKinds(), Documents: docs}
 		}
 	default:
 		return nil, invalidParams(fmt.Sprintf("unknown reference type %q; use ref/prompt or ref/resource", p.Ref.Type))
@@ -297,6 +301,26 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 			continue
 		}
 		out.Completion.Values = append(out.Completion.Values, head+v)
+	}
+	return out, nil
+}
+
+// editionDocuments is the document keys of eds' books, for completing the
+// names a prompt finds in them.
+func (s *Server) editionDocuments(ctx context.Context, eds []edition) ([]string, error) {
+	ctx, cancel := s.callContext(ctx)
+	defer cancel()
+	books, err := s.editionBooks(ctx, eds)
+	if err != nil {
+		return nil, fmt.Errorf("%s", s.report("completion/complete", err))
+	}
+	var out []string
+	for _, b := range books {
+		for _, k := range b {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
 	}
 	return out, nil
 }

@@ -11,21 +11,52 @@ import (
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
-// An edition is one book of the rules: SRD 5.1 (2014), SRD 5.2 (2024) or
-// Level Up's Adventurer's Guide (A5E). Since ingestion splits Open5e's
-// combined "core" records, each has its own conditions and reference
-// entries, so the prompts take an edition and read that book alone. A5E is
-// never a default: a 5e question gets the two SRDs.
+// An edition is one version of the rules: SRD 5.1 (2014), SRD 5.2 (2024)
+// or Level Up Advanced 5th Edition (A5E). Since ingestion splits Open5e's
+// combined "core" records, each SRD has its own conditions and reference
+// entries, so the prompts take an edition and read that book alone (the
+// other 2014-rules books are not the SRD's version of an entry). A5E is
+// every Level Up book (its rules and spells are the Adventurer's Guide's,
+// its creatures the Monstrous Menagerie's), and never a default: a 5e
+// question gets the two SRDs.
 type edition struct {
-	document string // the book's document key
-	system   string // its game system
-	label    string
+	document    string // the book's document key
+	system      string // its game system
+	label       string
+	wholeSystem bool // every document of the game system, not document alone
 }
 
 var editions = []edition{
-	{"srd-2014", "5e-2014", "SRD 5.1 (2014 rules)"},
-	{"srd-2024", "5e-2024", "SRD 5.2 (2024 rules)"},
-	{"a5e-ag", "a5e", "Level Up Advanced 5th Edition (A5E)"},
+	{"srd-2014", "5e-2014", "SRD 5.1 (2014 rules)", false},
+	{"srd-2024", "5e-2024", "SRD 5.2 (2024 rules)", false},
+	{"a5e-ag", "a5e", "Level Up Advanced 5th Edition (A5E)", true},
+}
+
+// editionBooks are the document keys of each of eds' books, in order: an
+// SRD edition's one book, or every stored document of A5E's game system,
+// as the catalogue has them (asked for only when an edition needs it).
+func (s *Server) editionBooks(ctx context.Context, eds []edition) ([][]string, error) {
+	out := make([][]string, len(eds))
+	var docs []*lkv1.DocumentSummary
+	for i, ed := range eds {
+		out[i] = []string{ed.document}
+		if !ed.wholeSystem {
+			continue
+		}
+		if docs == nil {
+			resp, err := s.client.ListDocuments(ctx, &lkv1.ListDocumentsRequest{})
+			if err != nil {
+				return nil, err
+			}
+			docs = resp.GetDocuments()
+		}
+		for _, d := range docs {
+			if k := d.GetDocument().GetKey(); d.GetDocument().GetGameSystem() == ed.system && !slices.Contains(out[i], k) {
+				out[i] = append(out[i], k)
+			}
+		}
+	}
+	return out, nil
 }
 
 // editionHelp says what an edition argument accepts.
@@ -94,6 +125,10 @@ func (s *Server) compareEditions(ctx context.Context, req *mcp.GetPromptRequest)
 	}
 	ctx, cancel := s.callContext(ctx)
 	defer cancel()
+	books, err := s.editionBooks(ctx, eds)
+	if err != nil {
+		return nil, s.promptFail(PromptCompareEditions, err)
+	}
 	// The first kind with the name in an edition; then each edition's entity
 	// of that kind by the lookups' name matching, aliases included, so that
 	// a name renamed between the books (Feeblemind, Befuddlement) finds both.
@@ -101,13 +136,13 @@ func (s *Server) compareEditions(ctx context.Context, req *mcp.GetPromptRequest)
 	var notOpen string
 	var suggestions []string
 	for _, fam := range families {
-		for i, ed := range eds {
+		for i := range eds {
 			kinds := fam
 			if j := 1 - i; pair[j] != nil {
 				k, _ := lkv1.KindFromSlug(pair[j].Kind)
 				kinds = []lkv1.Kind{k}
 			}
-			resp, err := s.lookupKinds(ctx, &lkv1.Common{Name: name, Limit: 1, Documents: &lkv1.DocumentFilter{Documents: []string{ed.document}}}, kinds...)
+			resp, err := s.lookupKinds(ctx, &lkv1.Common{Name: name, Limit: 1, Documents: &lkv1.DocumentFilter{Documents: books[i]}}, kinds...)
 			if err != nil {
 				return nil, s.promptFail(PromptCompareEditions, err)
 			}

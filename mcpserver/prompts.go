@@ -41,7 +41,7 @@ func (s *Server) addPrompts() {
 	s.addPrompt(&mcp.Prompt{
 		Name:  PromptCompareEditions,
 		Title: "Compare the 2014 and 2024 rules for one entry",
-		Description: `The SRD 5.1 (2014 rules) and SRD 5.2 (2024 rules) versions of one spell, creature, item, class option, condition or rule, embedded side by side, with the differences in their key fields (level, damage, components, CR, AC, HP, ...) listed. Entries renamed between the books are found under either name (Feeblemind and Befuddlement). edition="a5e" compares SRD 5.1 with Level Up Advanced 5th Edition instead.
+		Description: `The SRD 5.1 (2014 rules) and SRD 5.2 (2024 rules) versions of one spell, creature, item, class option, condition or rule, embedded side by side, with the differences in their key fields (level, damage, components, CR, AC, HP, ...) listed. Entries renamed between the books are found under either name (Feeblemind and Befuddlement). edition="a5e" compares SRD 5.1 with Level Up Advanced 5th Edition instead (every Level Up book: the Adventurer's Guide, the Monstrous Menagerie, ...).
 Use it for "how did Fireball change in 2024?" or "compare the 2014 and 2024 Goblin".`,
 		Arguments: []*mcp.PromptArgument{
 			{Name: "name", Title: "Name", Description: `The entry's name in either edition, e.g. "Fireball", "Goblin", "Grappled", "Feeblemind".`, Required: true},
