@@ -253,19 +253,27 @@ func (s *Server) lookupKinds(ctx context.Context, c *lkv1.Common, kinds ...lkv1.
 	return &lkv1.LookupResponse{}, nil
 }
 
-// findDocument returns the stored document with key (case-insensitive), or
-// with that name.
-func (s *Server) findDocument(ctx context.Context, key string) (*lkv1.DocumentSummary, error) {
+// findDocuments returns the stored documents with key (case-insensitive),
+// one per source that has it (a v1 supplement beside its v2 book), or, when
+// no key matches, those with that name.
+func (s *Server) findDocuments(ctx context.Context, key string) ([]*lkv1.DocumentSummary, error) {
 	resp, err := s.client.ListDocuments(ctx, &lkv1.ListDocumentsRequest{})
 	if err != nil {
 		return nil, err
 	}
+	var byKey, byName []*lkv1.DocumentSummary
 	for _, d := range resp.GetDocuments() {
-		if strings.EqualFold(d.GetDocument().GetKey(), key) || strings.EqualFold(d.GetDocument().GetName(), key) {
-			return d, nil
+		switch {
+		case strings.EqualFold(d.GetDocument().GetKey(), key):
+			byKey = append(byKey, d)
+		case strings.EqualFold(d.GetDocument().GetName(), key):
+			byName = append(byName, d)
 		}
 	}
-	return nil, nil
+	if len(byKey) > 0 {
+		return byKey, nil
+	}
+	return byName, nil
 }
 
 // overviewCards is how many entities homebrew_overview embeds in full, and
@@ -341,33 +349,43 @@ func (s *Server) homebrewOverview(ctx context.Context, req *mcp.GetPromptRequest
 	}
 	ctx, cancel := s.callContext(ctx)
 	defer cancel()
-	d, err := s.findDocument(ctx, key)
+	ds, err := s.findDocuments(ctx, key)
 	if err != nil {
 		return nil, s.promptFail(PromptHomebrewOverview, err)
 	}
-	if d == nil {
+	if len(ds) == 0 {
 		msg := fmt.Sprintf("no document %q is loaded; list_documents shows the keys", key)
 		if ps := s.importProblems(ctx); len(ps) > 0 {
 			msg += "." + strings.ReplaceAll(renderImportProblems(ps), "\n", " ")
 		}
 		return nil, promptError("document", strings.TrimSpace(msg))
 	}
-	md, _, cards, err := s.documentOverview(ctx, d)
-	if err != nil {
-		return nil, s.promptFail(PromptHomebrewOverview, err)
+	// One overview per source that has the document; the first entries of
+	// each in full, overviewCards in all.
+	var overviews []*mcp.PromptMessage
+	var cards []*Entity
+	var sources []string
+	for _, d := range ds {
+		md, _, first, err := s.documentOverview(ctx, d)
+		if err != nil {
+			return nil, s.promptFail(PromptHomebrewOverview, err)
+		}
+		overviews = append(overviews, &mcp.PromptMessage{Role: "user", Content: &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: documentURI(d.GetDocument()), MIMEType: "text/markdown", Text: md}}})
+		cards = append(cards, first[:min(len(first), overviewCards-len(cards))]...)
+		sources = append(sources, d.GetDocument().GetSource().Slug())
 	}
-	doc := d.GetDocument()
+	doc := ds[0].GetDocument()
 	var b strings.Builder
 	fmt.Fprintf(&b, "Give me an overview of %q (%s): what it adds, by kind, what stands out, and how it compares with the SRD where that is useful.\n", doc.GetName(), doc.GetKey())
+	if len(ds) > 1 {
+		fmt.Fprintf(&b, "Its contents come from %d sources (%s), each listed below: together they are the document.\n", len(ds), strings.Join(sources, ", "))
+	}
 	b.WriteString("The document's contents are embedded below: first the list of every entry by kind, then the first entries in full. Work from them, and cite entries by their URIs.\n")
-	if doc.GetSource() == lkv1.Source_SOURCE_ORCBREW {
+	if slices.Contains(sources, lkv1.Source_SOURCE_ORCBREW.Slug()) {
 		b.WriteString("It is homebrew imported from an OrcBrew file, not official content: say so when you present it.\n")
 		b.WriteString(renderImportProblems(s.importProblems(ctx)))
 	}
-	out := &mcp.GetPromptResult{Description: "Contents of " + doc.GetName(), Messages: []*mcp.PromptMessage{
-		textMessage(b.String()),
-		{Role: "user", Content: &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: documentURI(doc), MIMEType: "text/markdown", Text: md}}},
-	}}
+	out := &mcp.GetPromptResult{Description: "Contents of " + doc.GetName(), Messages: append([]*mcp.PromptMessage{textMessage(b.String())}, overviews...)}
 	for _, e := range cards {
 		out.Messages = append(out.Messages, entityMessage(e))
 	}
