@@ -117,6 +117,8 @@ func TestMCP_editionsPromptsErrors(t *testing.T) {
 	cs := catalogueSession(t)
 	counts := snapshotCounts(t)
 
+	t.Run("every document: prompts, completions, resources", func(t *testing.T) { checkEveryDocument(t, cs) })
+
 	t.Run("a rule by name in one edition", func(t *testing.T) {
 		out := lookupOut(t, cs, "lookup_rule", map[string]any{"name": "exhaustion", "game_system": "2024", "detail": "full"})
 		if out.Count != 1 || out.Results[0].DocumentKey != "srd-2024" || out.Results[0].Name != "Exhaustion" || out.Results[0].Kind != "condition" {
