@@ -333,6 +333,13 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 		return false
 	}
 	add := func(f softFilter) {
+		// Said twice ("a giant ..., the weakest kind of giant"), a
+		// filter counts once.
+		for _, g := range u.filters {
+			if g.field == f.field && g.negated == f.negated && slices.Equal(g.values, f.values) {
+				return
+			}
+		}
 		if has(f.field) {
 			u.filters = append(u.filters, f)
 		}

@@ -45,18 +45,24 @@ func (u *understanding) apply(v *badgerstore.View, items []scored) {
 	if u == nil {
 		return
 	}
+	named := !u.named.Empty()
 	for i := range items {
 		x := &items[i]
 		x.tier = u.tierOf(x.slot)
-		if u.named.Has(x.slot) {
+		if named && u.named.Has(x.slot) {
 			x.score, x.hit = max(x.score, u.nameScore[x.slot]), true
+		}
+		if u.order == nil {
+			x.score += tierScale * float64(x.tier)
 		}
 	}
 	if u.order != nil {
+		// The order moves items within their tier: scores take the tiers
+		// once it has.
 		u.order.apply(v, items, u.complete)
-	}
-	for i := range items {
-		items[i].score += tierScale * float64(items[i].tier)
+		for i := range items {
+			items[i].score += tierScale * float64(items[i].tier)
+		}
 	}
 }
 
