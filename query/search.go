@@ -103,8 +103,8 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 			ranks = authoritative(v, cand) // see authority.go
 		}
 		u := s.understand(v, q, p.kinds)
-		scoredAll := rank(v, ranks, q, q, cos, true, s.opts.CosineWeight, sc)
-		u.apply(v, scoredAll)
+		scoredAll := rank(v, ranks, q, q, cos, true, s.opts.CosineWeight, u, sc)
+		u.orderItems(v, scoredAll)
 		resp.Understood = u.proto()
 		// Results must match (a term, the name, or by meaning) and score
 		// within reach of the best one: kinds with only weak matches stay

@@ -33,36 +33,35 @@ func (u *understanding) bm25(q string) string {
 	return u.terms
 }
 
-// apply ranks items by what was understood: each item's tier is its
-// points over the soft filters, so that what matches ranks above what
-// contradicts whatever the scores; the rest of the question, when the
-// filters' words are taken out of it, is matched against names as search
-// matches a whole query ("firbolt cantrip": Fire Bolt); a superlative
-// orders the best matches of the top tier by its field. Only a name the
-// rest matches changes a score (as search's names do). What it reads of
-// the view was read once by prepare: per item it costs a few bit tests.
-func (u *understanding) apply(v *badgerstore.View, items []scored) {
-	if u == nil {
+// mark ranks an item by what was understood (rank calls it as it scores
+// each): the item's tier is its points over the soft filters, so that
+// what matches ranks above what contradicts whatever the scores; the rest
+// of the question, when the filters' words are taken out of it, is
+// matched against names as search matches a whole query ("firbolt
+// cantrip": Fire Bolt). Only a name the rest matches changes a score (as
+// search's names do). What it reads of the view was read once by
+// prepare: it costs a few bit tests. Without a superlative the tier goes
+// into the score at once; with one, order does it.
+func (u *understanding) mark(x *scored) {
+	x.tier = u.tierOf(x.slot)
+	if u.named.Has(x.slot) {
+		x.score, x.hit = max(x.score, u.nameScore[x.slot]), true
+	}
+	if u.order == nil {
+		x.score += tierScale * float64(x.tier)
+	}
+}
+
+// orderItems orders the best matches of the top tier by the superlative's
+// field, if the question says one, and puts the tiers into the scores:
+// the order moves items within their tier.
+func (u *understanding) orderItems(v *badgerstore.View, items []scored) {
+	if u == nil || u.order == nil {
 		return
 	}
-	named := !u.named.Empty()
+	u.order.apply(v, items, u.complete)
 	for i := range items {
-		x := &items[i]
-		x.tier = u.tierOf(x.slot)
-		if named && u.named.Has(x.slot) {
-			x.score, x.hit = max(x.score, u.nameScore[x.slot]), true
-		}
-		if u.order == nil {
-			x.score += tierScale * float64(x.tier)
-		}
-	}
-	if u.order != nil {
-		// The order moves items within their tier: scores take the tiers
-		// once it has.
-		u.order.apply(v, items, u.complete)
-		for i := range items {
-			items[i].score += tierScale * float64(items[i].tier)
-		}
+		items[i].score += tierScale * float64(items[i].tier)
 	}
 }
 
