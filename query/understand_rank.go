@@ -67,25 +67,24 @@ func (u *understanding) orderItems(v *badgerstore.View, items []scored) {
 
 // apply orders the best matches of the top tier by the field: those of a
 // kind having the field, at most maxOrdered of them, the best scores
-// first; when no filter made the tier (complete is 0), only those within
+// first. When filters made the tiers (complete > 0), the top tier is the
+// highest any item reaches and every item in it matches the question,
+// whatever its text's words (the filters' words are not among BM25's
+// terms: "heavy armor with the best armor class" orders Plate, whose
+// text says none of the others); otherwise only the hits within
 // relevance.RelativeFloor of the best score match the rest of the
-// question. They rise above the rest of their tier, and no further. An
-// item matching every filter (its tier reaches complete) matches the
-// question whatever its text's words: the filters' words are not among
-// BM25's terms ("heavy armor with the best armor class": Plate).
+// question. They rise above the rest of their tier, and no further.
 func (o *ordering) apply(v *badgerstore.View, items []scored, complete float32) {
 	filtered := complete > 0
-	for i := range items {
-		if filtered && items[i].tier >= complete {
-			items[i].hit = true
-		}
-	}
 	top, best := float32(-1), 0.0
 	for _, x := range items {
-		if x.hit && x.tier > top {
+		if !x.hit && !filtered {
+			continue
+		}
+		if x.tier > top {
 			top, best = x.tier, 0
 		}
-		if x.hit && x.tier == top {
+		if x.tier == top {
 			best = max(best, x.score)
 		}
 	}
@@ -95,7 +94,7 @@ func (o *ordering) apply(v *badgerstore.View, items []scored, complete float32) 
 	}
 	var chosen []valued
 	for i, x := range items {
-		if x.hit && x.tier == top && (filtered || x.score >= relevance.RelativeFloor*best) && slices.Contains(o.kinds, v.Kind(x.slot)) {
+		if x.tier == top && (filtered || x.hit && x.score >= relevance.RelativeFloor*best) && slices.Contains(o.kinds, v.Kind(x.slot)) {
 			chosen = append(chosen, valued{i: i})
 		}
 	}
