@@ -477,14 +477,14 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 			}
 		}
 	}
-	filtered := slices.Clone(used)
+	byFilters := slices.Clone(used)
 	u.order = readOrder(words, stems, used, hasKinds)
 	// A superlative restricts nothing: its words stay in the terms (the
 	// texts saying "armor class" are those it orders), the kind's own
 	// nouns ("spell") do not.
 	var terms []string
 	for i, w := range words {
-		if !filtered[i] && (used[i] || !fillers[stems[i]] && !fillers[w]) {
+		if !byFilters[i] && (used[i] || !fillers[stems[i]] && !fillers[w]) {
 			terms = append(terms, w)
 		}
 	}

@@ -41,7 +41,7 @@ func (u *understanding) bm25(q string) string {
 // cantrip": Fire Bolt). Only a name the rest matches changes a score (as
 // search's names do). What it reads of the view was read once by
 // prepare: it costs a few bit tests. Without a superlative the tier goes
-// into the score at once; with one, order does it.
+// into the score at once; with one, orderItems does it.
 func (u *understanding) mark(x *scored) {
 	x.tier = u.tierOf(x.slot)
 	if u.named.Has(x.slot) {
