@@ -1,6 +1,11 @@
 package query
 
-import "lorekeeper.dev/embedder/badgerstore"
+import (
+	"context"
+
+	"lorekeeper.dev/embedder/badgerstore"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
 
 // ToStatus exposes toStatus to the black-box tests.
 var ToStatus = toStatus
@@ -31,4 +36,14 @@ func PageOfThree(offset, limit int) (items int, more bool) {
 	g := snapGroup{total: 3, order: make([]scored, 3)}
 	got, more := g.page(nil, offset, limit, badgerstore.Set{})
 	return len(got), more
+}
+
+// BM25Text is what a lookup over kinds ranks by BM25 of the question q.
+func BM25Text(s *Service, q string, kinds ...lkv1.Kind) (string, error) {
+	var out string
+	err := s.store.View(context.Background(), func(v *badgerstore.View) error {
+		out = s.understand(v, q, kinds).bm25(q)
+		return nil
+	})
+	return out, err
 }

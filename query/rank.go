@@ -66,12 +66,14 @@ func (s *Service) putScratch(sc *scratch) { s.scratch.Put(sc) }
 // rank scores the candidates: cosine similarity (cos nil: keywords only)
 // and BM25 over the same texts, each rescaled to [0, 1] over the
 // candidates and mixed with equal weights; an exact name match scores 1
-// and comes first. fuzzy adds typo-tolerant name matching (search). The
-// result lives in sc.
-func rank(v *badgerstore.View, cand badgerstore.Set, text string, cos *cosine, fuzzy bool, cosineWeight float64, sc *scratch) []scored {
+// and comes first. fuzzy adds typo-tolerant name matching (search). BM25
+// reads terms (text, or its words not read as filters: understanding.bm25);
+// u, when set, marks each candidate with what the question says of its
+// fields (understanding.mark). The result lives in sc.
+func rank(v *badgerstore.View, cand badgerstore.Set, text, terms string, cos *cosine, fuzzy bool, cosineWeight float64, u *understanding, sc *scratch) []scored {
 	n := v.Capacity()
 	bm := floats(&sc.bm, n)
-	relevance.BM25(v, relevance.QueryTermsFor(v, text), cand, bm)
+	relevance.BM25(v, relevance.QueryTermsFor(v, terms), cand, bm)
 	bmLo, bmHi := minMax(cand, bm)
 	var cs []float64
 	var withVec badgerstore.Set
@@ -117,6 +119,9 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text string, cos *cosine, f
 		}
 		if exact.Has(slot) {
 			x.score, x.exact, x.hit = 1, true, true
+		}
+		if u != nil {
+			u.mark(&x)
 		}
 		out = append(out, x)
 		return true

@@ -209,17 +209,20 @@ func relevance(t *testing.T, cl lkv1.QueryServiceClient) {
 	if total.share() < 0.95 || total.mrr() < 0.85 {
 		t.Logf("goals not reached: top-5 share %.3f (goal 0.95), MRR %.3f (goal 0.85)", total.share(), total.mrr())
 	}
-	if total.share() < 0.89 || total.mrr() < 0.76 {
-		t.Errorf("all: top-5 share %.3f, MRR %.3f; want at least 0.89 and 0.76 (goals 0.95 and 0.85)", total.share(), total.mrr())
+	// A lookup's BM25 reading only the words not read as filters brought
+	// both files from 89.1 % / 0.763 to 89.9 % / 0.772.
+	if total.share() < 0.898 || total.mrr() < 0.77 {
+		t.Errorf("all: top-5 share %.3f, MRR %.3f; want at least 0.898 and 0.77 (goals 0.95 and 0.85)", total.share(), total.mrr())
 	}
 	// relevance.jsonl's MRR floor was 0.81 (0.820 measured on the whole
 	// catalogue) until the core conditions were split per edition (issue
 	// 28): "your speed becomes 0 because a creature is holding onto you"
 	// finds SRD 5.1's Grappled second, behind Restrained, where the record
 	// holding the three editions' texts together came first (0.809).
-	// Questions read as filters (issue 27) bring it to 0.832.
-	if first.share() < 0.95 || first.mrr() < 0.82 {
-		t.Errorf("relevance.jsonl: top-5 share %.3f, MRR %.3f; want at least 0.95 and 0.82", first.share(), first.mrr())
+	// Questions read as filters (issue 27) bring it to 0.832, and BM25
+	// without the filters' words to 0.838.
+	if first.share() < 0.95 || first.mrr() < 0.83 {
+		t.Errorf("relevance.jsonl: top-5 share %.3f, MRR %.3f; want at least 0.95 and 0.83", first.share(), first.mrr())
 	}
 }
 

@@ -102,9 +102,9 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		if !p.docsSet {
 			ranks = authoritative(v, cand) // see authority.go
 		}
-		scoredAll := rank(v, ranks, q, cos, true, s.opts.CosineWeight, sc)
 		u := s.understand(v, q, p.kinds)
-		u.apply(v, ranks, scoredAll, q)
+		scoredAll := rank(v, ranks, q, q, cos, true, s.opts.CosineWeight, u, sc)
+		u.orderItems(v, scoredAll)
 		resp.Understood = u.proto()
 		// Results must match (a term, the name, or by meaning) and score
 		// within reach of the best one: kinds with only weak matches stay

@@ -28,13 +28,25 @@ type understanding struct {
 	// rest is the question without the words read as filters, for name
 	// matching: "firbolt cantrip" is the name "firbolt" and level 0.
 	rest string
+	// terms are the question's words not read as filters or documents,
+	// for BM25: what a filter says ranks by tier, and counted
+	// again as text it would favour the texts repeating the filter's
+	// words ("fire", "damage", "wizard", "spell") over those answering
+	// the rest of the question, at the cost of walking those words'
+	// long postings.
+	terms string
 	// complete is the tier of an entity matching every soft filter (set
 	// by prepare).
 	complete float32
-	// named are the names the question says ("what does Fireball do").
-	named []string
+	// names are the names the question says ("what does Fireball do").
+	names []string
 	// prepared are the soft filters read against the view (prepare).
 	prepared []prepared
+	// named are the entities a name in the question (names, or the rest
+	// read as a name, typos and aliases too) names, and nameScore the
+	// score each earns by it (prepare).
+	named     badgerstore.Set
+	nameScore map[uint32]float64
 }
 
 // softFilter is one filter read from the question: the entities matching
@@ -277,7 +289,7 @@ func (s *Service) understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *
 	u, _ := v.Memo(string(key), func() any {
 		u := understand(v, q, kinds)
 		if u != nil {
-			u.prepare(v)
+			u.prepare(v, q)
 		}
 		return u
 	}).(*understanding)
@@ -321,6 +333,13 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 		return false
 	}
 	add := func(f softFilter) {
+		// Said twice ("a giant ..., the weakest kind of giant"), a
+		// filter counts once.
+		for _, g := range u.filters {
+			if g.field == f.field && g.negated == f.negated && slices.Equal(g.values, f.values) {
+				return
+			}
+		}
 		if has(f.field) {
 			u.filters = append(u.filters, f)
 		}
@@ -458,7 +477,23 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 			}
 		}
 	}
+	byFilters := slices.Clone(used)
 	u.order = readOrder(words, stems, used, hasKinds)
+	// A superlative restricts nothing: its words stay in the terms (the
+	// texts saying "armor class" are those it orders), the kind's own
+	// nouns ("spell") do not.
+	var terms []string
+	for i, w := range words {
+		if !byFilters[i] && (used[i] || !fillers[stems[i]] && !fillers[w]) {
+			terms = append(terms, w)
+		}
+	}
+	u.terms = strings.Join(terms, " ")
+	if len(relevance.Tokenize(u.terms)) == 0 {
+		// Nothing but filters ("fire damage"): the texts saying them most
+		// rank first in their tier.
+		u.terms = q
+	}
 	var rest []string
 	for i, w := range words {
 		if !used[i] && !fillers[stems[i]] && !fillers[w] && !stopword(w) {
@@ -466,8 +501,8 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 		}
 	}
 	u.rest = strings.Join(rest, " ")
-	u.named = namedIn(v, words, used)
-	if len(u.filters) == 0 && len(u.docs) == 0 && u.order == nil && len(u.named) == 0 {
+	u.names = namedIn(v, words, used)
+	if len(u.filters) == 0 && len(u.docs) == 0 && u.order == nil && len(u.names) == 0 {
 		return nil
 	}
 	return u

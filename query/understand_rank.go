@@ -21,48 +21,45 @@ const (
 	namedSim = 0.8
 )
 
-// apply ranks items by what was understood: each item's tier is its
-// points over the soft filters, so that what matches ranks above what
-// contradicts whatever the scores; the rest of the question, when the
-// filters' words are taken out of it, is matched against names as search
-// matches a whole query ("firbolt cantrip": Fire Bolt); a superlative
-// orders the best matches of the top tier by its field. Only a name the
-// rest matches changes a score (as search's names do).
-func (u *understanding) apply(v *badgerstore.View, cand badgerstore.Set, items []scored, text string) {
+// bm25 is what a lookup's BM25 reads of the question q: its words not
+// read as filters, or all of q when nothing was understood or nothing
+// else is left ("fire damage": the texts saying it most rank first in
+// its tier). Search reads all of q: a term is what makes a search result
+// (a hit), and what the question says literally is never dropped.
+func (u *understanding) bm25(q string) string {
 	if u == nil {
+		return q
+	}
+	return u.terms
+}
+
+// mark ranks an item by what was understood (rank calls it as it scores
+// each): the item's tier is its points over the soft filters, so that
+// what matches ranks above what contradicts whatever the scores; the rest
+// of the question, when the filters' words are taken out of it, is
+// matched against names as search matches a whole query ("firbolt
+// cantrip": Fire Bolt). Only a name the rest matches changes a score (as
+// search's names do). What it reads of the view was read once by
+// prepare: it costs a few bit tests. Without a superlative the tier goes
+// into the score at once; with one, orderItems does it.
+func (u *understanding) mark(x *scored) {
+	x.tier = u.tierOf(x.slot)
+	if u.named.Has(x.slot) {
+		x.score, x.hit = max(x.score, u.nameScore[x.slot]), true
+	}
+	if u.order == nil {
+		x.score += tierScale * float64(x.tier)
+	}
+}
+
+// orderItems orders the best matches of the top tier by the superlative's
+// field, if the question says one, and puts the tiers into the scores:
+// the order moves items within their tier.
+func (u *understanding) orderItems(v *badgerstore.View, items []scored) {
+	if u == nil || u.order == nil {
 		return
 	}
-	var exact, alias badgerstore.Set
-	var near map[string]float64
-	if rest := u.rest; rest != "" && rest != relevance.NormalizeName(text) {
-		exact = v.Postings(badgerstore.FieldName, rest)
-		near = fuzzyNames(v, rest)
-		alias, _ = matchAliasName(v, cand, rest)
-	}
-	named := map[string]bool{}
-	for _, n := range u.named {
-		named[n] = true
-	}
-	for i := range items {
-		x := &items[i]
-		if named[v.Name(x.slot)] {
-			// A name the question says ranks above every match of its
-			// other words, below a near name of the whole question.
-			x.score, x.hit = max(x.score, relevance.NearNameScore(namedSim)), true
-		}
-		x.tier = u.tierOf(x.slot)
-		switch sim, ok := near[v.Name(x.slot)]; {
-		case exact.Has(x.slot):
-			x.score, x.hit = relevance.NearNameScore(1), true
-		case alias.Has(x.slot):
-			x.score, x.hit = max(x.score, relevance.AliasScore), true
-		case ok:
-			x.score, x.hit = max(x.score, relevance.NearNameScore(sim)), true
-		}
-	}
-	if u.order != nil {
-		u.order.apply(v, items, len(u.prepared) > 0)
-	}
+	u.order.apply(v, items, u.complete)
 	for i := range items {
 		items[i].score += tierScale * float64(items[i].tier)
 	}
@@ -70,16 +67,24 @@ func (u *understanding) apply(v *badgerstore.View, cand badgerstore.Set, items [
 
 // apply orders the best matches of the top tier by the field: those of a
 // kind having the field, at most maxOrdered of them, the best scores
-// first; when no filter made the tier (filtered is false), only those
-// within relevance.RelativeFloor of the best score match the rest of the
+// first. When filters made the tiers (complete > 0), the top tier is the
+// highest any item reaches and every item in it matches the question,
+// whatever its text's words (the filters' words are not among BM25's
+// terms: "heavy armor with the best armor class" orders Plate, whose
+// text says none of the others); otherwise only the hits within
+// relevance.RelativeFloor of the best score match the rest of the
 // question. They rise above the rest of their tier, and no further.
-func (o *ordering) apply(v *badgerstore.View, items []scored, filtered bool) {
+func (o *ordering) apply(v *badgerstore.View, items []scored, complete float32) {
+	filtered := complete > 0
 	top, best := float32(-1), 0.0
 	for _, x := range items {
-		if x.hit && x.tier > top {
+		if !x.hit && !filtered {
+			continue
+		}
+		if x.tier > top {
 			top, best = x.tier, 0
 		}
-		if x.hit && x.tier == top {
+		if x.tier == top {
 			best = max(best, x.score)
 		}
 	}
@@ -89,7 +94,7 @@ func (o *ordering) apply(v *badgerstore.View, items []scored, filtered bool) {
 	}
 	var chosen []valued
 	for i, x := range items {
-		if x.hit && x.tier == top && (filtered || x.score >= relevance.RelativeFloor*best) && slices.Contains(o.kinds, v.Kind(x.slot)) {
+		if x.tier == top && (filtered || x.hit && x.score >= relevance.RelativeFloor*best) && slices.Contains(o.kinds, v.Kind(x.slot)) {
 			chosen = append(chosen, valued{i: i})
 		}
 	}
@@ -158,35 +163,74 @@ func (u *understanding) matchesAll(x scored) bool {
 	return u != nil && u.complete > 0 && x.tier >= u.complete
 }
 
-// prepared is a soft filter read against a view: the entities matching
-// it and those it applies to.
+// prepared is a soft filter read against a view: the entities earning
+// tierMatch by it (those it applies to and that match it, or that do not
+// when negated) and those it applies to; the others earn tierNone.
 type prepared struct {
 	match, applies badgerstore.Set
-	negated        bool
 }
 
 // prepare reads the soft filters (and the documents, one more) against v,
-// and the tier of an entity matching them all.
-func (u *understanding) prepare(v *badgerstore.View) {
+// the tier of an entity matching them all, and the names the question
+// says (u.named) with the score each earns.
+func (u *understanding) prepare(v *badgerstore.View, q string) {
 	u.prepared = make([]prepared, 0, len(u.filters)+1)
+	add := func(match, applies badgerstore.Set, negated bool) {
+		p := prepared{applies: applies}
+		if negated {
+			applies.Each(func(slot uint32) bool {
+				if !match.Has(slot) {
+					p.match.Add(slot)
+				}
+				return true
+			})
+		} else {
+			p.match = match.Clone()
+			p.match.And(applies)
+		}
+		u.prepared = append(u.prepared, p)
+	}
 	for _, f := range u.filters {
-		u.prepared = append(u.prepared, prepared{match: f.match(v), applies: holders(v, f.field), negated: f.negated})
+		add(f.match(v), holders(v, f.field), f.negated)
 	}
 	if len(u.docs) > 0 {
-		u.prepared = append(u.prepared, prepared{match: v.Postings(badgerstore.FieldDocument, u.docs...), applies: v.All()})
+		add(v.Postings(badgerstore.FieldDocument, u.docs...), v.All(), false)
 	}
 	u.complete = float32(tierMatch * len(u.prepared))
+
+	u.nameScore = map[uint32]float64{}
+	name := func(set badgerstore.Set, score float64) {
+		set.Each(func(slot uint32) bool {
+			u.named.Add(slot)
+			u.nameScore[slot] = max(u.nameScore[slot], score)
+			return true
+		})
+	}
+	// A name the question says ranks above every match of its other
+	// words, below a near name of the whole question.
+	for _, n := range u.names {
+		name(v.Postings(badgerstore.FieldName, n), relevance.NearNameScore(namedSim))
+	}
+	if rest := u.rest; rest != "" && rest != relevance.NormalizeName(q) {
+		name(v.Postings(badgerstore.FieldName, rest), relevance.NearNameScore(1))
+		alias, _ := matchAliasName(v, v.All(), rest)
+		name(alias, relevance.AliasScore)
+		for n, sim := range fuzzyNames(v, rest) {
+			name(v.Postings(badgerstore.FieldName, n), relevance.NearNameScore(sim))
+		}
+	}
 }
 
 // tierOf is slot's points over the prepared soft filters.
 func (u *understanding) tierOf(slot uint32) float32 {
 	t := float32(0)
-	for _, p := range u.prepared {
+	for i := range u.prepared {
+		p := &u.prepared[i]
 		switch {
+		case p.match.Has(slot):
+			t += tierMatch
 		case !p.applies.Has(slot):
 			t += tierNone
-		case p.match.Has(slot) != p.negated:
-			t += tierMatch
 		}
 	}
 	return t

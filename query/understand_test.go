@@ -44,6 +44,8 @@ var understandCases = []understandCase{
 	{"lookup_spell", "2024 rituals", []string{"ritual=true", "docs=srd-2024"}},
 	{"lookup_spell", "SRD 5.1 cantrips", []string{"level=0", "docs=srd-2014"}},
 	{"lookup_creature", "beasts from Level Up", []string{"creature_type=beast", "docs=a5e"}},
+	// Said twice, a filter is read once.
+	{"lookup_creature", "a big dumb giant for my party, the weakest kind of giant", []string{"creature_type=giant", "order=challenge_rating asc"}},
 	// Nothing to read: a size before no creature, a type inside a
 	// creature's name, fields the lookup's kinds do not have, no words of
 	// the vocabulary.
@@ -255,34 +257,48 @@ func TestUnderstood_superlative(t *testing.T) {
 	for _, c := range []struct {
 		understandCase
 		value func(e *lkv1.Entity) float64
+		kinds []lkv1.Kind // lookup_equipment's kinds filter
 	}{
 		{understandCase{tool: "lookup_equipment", q: "best medium armor that won't ruin my stealth rolls"}, func(e *lkv1.Entity) float64 {
 			return float64(e.GetItem().GetArmor().GetAcBase())
-		}},
+		}, nil},
 		{understandCase{tool: "lookup_creature", q: "the strongest fiend"}, func(e *lkv1.Entity) float64 {
 			return e.GetCreature().GetChallengeRating()
-		}},
+		}, nil},
 		{understandCase{tool: "lookup_creature", q: "the weakest undead"}, func(e *lkv1.Entity) float64 {
 			return -e.GetCreature().GetChallengeRating()
-		}},
+		}, nil},
 		{understandCase{tool: "lookup_equipment", q: "bow with the longest range"}, func(e *lkv1.Entity) float64 {
 			return float64(e.GetItem().GetWeapon().GetRangeLong())
-		}},
+		}, nil},
+		// Every item matching the filters is ordered, those whose text
+		// has none of the question's other words too (Plate, among the
+		// armor).
+		{understandCase{tool: "lookup_equipment", q: "heavy armor with the best armor class"}, func(e *lkv1.Entity) float64 {
+			return float64(e.GetItem().GetArmor().GetAcBase())
+		}, []lkv1.Kind{lkv1.Kind_KIND_ARMOR}},
 	} {
 		t.Run(c.q, func(t *testing.T) {
-			resp, err := c.call(ctx, cl, &lkv1.Common{Limit: 100, Documents: docs("srd-2014")})
+			com := &lkv1.Common{Limit: 100, Documents: docs("srd-2014")}
+			resp, err := c.call(ctx, cl, com)
+			if c.kinds != nil {
+				com.SemanticQuery = c.q
+				resp, err = cl.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: com, Kinds: c.kinds})
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
 			if resp.GetUnderstood().GetOrderBy() == "" {
 				t.Fatalf("no order understood of %q", c.q)
 			}
+			// Matching: no filter contradicted (property=heavy does not
+			// apply to armor).
 			var matching []*lkv1.Result
 			for _, r := range resp.GetResults() {
 				all := true
 				for _, f := range resp.GetUnderstood().GetFilters() {
-					has, _ := holds(r.GetEntity(), f)
-					all = all && has
+					has, applies := holds(r.GetEntity(), f)
+					all = all && (has || !applies)
 				}
 				if all {
 					matching = append(matching, r)
@@ -376,6 +392,33 @@ func TestUnderstood_recall(t *testing.T) {
 					t.Errorf("%s(%q): %d results, %d read literally", c.tool, c.q, len(with), len(without))
 				}
 			})
+		}
+	}
+}
+
+// TestUnderstood_bm25Terms: a lookup's BM25 reads the words of the
+// question not read as filters (nor the kind's own nouns), the whole
+// question when nothing was read or nothing else is left.
+func TestUnderstood_bm25Terms(t *testing.T) {
+	svc := query.NewService(snapshotStore(t), nil, nil)
+	spell, armor := lkv1.Kind_KIND_SPELL, lkv1.Kind_KIND_ARMOR
+	for _, c := range []struct {
+		q    string
+		kind lkv1.Kind
+		want string
+	}{
+		{"3rd-level wizard spell that deals fire damage", spell, "that deals"},
+		{"stop enemies from moving", spell, "stop enemies from moving"},
+		{"fire damage", spell, "fire damage"},
+		{"heavy armor with the best armor class", armor, "with the best class"},
+		{"Fireball from the SRD", spell, "fireball from the"},
+	} {
+		got, err := query.BM25Text(svc, c.q, c.kind)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want {
+			t.Errorf("%s %q: BM25 reads %q, want %q", c.kind.Slug(), c.q, got, c.want)
 		}
 	}
 }
