@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
@@ -189,24 +190,59 @@ func readState(ctx context.Context, nf *natsFlags) ([]*lkv1.EndpointState, []*lk
 	return readIngestState(ctx, js)
 }
 
-// nodeIngestState is what a query node reports of ingest's state (Status),
-// read from the NATS it consumes from; the per-entity hashes and keys are
-// left out.
+// ingestStateReader is what a query node reports of ingest's state
+// (Status), read from the NATS it consumes from; the per-entity hashes and
+// keys are left out. A read decodes every endpoint's and import's state,
+// hashes and keys included (megabytes with the whole catalogue and
+// homebrew), to count them, and list_documents asks on each first page: so
+// the reader keeps its last answer and reads again only when the state
+// bucket has changed (its stream's last sequence, or the stream made anew).
 //
 // With NATS down it answers at once that it is not connected: a request
 // would wait for the reconnection until the caller's deadline, and the
 // node's own state would be lost with it (status said the node was
 // unreachable). A read is bounded by ingestStateTimeout for the same reason.
-func nodeIngestState(ctx context.Context, js jetstream.JetStream) *lkv1.NodeIngestState {
-	nc := js.Conn()
-	out := &lkv1.NodeIngestState{NatsUrl: nc.ConnectedUrlRedacted()}
+type ingestStateReader struct {
+	js jetstream.JetStream
+
+	mu      sync.Mutex
+	created time.Time // the bucket's stream at the last read
+	seq     uint64
+	last    *lkv1.NodeIngestState // nil: none kept
+	reads   int                   // reads of the whole bucket, for tests
+}
+
+func newIngestStateReader(js jetstream.JetStream) *ingestStateReader {
+	return &ingestStateReader{js: js}
+}
+
+// state returns the node's report of ingest's state.
+func (r *ingestStateReader) state(ctx context.Context) *lkv1.NodeIngestState {
+	nc := r.js.Conn()
 	if !nc.IsConnected() {
-		out.NatsUrl, out.Error = serversWithoutUserinfo(nc.Servers()), errNotConnected
-		return out
+		return &lkv1.NodeIngestState{NatsUrl: serversWithoutUserinfo(nc.Servers()), Error: errNotConnected}
 	}
 	ctx, cancel := context.WithTimeout(ctx, ingestStateTimeout)
 	defer cancel()
-	syncs, imports, err := readIngestState(ctx, js)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// The bucket's position before the read: a write during the read makes
+	// the next call read again, never keeps a stale answer.
+	var created time.Time
+	var seq uint64
+	if st, err := r.js.Stream(ctx, "KV_"+ingest.StateBucket); err == nil {
+		info := st.CachedInfo()
+		created, seq = info.Created, info.State.LastSeq
+		if r.last != nil && created.Equal(r.created) && seq == r.seq {
+			out := proto.CloneOf(r.last)
+			out.NatsUrl = nc.ConnectedUrlRedacted()
+			return out
+		}
+	}
+	r.last = nil
+	r.reads++
+	out := &lkv1.NodeIngestState{NatsUrl: nc.ConnectedUrlRedacted()}
+	syncs, imports, err := readIngestState(ctx, r.js)
 	if err != nil {
 		out.Error = err.Error()
 	}
@@ -217,6 +253,9 @@ func nodeIngestState(ctx context.Context, js jetstream.JetStream) *lkv1.NodeInge
 		s.EntityKeys = nil
 	}
 	out.Open5E, out.Orcbrew = syncs, imports
+	if err == nil && !created.IsZero() {
+		r.last, r.created, r.seq = proto.CloneOf(out), created, seq
+	}
 	return out
 }
 

@@ -282,7 +282,7 @@ func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, bad
 	svc := query.NewService(rep.Store(), rep.Model(), &query.Options{
 		SemanticTimeout: cfg.semanticWait, Pending: rep.Pending, Version: version, Metrics: qm, Logger: log,
 		DataDir: absPath(filepath.Dir(badgerDir)), ModelDir: absPath(cfg.modelDir),
-		IngestState: func(ctx context.Context) *lkv1.NodeIngestState { return nodeIngestState(ctx, js) },
+		IngestState: newIngestStateReader(js).state,
 	})
 	hs := health.NewServer()
 	sopts := &query.ServerOptions{Logger: log, Metrics: qm, Health: hs}
