@@ -188,7 +188,12 @@ func Open(dir string, idx *vectorindex.Index, opts *Options) (*Store, error) {
 		// memtable's arena is allocated whole (its size plus 15 % for the
 		// largest batch): 8 MiB keeps that batch (1.2 MiB) above the value
 		// threshold (1 MiB), so any single value still fits a transaction.
-		WithBlockCacheSize(32 << 20).WithMemTableSize(memTableSize).WithNumMemtables(2)
+		// Compactions build their tables in memory, each builder starting
+		// at twice the table size, several at once: two compactors and 1 MiB
+		// tables (not four and 2 MiB) took up's first-load peak with the
+		// whole catalogue from 401-416 MiB to 356 MiB, the load as fast.
+		WithBlockCacheSize(32 << 20).WithMemTableSize(memTableSize).WithNumMemtables(2).
+		WithNumCompactors(2).WithBaseTableSize(1 << 20)
 	if opts.InMemory {
 		bopts = badger.DefaultOptions("").WithInMemory(true).WithLogger(nil)
 	}
