@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -149,82 +150,36 @@ func (s *Server) planEncounter(ctx context.Context, req *mcp.GetPromptRequest) (
 			return nil, s.promptFail(PromptPlanEncounter, err)
 		}
 	}
-	// One lookup per challenge rating in the window, so that the
-	// candidates mix ratings rather than fill up with the first names of
-	// one.
-	type source struct {
-		docs []string
-		envs []string
-	}
-	sources := []source{{docs, envs}}
+	// The sources of the lookups: with environments and documents asked
+	// for, the documents without environment data are drawn from without
+	// them.
+	sources := []crSource{{docs, envs}}
 	if len(envs) > 0 && len(docs) > 0 {
 		sources = nil
 		if len(envDocs) > 0 {
-			sources = append(sources, source{envDocs, envs})
+			sources = append(sources, crSource{envDocs, envs})
 		}
 		if len(bareDocs) > 0 {
-			sources = append(sources, source{bareDocs, nil})
+			sources = append(sources, crSource{bareDocs, nil})
 		}
 	}
-	var byCR [][]Entity
+	// Each challenge rating in the window, the strongest first, so that
+	// the candidates mix ratings rather than fill up with one.
+	var pools []crPool
 	for i := len(xpByCR) - 1; i >= 0; i-- {
 		r := xpByCR[i]
 		if r.cr < lo || r.cr > hi || r.xp > budget {
 			continue
 		}
-		var list []Entity
-		for _, src := range sources {
-			c := &lkv1.Common{Limit: perCR}
-			if len(src.docs) > 0 {
-				c.Documents = &lkv1.DocumentFilter{Documents: src.docs}
-			}
-			cr := r.cr
-			resp, err := s.client.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: c, CrRange: &lkv1.DoubleRange{Min: &cr, Max: &cr}, Types: types, Environments: src.envs})
-			if err != nil {
-				return nil, s.promptFail(PromptPlanEncounter, err)
-			}
-			for _, res := range resp.GetResults() {
-				if e := entityFromResult(res); e.Creature != nil && e.Creature.ExperiencePoints > 0 {
-					list = append(list, e)
-				}
-			}
+		pool, err := s.crCandidates(ctx, r.cr, types, sources)
+		if err != nil {
+			return nil, s.promptFail(PromptPlanEncounter, err)
 		}
-		if len(list) > 0 {
-			byCR = append(byCR, list)
+		if len(pool.srd)+len(pool.other) > 0 {
+			pools = append(pools, pool)
 		}
 	}
-	// The strongest rating first, then one of each rating in turn: fewer,
-	// tougher foes and their weaker companions. One per name. Within a
-	// rating the lookups come in name order: take names spread over the
-	// alphabet, not its first letters.
-	var picked []Entity
-	seen := map[string]bool{}
-	rounds := 0
-	if len(byCR) > 0 {
-		rounds = (maxCandidates + len(byCR) - 1) / len(byCR)
-	}
-	for round := 0; len(picked) < maxCandidates; round++ {
-		added := false
-		for _, list := range byCR {
-			if round < len(list) && len(picked) < maxCandidates {
-				added = true
-				i := round
-				if len(list) > rounds {
-					i = (round % rounds) * len(list) / rounds
-					if round >= rounds {
-						i = round // past the spread: the rest in order
-					}
-				}
-				if e := list[i]; !seen[strings.ToLower(e.Name)] {
-					seen[strings.ToLower(e.Name)] = true
-					picked = append(picked, e)
-				}
-			}
-		}
-		if !added {
-			break
-		}
-	}
+	picked := pickCandidates(pools, maxCandidates)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Help me build a %s combat encounter for a party of %d (levels %s).\n\n", difficulty, len(levels), joinInts(levels))
 	fmt.Fprintf(&b, "XP budget: %s XP for the party (%s).\n", thousands(int32(budget)), encounterRules)
@@ -277,14 +232,196 @@ func (s *Server) planEncounter(ctx context.Context, req *mcp.GetPromptRequest) (
 	return out, nil
 }
 
-// maxCandidates is how many creatures plan_encounter embeds; perCR how many
-// of each challenge rating it looks at.
-// maxNamedDocs how many documents without environment data it names.
+// maxCandidates is how many creatures plan_encounter embeds (the prompt's
+// size); maxNamedDocs how many documents without environment data it
+// names. crPages bounds the lookups per challenge rating and source (one
+// set for the SRDs, one for every book): pages of maxLimit creatures in
+// name order, room for 400 names where the most crowded rating of the
+// bundled catalogue (CR 2) holds 230 over its books; a rating with more
+// is drawn from its first crPages*maxLimit names. The prompt embeds
+// maxCandidates whatever was looked at.
 const (
 	maxCandidates = 8
-	perCR         = 60
 	maxNamedDocs  = 5
+	crPages       = 4
 )
+
+// crSource is one set of lookups' documents and environments.
+type crSource struct {
+	docs []string
+	envs []string
+}
+
+// crPool is one challenge rating's creatures (XP known), one per name: the
+// SRDs' copies and the other books'.
+type crPool struct {
+	srd, other []Entity
+}
+
+// srdBooks are the SRDs' documents, in the order in which a lookup that
+// names no documents shows a name's copies (the query service's
+// documentRank: SRD 5.1, then SRD 5.2, then the other books): the copies
+// of a name a DM most likely owns. They are editions' SRD books.
+func srdBooks() []string {
+	var out []string
+	for _, ed := range editions {
+		if !ed.wholeSystem {
+			out = append(out, ed.document)
+		}
+	}
+	return out
+}
+
+// crCandidates are the creatures of challenge rating cr from sources, each
+// name once: the SRDs' (those asked for, or both when no documents are)
+// from one set of lookups, then the other books' from another, a name
+// already had from the SRDs not taken again. Both page through the rating's whole name range with the lookups'
+// cursor (at most crPages pages each), so that the candidates can come
+// from anywhere in the alphabet, not its first page.
+func (s *Server) crCandidates(ctx context.Context, cr float64, types []string, sources []crSource) (crPool, error) {
+	srd := srdBooks()
+	seen := map[string]bool{}
+	var pool crPool
+	add := func(e Entity) {
+		if n := strings.ToLower(e.Name); !seen[n] && e.Creature != nil && e.Creature.ExperiencePoints > 0 {
+			seen[n] = true
+			if slices.Contains(srd, e.DocumentKey) {
+				pool.srd = append(pool.srd, e)
+			} else {
+				pool.other = append(pool.other, e)
+			}
+		}
+	}
+	for _, src := range sources {
+		srdDocs := srd
+		if len(src.docs) > 0 {
+			srdDocs = slices.DeleteFunc(slices.Clone(srd), func(d string) bool { return !slices.Contains(src.docs, d) })
+		}
+		// The SRDs first (unless none is asked for): a name both carry
+		// is SRD 5.1's, the lookups' name order putting its copy first.
+		// Then the documents asked for, all when none (nil).
+		lookups := [][]string{src.docs}
+		if len(srdDocs) > 0 {
+			lookups = [][]string{srdDocs, src.docs}
+		}
+		for _, docs := range lookups {
+			cursor := ""
+			for range crPages {
+				c := &lkv1.Common{Limit: maxLimit, Cursor: cursor}
+				if len(docs) > 0 {
+					c.Documents = &lkv1.DocumentFilter{Documents: docs}
+				}
+				resp, err := s.client.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: c, CrRange: &lkv1.DoubleRange{Min: &cr, Max: &cr}, Types: types, Environments: src.envs})
+				if err != nil {
+					return crPool{}, err
+				}
+				for _, res := range resp.GetResults() {
+					add(entityFromResult(res))
+				}
+				if cursor = resp.GetNextCursor(); cursor == "" {
+					break
+				}
+			}
+		}
+	}
+	return pool, nil
+}
+
+// pickCandidates chooses up to n creatures from pools (one per challenge
+// rating, the strongest first). Half as many ratings as candidates, spread
+// over the window (its strongest and weakest kept), give one creature each
+// in turn, a rating's first an SRD creature where it has one, then another
+// book's, then the SRDs' and the other books' in turn: with a window of as
+// many ratings as candidates, one of each would be the SRDs' alone. The
+// other ratings are drawn from only when those run out. Each pick favours
+// the book picked least so far, then the name whose initial is farthest
+// from the initials already picked: the candidates mix the books and
+// spread over the alphabet. Names are unique across ratings.
+func pickCandidates(pools []crPool, n int) []Entity {
+	groups := [][]crPool{pools}
+	if k := max((n+1)/2, 2); len(pools) > k {
+		chosen := map[int]bool{}
+		for j := range k {
+			chosen[j*(len(pools)-1)/(k-1)] = true
+		}
+		var spread, rest []crPool
+		for i, p := range pools {
+			if chosen[i] {
+				spread = append(spread, p)
+			} else {
+				rest = append(rest, p)
+			}
+		}
+		groups = [][]crPool{spread, rest}
+	}
+	var picked []Entity
+	books := map[string]int{}
+	var initials []rune
+	taken := map[string]bool{}
+	best := func(list []Entity) int {
+		at, atBook, atGap := -1, 0, 0
+		for i, e := range list {
+			if taken[strings.ToLower(e.Name)] {
+				continue
+			}
+			gap := initialGap(e.Name, initials)
+			if at < 0 || books[e.DocumentKey] < atBook || books[e.DocumentKey] == atBook && gap > atGap {
+				at, atBook, atGap = i, books[e.DocumentKey], gap
+			}
+		}
+		return at
+	}
+	for _, group := range groups {
+		for round := 0; len(picked) < n; round++ {
+			added := false
+			for _, p := range group {
+				if len(picked) == n {
+					break
+				}
+				lists := [][]Entity{p.srd, p.other}
+				if round%2 == 1 {
+					lists[0], lists[1] = lists[1], lists[0]
+				}
+				for _, list := range lists {
+					if i := best(list); i >= 0 {
+						e := list[i]
+						taken[strings.ToLower(e.Name)] = true
+						books[e.DocumentKey]++
+						initials = append(initials, initial(e.Name))
+						picked = append(picked, e)
+						added = true
+						break
+					}
+				}
+			}
+			if !added {
+				break
+			}
+		}
+	}
+	return picked
+}
+
+// initial is a name's first letter, lower-case.
+func initial(name string) rune {
+	for _, r := range strings.ToLower(name) {
+		if unicode.IsLetter(r) {
+			return r
+		}
+	}
+	return 0
+}
+
+// initialGap is how far a name's initial is from the nearest of initials
+// (in letters); the most for the first.
+func initialGap(name string, initials []rune) int {
+	r := initial(name)
+	gap := unicode.MaxRune
+	for _, o := range initials {
+		gap = min(gap, max(r-o, o-r))
+	}
+	return int(gap)
+}
 
 func hasHave(n int) string {
 	if n == 1 {

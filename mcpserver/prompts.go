@@ -59,7 +59,7 @@ Use it for "a moderate forest encounter for four 3rd-level characters" (party_le
 			{Name: "difficulty", Title: "Difficulty", Description: "low, moderate (default) or high: the SRD 5.2 encounter difficulties."},
 			{Name: "creature_type", Title: "Creature type", Description: `Only this creature type, e.g. "undead", "beast". Comma-separate for several.`},
 			{Name: "environment", Title: "Environment", Description: `Only creatures found here. Open5e's environments, by key, name or a word of the name: "forest", "Forest or Jungle", "forest-or-jungle", "jungle", "underworld", "feywild", ...; completion lists them all. Comma-separate for several. Documents without environment data (SRD 5.2 has none) are said to be so.`},
-			{Name: "documents", Title: "Documents", Description: `Only creatures from these documents (keys), comma-separated, e.g. "srd-2014" or "srd-2024,tob".`},
+			{Name: "documents", Title: "Documents", Description: `Only creatures from these documents (keys), comma-separated, e.g. "srd-2014" or "srd-2024,tob". Without it, every book's, an SRD creature first at each challenge rating, the others from different books, names across the alphabet.`},
 		},
 	}, s.planEncounter)
 	s.addPrompt(&mcp.Prompt{

@@ -118,6 +118,7 @@ func TestMCP_editionsPromptsErrors(t *testing.T) {
 	counts := snapshotCounts(t)
 
 	t.Run("every document: prompts, completions, resources", func(t *testing.T) { checkEveryDocument(t, cs) })
+	t.Run("plan_encounter's candidates", func(t *testing.T) { checkEncounterCandidates(t, cs) })
 
 	t.Run("a rule by name in one edition", func(t *testing.T) {
 		out := lookupOut(t, cs, "lookup_rule", map[string]any{"name": "exhaustion", "game_system": "2024", "detail": "full"})
