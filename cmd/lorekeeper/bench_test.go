@@ -16,7 +16,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -430,21 +429,7 @@ func BenchmarkMCPHTTP(b *testing.B) {
 	if err != nil {
 		b.Skip("node not found: the TypeScript SDK client needs Node.js")
 	}
-	client, err := filepath.Abs(filepath.Join("testdata", "tsclient"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(client, "node_modules")); err != nil {
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			b.Skip("npm not found: installing the TypeScript SDK client needs it")
-		}
-		cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund")
-		cmd.Dir = client
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("npm ci in %s: %v\n%s", client, err, out)
-		}
-	}
+	client := tsClient(b)
 	bn := startBenchNode(b)
 	var inProcessTime atomic.Int64
 	inProcess := lkv1.NewQueryServiceClient(&timedConn{query.NewInProcessConn(bn.svc, nil), &inProcessTime})
