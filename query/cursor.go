@@ -66,7 +66,7 @@ func decodeCursor(s, query string) (*cursor, error) {
 	if s == "" {
 		return nil, nil
 	}
-	if len(s) > 4096 {
+	if len(s) > maxCursorLength {
 		return nil, invalid("cursor", "too long to be a cursor this service made")
 	}
 	b, err := base64.RawURLEncoding.DecodeString(s)
@@ -91,6 +91,12 @@ func decodeCursor(s, query string) (*cursor, error) {
 
 // Bounds of the fields of a cursor this service makes.
 const (
+	// maxCursorLength bounds what a cursor costs to decode. A name-order
+	// cursor carries the last entity's name and key, which homebrew can
+	// make long (Badger takes keys up to 65,000 bytes, names are values):
+	// 4 KiB broke the walk past an entity with a 3,000-character key, which
+	// the fuzzer found.
+	maxCursorLength = 1 << 20
 	// maxCursorOffset is far above any ranked list (one entry per stored
 	// entity), and low enough that an offset plus a limit cannot overflow.
 	maxCursorOffset = 1 << 30
