@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
+	"lorekeeper.dev/embedder/badgerstore"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -150,6 +151,9 @@ func toStatus(err error) error {
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, ErrNotFound):
 		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, badgerstore.ErrLoading):
+		// A restart's index is still loading: the client retries.
+		return status.Error(codes.Unavailable, err.Error())
 	}
 	return status.Error(codes.Unknown, err.Error())
 }

@@ -3,8 +3,9 @@
 // metadata, in one Badger directory, kept in step with a vector index.
 //
 // Badger allows one process per directory, and that process (a query node)
-// keeps an in-memory index over the stored entities, built at Open and
-// maintained by Apply: posting lists per (field, value), sorted numeric
+// keeps an in-memory index over the stored entities, built at Open (or in
+// the background after it, Options.LoadInBackground) and maintained by
+// Apply: posting lists per (field, value), sorted numeric
 // columns, names in order and BM25 term lists. Queries answer their filters
 // from it and read from Badger only the entities they return. Vectors are
 // kept in Badger and searched in the vector index (Options of Open), which
@@ -52,6 +53,9 @@ var (
 	ErrInvalidWrite = errors.New("badgerstore: invalid write")
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("badgerstore: closed")
+	// ErrLoading: the store is building its in-memory index in the
+	// background (Options.LoadInBackground); retry in a few seconds.
+	ErrLoading = errors.New("badgerstore: the in-memory index is loading")
 )
 
 // ModelInfo records which embedding model made the stored vectors; it is
@@ -79,7 +83,17 @@ type Options struct {
 	// TablesVerified skips the verification of the table files at Open:
 	// the caller has just verified them (RecordedModel does).
 	TablesVerified bool
-	Logger         *slog.Logger
+	// LoadInBackground makes Open return as soon as Badger is open and the
+	// store's entity count agrees with what it recorded, and builds the
+	// in-memory index (and reloads the vector index) in the background,
+	// so a restarting node opens its listeners at once. Until the index is
+	// built, Ready returns an error wrapping ErrLoading that says how far
+	// the load is, View waits for it a few seconds (within its context)
+	// before returning that error, and Apply waits for it. Damage the load
+	// finds (an entity that cannot be read) is ErrDamaged from Ready,
+	// View, Apply and LoadErr: replace the store (ReplaceDamaged).
+	LoadInBackground bool
+	Logger           *slog.Logger
 }
 
 // Write is one change Apply makes: an upsert of Entity with its Vector (nil
@@ -96,9 +110,22 @@ type Write struct {
 
 // Store is the storage of one node. It is safe for concurrent use.
 type Store struct {
-	db     *badger.DB
+	// db is swapped only by ReplaceDamaged.
+	db     atomic.Pointer[badger.DB]
+	bopts  badger.Options
+	dir    string
 	idx    *vectorindex.Index
 	logger *slog.Logger
+
+	// loaded is closed once the in-memory index is built, or its load
+	// ended without it; loadErr (guarded by mu) is then why. stored is how
+	// many entities Badger held at Open, loading how many the load has
+	// indexed so far; stopLoad asks a background load to stop.
+	loaded   chan struct{}
+	loadErr  error
+	stored   int
+	loading  atomic.Int64
+	stopLoad atomic.Bool
 
 	mu        sync.RWMutex
 	mem       *memIndex
@@ -146,6 +173,15 @@ func (c *entityCache) put(key string, e *lkv1.Entity) {
 		}
 	}
 	c.m[key] = e
+}
+
+func (c *entityCache) clear() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	clear(c.m)
+	c.mu.Unlock()
 }
 
 func (c *entityCache) drop(key string) {
@@ -201,20 +237,27 @@ func Open(dir string, idx *vectorindex.Index, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open badger in %q: %w", dir, err)
 	}
-	s := &Store{db: db, idx: idx, logger: logger, mem: newMemIndex()}
+	s := &Store{bopts: bopts, dir: dir, idx: idx, logger: logger, mem: newMemIndex(), loaded: make(chan struct{})}
+	s.db.Store(db)
 	if n := opts.EntityCache; n >= 0 {
 		if n == 0 {
 			n = 4096
 		}
 		s.ents = &entityCache{max: n, m: make(map[string]*lkv1.Entity, n)}
 	}
-	if err := s.load(opts); err != nil {
+	if err := s.check(); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
-	if n := len(s.mem.bySlot); s.mark.Recorded && s.mark.Entities != n {
-		_ = db.Close()
-		return nil, fmt.Errorf("%w: %s holds %d entities, but recorded %d after its last write", ErrDamaged, dir, n, s.mark.Entities)
+	if opts.LoadInBackground {
+		go s.loadInBackground(opts)
+	} else {
+		err := s.load(opts)
+		close(s.loaded)
+		if err != nil {
+			_ = db.Close()
+			return nil, err
+		}
 	}
 	if opts.Model != "" {
 		s.cacheModel = opts.Model
@@ -232,8 +275,84 @@ func Open(dir string, idx *vectorindex.Index, opts *Options) (*Store, error) {
 	return s, nil
 }
 
+// check reads the store's metadata and counts its entities (their keys
+// alone, not their values) against the count it recorded
+// with its last write: fewer or more is ErrDamaged, found before the store
+// serves or is reconciled with the stream.
+func (s *Store) check() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: reading it panicked: %s", ErrDamaged, firstLine(fmt.Sprint(r)))
+		}
+	}()
+	err = s.db.Load().View(func(txn *badger.Txn) error {
+		if it, err := txn.Get([]byte(keyModel)); err == nil {
+			if err := it.Value(func(v []byte) error { return json.Unmarshal(v, &s.model) }); err != nil {
+				return fmt.Errorf("read model metadata: %w", err)
+			}
+		} else if !errors.Is(err, badger.ErrKeyNotFound) {
+			return fmt.Errorf("read model metadata: %w", err)
+		}
+		if it, err := txn.Get([]byte(keyStream)); err == nil {
+			if err := it.Value(func(v []byte) error { return json.Unmarshal(v, &s.mark) }); err != nil {
+				return fmt.Errorf("%w: read stream mark: %v", ErrDamaged, err)
+			}
+			s.mark.Recorded = true
+		} else if !errors.Is(err, badger.ErrKeyNotFound) {
+			return fmt.Errorf("read stream mark: %w", err)
+		}
+		if it, err := txn.Get([]byte(keyLastWrite)); err == nil {
+			_ = it.Value(func(v []byte) error {
+				s.lastWrite, _ = time.Parse(time.RFC3339Nano, string(v))
+				return nil
+			})
+		}
+		iopts := badger.DefaultIteratorOptions
+		iopts.Prefix = []byte(prefixDoc)
+		iopts.PrefetchValues = false
+		it := txn.NewIterator(iopts)
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			s.stored++
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("load store: %w", err)
+	}
+	if s.mark.Recorded && s.mark.Entities != s.stored {
+		return fmt.Errorf("%w: %s holds %d entities, but recorded %d after its last write", ErrDamaged, s.dir, s.stored, s.mark.Entities)
+	}
+	return nil
+}
+
+// loadInBackground runs load and records how it ended.
+func (s *Store) loadInBackground(opts *Options) {
+	start := time.Now()
+	err := s.load(opts)
+	s.mu.Lock()
+	switch {
+	case s.stopLoad.Load():
+		s.loadErr = errLoadStopped
+	case err != nil:
+		s.loadErr = err
+		s.logger.Error("building the in-memory index failed; the store cannot serve", "err", err)
+	default:
+		s.logger.Info("in-memory index built", "entities", s.loading.Load(), "took", time.Since(start).Round(time.Millisecond))
+	}
+	s.mu.Unlock()
+	close(s.loaded)
+}
+
+// errLoadStopped: Close or Reset stopped a background load.
+var errLoadStopped = errors.New("badgerstore: the load was stopped")
+
+// load builds the in-memory index from the stored entities and loads their
+// vectors into the vector index, then puts the index in place. An entity
+// that cannot be read, or a count other than check's, is ErrDamaged.
 func (s *Store) load(opts *Options) (err error) {
 	ctx := context.Background()
+	mem := newMemIndex()
 	defer func() {
 		// Tables were verified before Badger opened them; what is left to
 		// panic on is data Badger itself wrote wrong.
@@ -260,28 +379,7 @@ func (s *Store) load(opts *Options) (err error) {
 		}
 		return nil
 	}
-	err = s.db.View(func(txn *badger.Txn) error {
-		if it, err := txn.Get([]byte(keyModel)); err == nil {
-			if err := it.Value(func(v []byte) error { return json.Unmarshal(v, &s.model) }); err != nil {
-				return fmt.Errorf("read model metadata: %w", err)
-			}
-		} else if !errors.Is(err, badger.ErrKeyNotFound) {
-			return fmt.Errorf("read model metadata: %w", err)
-		}
-		if it, err := txn.Get([]byte(keyStream)); err == nil {
-			if err := it.Value(func(v []byte) error { return json.Unmarshal(v, &s.mark) }); err != nil {
-				return fmt.Errorf("%w: read stream mark: %v", ErrDamaged, err)
-			}
-			s.mark.Recorded = true
-		} else if !errors.Is(err, badger.ErrKeyNotFound) {
-			return fmt.Errorf("read stream mark: %w", err)
-		}
-		if it, err := txn.Get([]byte(keyLastWrite)); err == nil {
-			_ = it.Value(func(v []byte) error {
-				s.lastWrite, _ = time.Parse(time.RFC3339Nano, string(v))
-				return nil
-			})
-		}
+	err = s.db.Load().View(func(txn *badger.Txn) error {
 		iopts := badger.DefaultIteratorOptions
 		iopts.Prefix = []byte(prefixDoc)
 		it := txn.NewIterator(iopts)
@@ -295,7 +393,11 @@ func (s *Store) load(opts *Options) (err error) {
 			if err != nil {
 				return err
 			}
-			s.mem.put(e, vec)
+			if s.stopLoad.Load() {
+				return errLoadStopped
+			}
+			mem.put(e, vec)
+			s.loading.Add(1)
 			if vec != nil && !opts.NoIndexReload {
 				points = append(points, vectorindex.Point{ID: e.GetKey(), Vector: vec, Payload: payload(e)})
 				if len(points) >= 512 {
@@ -310,8 +412,44 @@ func (s *Store) load(opts *Options) (err error) {
 	if err != nil {
 		return fmt.Errorf("load store: %w", err)
 	}
-	s.mem.finish()
-	return flush()
+	if n := len(mem.bySlot); n != s.stored {
+		return fmt.Errorf("%w: %s held %d entities when opened, but %d could be read", ErrDamaged, s.dir, s.stored, n)
+	}
+	mem.finish()
+	if err := flush(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.mem = mem
+	s.mu.Unlock()
+	return nil
+}
+
+// Loaded is closed once a background load has ended (Options.
+// LoadInBackground); LoadErr then says whether the index was built.
+func (s *Store) Loaded() <-chan struct{} { return s.loaded }
+
+// LoadErr is why the in-memory index could not be built (wrapping
+// ErrDamaged when the load found the store damaged), nil once it is built
+// or while it is being built.
+func (s *Store) LoadErr() error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.loadErr
+}
+
+// loadState is nil once the in-memory index is built, else an error
+// wrapping ErrLoading with how far the load is, or why it failed.
+func (s *Store) loadState() error {
+	select {
+	case <-s.loaded:
+		if err := s.LoadErr(); err != nil {
+			return fmt.Errorf("the in-memory index could not be built: %w", err)
+		}
+		return nil
+	default:
+		return fmt.Errorf("%w (%d of %d entities so far); retry in a few seconds", ErrLoading, s.loading.Load(), s.stored)
+	}
 }
 
 // Ready reports whether the store can serve: open, and Badger usable.
@@ -320,22 +458,26 @@ func (s *Store) Ready(ctx context.Context) error {
 		return err
 	}
 	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if s.closed || s.db.IsClosed() {
+	closed := s.closed || s.db.Load().IsClosed()
+	s.mu.RUnlock()
+	if closed {
 		return ErrClosed
 	}
-	return nil
+	return s.loadState()
 }
 
 // Close closes Badger. It does not close the vector index.
 func (s *Store) Close() error {
+	// A background load reads Badger: stop it first.
+	s.stopLoad.Store(true)
+	<-s.loaded
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil
 	}
 	s.closed = true
-	if err := s.db.Close(); err != nil {
+	if err := s.db.Load().Close(); err != nil {
 		return fmt.Errorf("close badger: %w", err)
 	}
 	return nil
@@ -349,11 +491,22 @@ func (s *Store) Apply(ctx context.Context, writes []Write) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	mark := s.Mark()
 	for i, w := range writes {
 		if w.Entity == nil && w.DeleteKey == "" && w.Sequence == 0 || w.Entity != nil && w.Entity.GetKey() == "" {
 			return fmt.Errorf("write %d: %w", i, ErrInvalidWrite)
 		}
+	}
+	// Writes wait for the index to be built: they change it.
+	select {
+	case <-s.loaded:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := s.loadState(); err != nil {
+		return err
+	}
+	mark := s.Mark()
+	for _, w := range writes {
 		mark.Sequence = max(mark.Sequence, w.Sequence)
 	}
 	s.mu.RLock()
@@ -367,7 +520,7 @@ func (s *Store) Apply(ctx context.Context, writes []Write) error {
 		return ErrClosed
 	}
 	now := time.Now().UTC()
-	txn := s.db.NewTransaction(true)
+	txn := s.db.Load().NewTransaction(true)
 	defer func() { txn.Discard() }()
 	// set retries once in a fresh transaction when this one is full; each
 	// entity's writes are idempotent, so a split batch is still correct.
@@ -377,7 +530,7 @@ func (s *Store) Apply(ctx context.Context, writes []Write) error {
 			if err := txn.Commit(); err != nil {
 				return fmt.Errorf("commit: %w", err)
 			}
-			txn = s.db.NewTransaction(true)
+			txn = s.db.Load().NewTransaction(true)
 			err = op(txn)
 		}
 		return err
@@ -607,7 +760,7 @@ func (s *Store) CachedVector(ctx context.Context, model, contentHash string) ([]
 		return nil, false, nil
 	}
 	var v []float32
-	err := s.db.View(func(txn *badger.Txn) error {
+	err := s.db.Load().View(func(txn *badger.Txn) error {
 		var err error
 		v, err = getVector(txn, cacheKey(model, contentHash))
 		return err
@@ -635,7 +788,7 @@ func (s *Store) SetModel(ctx context.Context, m ModelInfo) error {
 	if err != nil {
 		return fmt.Errorf("marshal model metadata: %w", err)
 	}
-	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(keyModel), b) }); err != nil {
+	if err := s.db.Load().Update(func(txn *badger.Txn) error { return txn.Set([]byte(keyModel), b) }); err != nil {
 		return fmt.Errorf("write model metadata: %w", err)
 	}
 	s.mu.Lock()
@@ -650,7 +803,7 @@ func (s *Store) Get(ctx context.Context, key string) (*lkv1.Entity, error) {
 		return nil, err
 	}
 	e := &lkv1.Entity{}
-	err := s.db.View(func(txn *badger.Txn) error { return readEntity(txn, key, e) })
+	err := s.db.Load().View(func(txn *badger.Txn) error { return readEntity(txn, key, e) })
 	if err != nil {
 		return nil, err
 	}
@@ -674,7 +827,7 @@ func readEntity(txn *badger.Txn, key string, e *lkv1.Entity) error {
 // ForEach calls fn with every stored entity, in key order, until fn returns
 // an error (returned) or ctx ends: for re-embedding after a model change.
 func (s *Store) ForEach(ctx context.Context, fn func(*lkv1.Entity) error) error {
-	return s.db.View(func(txn *badger.Txn) error {
+	return s.db.Load().View(func(txn *badger.Txn) error {
 		iopts := badger.DefaultIteratorOptions
 		iopts.Prefix = []byte(prefixDoc)
 		it := txn.NewIterator(iopts)
@@ -707,11 +860,18 @@ type Stats struct {
 	EntityReads uint64
 }
 
-// Stats returns the counts of what is stored.
+// Stats returns the counts of what is stored. While a background load
+// builds the in-memory index, Entities is how many Badger held at Open
+// and the other counts are zero.
 func (s *Store) Stats() Stats {
+	loading := s.loadState() != nil
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	st := Stats{Entities: len(s.mem.bySlot), Vectors: s.mem.vectors, Kinds: map[string]int{}, LastWrite: s.lastWrite, EntityReads: s.reads.Load()}
+	entities := len(s.mem.bySlot)
+	if loading {
+		entities = s.stored
+	}
+	st := Stats{Entities: entities, Vectors: s.mem.vectors, Kinds: map[string]int{}, LastWrite: s.lastWrite, EntityReads: s.reads.Load()}
 	for k, n := range s.mem.kinds {
 		st.Kinds[k.Slug()] = n
 	}

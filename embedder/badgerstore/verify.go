@@ -62,7 +62,7 @@ func (s *Store) SetMark(ctx context.Context, m StreamMark) error {
 	if err != nil {
 		return fmt.Errorf("encode stream mark: %w", err)
 	}
-	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(keyStream), b) }); err != nil {
+	if err := s.db.Load().Update(func(txn *badger.Txn) error { return txn.Set([]byte(keyStream), b) }); err != nil {
 		return fmt.Errorf("write stream mark: %w", err)
 	}
 	m.Recorded = true
@@ -75,10 +75,18 @@ func (s *Store) SetMark(ctx context.Context, m StreamMark) error {
 // Reset deletes every entity, with its indexes and vector (in Badger and
 // in the vector index), and records m: what a node does before it replays
 // a stream that no longer matches its store. The embedding cache and the
-// model stay, so the replay embeds nothing it embedded before.
+// model stay, so the replay embeds nothing it embedded before. A
+// background load in progress is stopped: there is nothing left to load.
 func (s *Store) Reset(ctx context.Context, m StreamMark) error {
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	select {
+	case <-s.loaded:
+	default:
+		s.stopLoad.Store(true)
+		<-s.loaded
+		s.stopLoad.Store(false)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -89,7 +97,7 @@ func (s *Store) Reset(ctx context.Context, m StreamMark) error {
 	for k := range s.mem.bySlot {
 		keys = append(keys, k)
 	}
-	if err := s.db.DropPrefix([]byte(prefixDoc), []byte(prefixVector), []byte(prefixIndex), []byte(prefixNumber)); err != nil {
+	if err := s.db.Load().DropPrefix([]byte(prefixDoc), []byte(prefixVector), []byte(prefixIndex), []byte(prefixNumber)); err != nil {
 		return fmt.Errorf("reset store: %w", err)
 	}
 	if s.idx != nil {
@@ -108,15 +116,75 @@ func (s *Store) Reset(ctx context.Context, m StreamMark) error {
 	s.mem.finish()
 	s.memo.clear()
 	s.writes++
+	s.stored, s.loadErr = 0, nil
 	b, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("encode stream mark: %w", err)
 	}
-	if err := s.db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(keyStream), b) }); err != nil {
+	if err := s.db.Load().Update(func(txn *badger.Txn) error { return txn.Set([]byte(keyStream), b) }); err != nil {
 		return fmt.Errorf("write stream mark: %w", err)
 	}
 	m.Recorded = true
 	s.mark = m
+	return nil
+}
+
+// ReplaceDamaged replaces a store found damaged after Open (LoadErr wraps
+// ErrDamaged) with an empty one, under the same *Store so that its readers
+// keep it: it stops a load in progress, closes Badger, calls setAside to
+// move or delete the directory, opens an empty store in its place with the
+// same model recorded, and empties the vector index. The caller then
+// rebuilds the store from the stream.
+func (s *Store) ReplaceDamaged(ctx context.Context, setAside func() error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.stopLoad.Store(true)
+	<-s.loaded
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if err := s.db.Load().Close(); err != nil {
+		s.logger.Warn("closing the damaged store", "err", err)
+	}
+	s.closed = true // until the new one is open
+	if err := setAside(); err != nil {
+		return err
+	}
+	db, err := openBadger(s.bopts, false, s.logger)
+	if err != nil {
+		return fmt.Errorf("open badger in %q: %w", s.dir, err)
+	}
+	s.db.Store(db)
+	s.closed = false
+	s.ents.clear()
+	s.mem = newMemIndex()
+	s.mem.finish()
+	s.memo.clear()
+	s.writes++
+	s.mark, s.stored, s.loadErr = StreamMark{}, 0, nil
+	s.loading.Store(0)
+	s.stopLoad.Store(false)
+	if s.model.Name != "" {
+		b, err := json.Marshal(s.model)
+		if err != nil {
+			return fmt.Errorf("marshal model metadata: %w", err)
+		}
+		if err := db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(keyModel), b) }); err != nil {
+			return fmt.Errorf("write model metadata: %w", err)
+		}
+	}
+	if s.idx != nil {
+		ids, err := s.idx.IDs(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("empty the vector index: %w", err)
+		}
+		if err := s.idx.Delete(ctx, ids); err != nil {
+			return fmt.Errorf("empty the vector index: %w", err)
+		}
+	}
 	return nil
 }
 

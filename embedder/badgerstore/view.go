@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/dgraph-io/badger/v4"
 
@@ -22,10 +23,42 @@ type View struct {
 	txn *badger.Txn
 }
 
+// maxLoadWait is how long a view waits for a background load
+// (Options.LoadInBackground) before it says the index is still loading:
+// a restart's first question is answered once the index is built, seconds
+// later, instead of failing, unless the load takes longer than that.
+const maxLoadWait = 8 * time.Second
+
+// waitLoaded waits for the in-memory index, at most maxLoadWait and
+// within ctx's deadline, and returns loadState.
+func (s *Store) waitLoaded(ctx context.Context) error {
+	select {
+	case <-s.loaded:
+		return s.loadState()
+	default:
+	}
+	wait := maxLoadWait
+	if dl, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(dl)*9/10)
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-s.loaded:
+	case <-t.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return s.loadState()
+}
+
 // View calls fn with a consistent read of the store. Writers wait while it
 // runs, so fn should not block on anything slow (embed a query first).
 func (s *Store) View(ctx context.Context, fn func(v *View) error) error {
 	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := s.waitLoaded(ctx); err != nil {
 		return err
 	}
 	s.mu.RLock()
@@ -44,7 +77,7 @@ func (s *Store) View(ctx context.Context, fn func(v *View) error) error {
 	if s.closed {
 		return ErrClosed
 	}
-	txn := s.db.NewTransaction(false)
+	txn := s.db.Load().NewTransaction(false)
 	defer txn.Discard()
 	return fn(&View{s: s, m: s.mem, txn: txn})
 }

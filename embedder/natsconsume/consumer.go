@@ -490,6 +490,11 @@ func (c *Consumer) Lag() (pending uint64, known bool) {
 	return c.pending.Load(), c.lagKnown.Load()
 }
 
+// ForgetLag forgets the lag last observed, until Run observes it again:
+// for a replica about to replace its consumer, whose old lag says nothing
+// of the new one's.
+func (c *Consumer) ForgetLag() { c.lagKnown.Store(false) }
+
 // entitySource lists stored entities, for re-embedding.
 type entitySource interface {
 	ForEach(ctx context.Context, fn func(*lkv1.Entity) error) error

@@ -2,6 +2,7 @@ package replica_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dgraph-io/badger/v4"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"lorekeeper.dev/embedder/badgerstore"
 	"lorekeeper.dev/embedder/modeltest"
 	"lorekeeper.dev/embedder/replica"
 	"lorekeeper.dev/ingest"
@@ -218,6 +221,98 @@ func TestReplica_RebuildsFromTheStream(t *testing.T) {
 				t.Errorf("damaged store set aside: %v, want %v", err == nil, c.aside)
 			}
 		})
+	}
+}
+
+// TestReplica_DamageFoundWhileLoading: a store whose damage only reading
+// every entity finds (bytes that are no entity, under a count and table
+// checksums that agree) opens, and its index is built in the background;
+// when the load finds the damage, the replica sets the store aside and
+// rebuilds it from the stream as for damage found at Open: Ready says so
+// until done, the consumer is made again, and the store ends with exactly
+// what the stream holds.
+func TestReplica_DamageFoundWhileLoading(t *testing.T) {
+	es := firstEntities(t, 120)
+	js := ingesttest.JetStream(t, nil)
+	publish(t, js, es)
+	dir := filepath.Join(t.TempDir(), "badger")
+	opts := &replica.Options{ModelDir: modeltest.Dir(), Stream: ingest.StreamName, MaxPending: 1000}
+	r := start(t, js, dir, opts)
+	r.waitReady(t)
+	r.holds(t, es)
+	r.stop()
+	before, err := js.Consumer(t.Context(), ingest.StreamName, "embedder")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	damageEntity(t, dir)
+	r = start(t, js, dir, opts)
+	if got := r.Rebuilding(); got != "" {
+		t.Fatalf("rebuilding at Open (%q): the damage was to be found by the background load", got)
+	}
+	waitUntil(t, "the load to find the damage", func() bool { return r.Rebuilding() != "" })
+	rebuilding := r.Rebuilding()
+	reasons := r.waitReady(t)
+	r.holds(t, es)
+	t.Logf("rebuilding %q; not ready meanwhile: %q", rebuilding, reasons)
+	if !strings.Contains(rebuilding, "the store was damaged") || !strings.Contains(rebuilding, "cannot parse") {
+		t.Errorf("Rebuilding() = %q, want it to say the store was damaged and why", rebuilding)
+	}
+	saidSo := false
+	for _, r := range reasons {
+		saidSo = saidSo || strings.HasPrefix(r, "rebuilding from the stream")
+	}
+	if !saidSo {
+		t.Errorf("Ready never said it was rebuilding: %q", reasons)
+	}
+	after, err := js.Consumer(t.Context(), ingest.StreamName, "embedder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.CachedInfo().Created.Equal(before.CachedInfo().Created) {
+		t.Error("the consumer was not made again: the stream was not replayed")
+	}
+	if _, err := os.Stat(dir + ".damaged"); err != nil {
+		t.Errorf("the damaged store was not set aside: %v", err)
+	}
+	if _, err := r.Store().Get(t.Context(), "open5e_v2:srd-2014:spell:zz-garbled"); err == nil {
+		t.Error("the rebuilt store still holds the damaged entry")
+	}
+}
+
+// damageEntity stores bytes that are no entity under one more document
+// key of the closed store in dir, and records one more entity in its
+// mark: the count agrees, the tables' checksums are right, and only a
+// load that reads every entity finds the damage.
+func damageEntity(t *testing.T, dir string) {
+	t.Helper()
+	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(txn *badger.Txn) error {
+		it, err := txn.Get([]byte("m/stream"))
+		if err != nil {
+			return err
+		}
+		var m badgerstore.StreamMark
+		if err := it.Value(func(v []byte) error { return json.Unmarshal(v, &m) }); err != nil {
+			return err
+		}
+		m.Entities++
+		b, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		if err := txn.Set([]byte("m/stream"), b); err != nil {
+			return err
+		}
+		return txn.Set([]byte("d/open5e_v2:srd-2014:spell:zz-garbled"), []byte{0xff, 0xff, 0xff})
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -206,6 +206,9 @@ func Open(ctx context.Context, js jetstream.JetStream, dir string, opts *Options
 		NoIndexReload: reembed || idx.Backend() != "embedded",
 		// RecordedModel verified them; a store set aside is new.
 		TablesVerified: true,
+		// Listeners open at once; Ready says the index is loading
+		// meanwhile, and damage the load finds is healed by Run.
+		LoadInBackground: true,
 	}
 	openStart := time.Now()
 	r.store, err = badgerstore.Open(dir, idx, sopts)
@@ -219,7 +222,7 @@ func Open(ctx context.Context, js jetstream.JetStream, dir string, opts *Options
 		return nil, err
 	}
 	r.closers = append(r.closers, r.store.Close)
-	log.Info("store opened", "entities", r.store.Stats().Entities, "took", time.Since(openStart).Round(time.Millisecond))
+	log.Info("store opened; building its in-memory index in the background", "entities", r.store.Stats().Entities, "took", time.Since(openStart).Round(time.Millisecond))
 
 	var embed natsconsume.Model = r.model
 	if o.Embedder != nil {
@@ -277,8 +280,20 @@ func (r *Replica) Run(ctx context.Context) error {
 	defer stop()
 	go r.reportProgress(progressCtx)
 	for {
-		err := r.consumer.Run(ctx, r.jc)
-		if !errors.Is(err, natsconsume.ErrConsumerLost) || ctx.Err() != nil {
+		err := r.runConsumer(ctx)
+		if ctx.Err() != nil {
+			return err
+		}
+		if damaged := r.loadDamaged(); damaged != nil {
+			if err := r.replaceDamaged(ctx, damaged); err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+			continue
+		}
+		if !errors.Is(err, natsconsume.ErrConsumerLost) {
 			return err
 		}
 		r.log.Warn("the stream or this node's consumer is gone (deleted, or NATS lost its store): making them again and checking the store against the stream", "err", err)
@@ -298,6 +313,52 @@ func (r *Replica) Run(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// runConsumer runs the consumer until ctx ends, it returns, or the store's
+// background load finds the store damaged (loadDamaged).
+func (r *Replica) runConsumer(ctx context.Context) error {
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-r.store.Loaded():
+			if r.loadDamaged() != nil {
+				cancel()
+			}
+		case <-runCtx.Done():
+		}
+	}()
+	return r.consumer.Run(runCtx, r.jc)
+}
+
+// loadDamaged is the error of a background load that found the store
+// damaged, nil otherwise.
+func (r *Replica) loadDamaged() error {
+	select {
+	case <-r.store.Loaded():
+	default:
+		return nil
+	}
+	if err := r.store.LoadErr(); errors.Is(err, badgerstore.ErrDamaged) {
+		return err
+	}
+	return nil
+}
+
+// replaceDamaged does what Open does with a store found damaged, for one
+// whose damage the background load found: the store is set aside and
+// replaced by an empty one, and rebuilt from the stream by a new consumer.
+func (r *Replica) replaceDamaged(ctx context.Context, damaged error) error {
+	// The old consumer's lag would end the rebuild before it began.
+	r.consumer.ForgetLag()
+	r.startRebuild("the store was damaged: " + damaged.Error())
+	if err := r.store.ReplaceDamaged(ctx, func() error { return r.setAside(damaged) }); err != nil {
+		return fmt.Errorf("replace the damaged store: %w", err)
+	}
+	return r.retry(ctx, "the consumer "+r.opts.Durable+" on "+r.opts.Stream, func(ctx context.Context) error {
+		return r.reconcile(ctx, damaged)
+	})
 }
 
 // retry runs f with Options.Retry, or every two seconds until it succeeds

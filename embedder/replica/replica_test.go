@@ -76,6 +76,7 @@ func TestReplica_Lifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	<-rep.Store().Loaded() // the index is built in the background
 	if got := rep.Store().Stats().Entities; got != len(es) {
 		t.Errorf("reopened store holds %d entities, want %d", got, len(es))
 	}

@@ -1,0 +1,248 @@
+package badgerstore_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+
+	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/vectorindex"
+	"lorekeeper.dev/embedder/vectorindex/driver"
+	"lorekeeper.dev/embedder/vectorindex/embeddedindex"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+)
+
+// gatedUpserts is the embedded index whose Upsert waits until release is
+// closed: a reload of the vectors that takes as long as the test says.
+type gatedUpserts struct {
+	driver.Index
+	release chan struct{}
+}
+
+func (g *gatedUpserts) Upsert(ctx context.Context, ps []driver.Point) error {
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return g.Index.Upsert(ctx, ps)
+}
+
+func gatedIndex(t *testing.T) (*vectorindex.Index, chan struct{}) {
+	g := &gatedUpserts{Index: embeddedindex.New(3), release: make(chan struct{})}
+	idx := vectorindex.New(g, &vectorindex.Options{Dimensions: 3, Fields: badgerstore.PayloadFields()})
+	t.Cleanup(func() { _ = idx.Close() })
+	return idx, g.release
+}
+
+// TestOpen_LoadInBackground: with LoadInBackground, Open returns while the
+// index is still being built; meanwhile Ready says it is loading
+// (ErrLoading) and how far, a view waits for it within its deadline (and
+// says it is loading past that), Stats counts what Badger holds, and a
+// write waits; once built, everything is there and the write is applied.
+// Closing a store that is still loading stops the load.
+func TestOpen_LoadInBackground(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	const n = 50
+	fillStore(t, dir, n)
+
+	idx, release := gatedIndex(t)
+	s, err := badgerstore.Open(dir, idx, &badgerstore.Options{LoadInBackground: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if err := s.Ready(ctx); !errors.Is(err, badgerstore.ErrLoading) {
+		t.Errorf("Ready while loading: %v, want ErrLoading", err)
+	} else {
+		t.Logf("Ready while loading: %v", err)
+	}
+	if got := s.Stats().Entities; got != n {
+		t.Errorf("Stats while loading: %d entities, want the %d stored", got, n)
+	}
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if err := s.View(short, func(*badgerstore.View) error { return nil }); !errors.Is(err, badgerstore.ErrLoading) {
+		t.Errorf("View while loading (waiting at most 200 ms): %v, want ErrLoading", err)
+	}
+	// A view with time to wait gets its answer once the index is built.
+	viewed := make(chan error, 1)
+	go func() {
+		viewed <- s.View(ctx, func(v *badgerstore.View) error {
+			// n, or n+1 if the waiting write went first.
+			if got := v.DocCount(); got < n {
+				return fmt.Errorf("the view waiting for the load sees %d entities, want the %d stored", got, n)
+			}
+			return nil
+		})
+	}()
+	applied := make(chan error, 1)
+	go func() {
+		applied <- s.Apply(ctx, []badgerstore.Write{{Entity: spell("late", "Late", 2, "abjuration", ""), Sequence: n + 1}})
+	}()
+	select {
+	case err := <-applied:
+		t.Fatalf("Apply while loading returned %v before the load ended", err)
+	case err := <-viewed:
+		t.Fatalf("View while loading returned %v before the load ended", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	if err := <-viewed; err != nil {
+		t.Error(err)
+	}
+	if err := <-applied; err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Ready(ctx); err != nil {
+		t.Fatalf("Ready after the load: %v", err)
+	}
+	got := keys(t, s, func(v *badgerstore.View) badgerstore.Set {
+		return v.Postings(badgerstore.FieldKind, lkv1.Kind_KIND_SPELL.Slug())
+	})
+	if len(got) != n+1 {
+		t.Errorf("%d spells after the load and the write, want %d", len(got), n+1)
+	}
+	if c, err := idx.Count(ctx); err != nil || c != n {
+		t.Errorf("vector index holds %d points (%v), want the %d stored", c, err, n)
+	}
+	if m := s.Mark(); m.Entities != n+1 || m.Sequence != n+1 {
+		t.Errorf("mark after the write %+v, want %d entities up to sequence %d", m, n+1, n+1)
+	}
+
+	// Closing while loading waits for the load to stop, then closes.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	idx2, release2 := gatedIndex(t)
+	s2, err := badgerstore.Open(dir, idx2, &badgerstore.Options{LoadInBackground: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- s2.Close() }()
+	time.Sleep(50 * time.Millisecond)
+	close(release2) // the gated flush returns; the load sees the close
+	if err := <-closed; err != nil {
+		t.Errorf("Close while loading: %v", err)
+	}
+}
+
+// damageEntity stores bytes that are no entity under one more document
+// key of the closed store in dir, and records one more entity in its
+// mark: the count agrees, the tables' checksums are right, and only a
+// load that reads every entity finds the damage.
+func damageEntity(t *testing.T, dir string) {
+	t.Helper()
+	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(txn *badger.Txn) error {
+		it, err := txn.Get([]byte("m/stream"))
+		if err != nil {
+			return err
+		}
+		var m badgerstore.StreamMark
+		if err := it.Value(func(v []byte) error { return json.Unmarshal(v, &m) }); err != nil {
+			return err
+		}
+		m.Entities++
+		b, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		if err := txn.Set([]byte("m/stream"), b); err != nil {
+			return err
+		}
+		return txn.Set([]byte("d/open5e_v2:srd-2014:spell:zz-garbled"), []byte{0xff, 0xff, 0xff})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOpen_LoadInBackgroundFindsDamage: an entity that cannot be read,
+// found by the background load after Open returned, is ErrDamaged from
+// LoadErr, Ready, View and Apply, never a partial index; ReplaceDamaged
+// sets the store aside (through the caller's function) and leaves an
+// empty, usable store under the same *Store, with an empty vector index
+// and the model kept. Opened without LoadInBackground, the same store is
+// refused at Open, as before.
+func TestOpen_LoadInBackgroundFindsDamage(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	const n = 300
+	fillStore(t, dir, n)
+	damageEntity(t, dir)
+
+	if s, err := badgerstore.Open(dir, newIndex(t), nil); !errors.Is(err, badgerstore.ErrDamaged) {
+		if err == nil {
+			s.Close()
+		}
+		t.Fatalf("Open in the foreground: %v, want ErrDamaged", err)
+	}
+
+	idx := newIndex(t)
+	s, err := badgerstore.Open(dir, idx, &badgerstore.Options{LoadInBackground: true, Model: "m1"})
+	if err != nil {
+		t.Fatalf("Open: %v (the damage is the load's to find)", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	<-s.Loaded()
+	if err := s.LoadErr(); !errors.Is(err, badgerstore.ErrDamaged) {
+		t.Fatalf("LoadErr: %v, want ErrDamaged", err)
+	}
+	t.Logf("LoadErr: %v", s.LoadErr())
+	for what, err := range map[string]error{
+		"Ready": s.Ready(ctx),
+		"View":  s.View(ctx, func(*badgerstore.View) error { return nil }),
+		"Apply": s.Apply(ctx, []badgerstore.Write{{Entity: spell("late", "Late", 2, "abjuration", "")}}),
+	} {
+		if !errors.Is(err, badgerstore.ErrDamaged) {
+			t.Errorf("%s after the damage was found: %v, want ErrDamaged", what, err)
+		}
+	}
+
+	aside := dir + ".aside"
+	if err := s.ReplaceDamaged(ctx, func() error { return os.Rename(dir, aside) }); err != nil {
+		t.Fatalf("ReplaceDamaged: %v", err)
+	}
+	if _, err := os.Stat(aside); err != nil {
+		t.Errorf("the damaged store was not set aside: %v", err)
+	}
+	if err := s.Ready(ctx); err != nil {
+		t.Fatalf("Ready after ReplaceDamaged: %v", err)
+	}
+	if st := s.Stats(); st.Entities != 0 {
+		t.Errorf("the new store holds %d entities, want none", st.Entities)
+	}
+	if c, err := idx.Count(ctx); err != nil || c != 0 {
+		t.Errorf("the vector index holds %d points (%v) after ReplaceDamaged, want none", c, err)
+	}
+	if m := s.Model(); m.Name != "m1" {
+		t.Errorf("model after ReplaceDamaged %q, want m1", m.Name)
+	}
+	if err := s.Apply(ctx, []badgerstore.Write{{Entity: spell("late", "Late", 2, "abjuration", ""), Vector: []float32{1, 0, 0}, Sequence: 7}}); err != nil {
+		t.Fatalf("Apply to the new store: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// What was written after the replacement is in the directory.
+	s2 := openStore(t, dir, nil)
+	if st, m := s2.Stats(), s2.Mark(); st.Entities != 1 || m.Sequence != 7 || m.Entities != 1 {
+		t.Errorf("reopened: %d entities, mark %+v; want the 1 written, sequence 7", st.Entities, m)
+	}
+	if m := s2.Model(); m.Name != "m1" {
+		t.Errorf("reopened: model %q, want m1", m.Name)
+	}
+}
