@@ -6,15 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/dgraph-io/badger/v4"
 
 	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/relevance"
 	"lorekeeper.dev/embedder/vectorindex"
 	"lorekeeper.dev/embedder/vectorindex/driver"
 	"lorekeeper.dev/embedder/vectorindex/embeddedindex"
+	"lorekeeper.dev/ingest/open5e"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -245,4 +249,176 @@ func TestOpen_LoadInBackgroundFindsDamage(t *testing.T) {
 	if m := s2.Model(); m.Name != "m1" {
 		t.Errorf("reopened: model %q, want m1", m.Name)
 	}
+}
+
+// TestOpen_LoadMatchesWrites stores every third entity of the Open5e
+// snapshot (every kind and book; most with a vector, some without; a few
+// deleted and written again)
+// and reopens it: the index the load builds (entities prepared in
+// parallel, vectors read by a walk beside the documents) holds what the
+// index built by the writes holds, compared by entity key: every posting
+// of every (field, value), every BM25 term's postings and each entity's
+// length, the name order, the documents' counts, the kinds and the vectors
+// (in the vector index too).
+func TestOpen_LoadMatchesWrites(t *testing.T) {
+	ctx := t.Context()
+	all, err := open5e.SnapshotEntities(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var es []*lkv1.Entity
+	for i := 0; i < len(all); i += 3 {
+		es = append(es, all[i])
+	}
+	dir := t.TempDir()
+	s, err := badgerstore.Open(dir, newIndex(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ws []badgerstore.Write
+	vectors := 0
+	for i, e := range es {
+		w := badgerstore.Write{Entity: e, Sequence: uint64(i + 1)}
+		if i%7 != 0 {
+			w.Vector = []float32{float32(i), 1, 0}
+			vectors++
+		}
+		ws = append(ws, w)
+	}
+	for i := 0; i < len(ws); i += 500 {
+		if err := s.Apply(ctx, ws[i:min(i+500, len(ws))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A few deleted and written again: their slots differ from key order.
+	var again []badgerstore.Write
+	for i := 0; i < len(es); i += 31 {
+		again = append(again, badgerstore.Write{DeleteKey: es[i].GetKey()})
+	}
+	for i := 0; i < len(es); i += 31 {
+		again = append(again, ws[i])
+	}
+	if err := s.Apply(ctx, again); err != nil {
+		t.Fatal(err)
+	}
+	written := dumpIndex(t, s, es)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	idx := newIndex(t)
+	s, err = badgerstore.Open(dir, idx, &badgerstore.Options{LoadInBackground: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	<-s.Loaded()
+	if err := s.LoadErr(); err != nil {
+		t.Fatal(err)
+	}
+	loaded := dumpIndex(t, s, es)
+	if len(written) != len(loaded) {
+		t.Errorf("the written index dumps %d lines, the loaded one %d", len(written), len(loaded))
+	}
+	diffs := 0
+	for i := range min(len(written), len(loaded)) {
+		if written[i] != loaded[i] && diffs < 10 {
+			t.Errorf("line %d: written %.300q, loaded %.300q", i, written[i], loaded[i])
+			diffs++
+		}
+	}
+	if st := s.Stats(); st.Vectors != vectors || st.Entities != len(es) {
+		t.Errorf("loaded: %d entities, %d vectors; want %d, %d", st.Entities, st.Vectors, len(es), vectors)
+	}
+	if n, err := idx.Count(ctx); err != nil || n != vectors {
+		t.Errorf("vector index holds %d points (%v), want %d", n, err, vectors)
+	}
+	// And what the index holds of an entity's terms is its terms: each
+	// with its count, the length their sum (every 10th entity).
+	err = s.View(ctx, func(v *badgerstore.View) error {
+		for i := 0; i < len(es); i += 10 {
+			e := es[i]
+			slot, _ := v.Slot(e.GetKey())
+			want := map[string]int{}
+			toks := relevance.Terms(e)
+			for _, tok := range toks {
+				want[tok]++
+			}
+			if got := v.DocLen(slot); got != len(toks) {
+				t.Errorf("%s: length %d, want %d", e.GetKey(), got, len(toks))
+			}
+			for term, n := range want {
+				i := slices.IndexFunc(v.TermPostings(term), func(p relevance.Posting) bool { return p.Slot == slot })
+				if i < 0 || int(v.TermPostings(term)[i].TF) != n {
+					t.Errorf("%s: term %q not indexed %d times", e.GetKey(), term, n)
+					break
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d entities, %d lines of index compared", len(es), len(loaded))
+}
+
+// dumpIndex writes what the store's index holds as sorted lines naming
+// entities by key, not slot.
+func dumpIndex(t *testing.T, s *badgerstore.Store, es []*lkv1.Entity) []string {
+	t.Helper()
+	var out []string
+	err := s.View(t.Context(), func(v *badgerstore.View) error {
+		keysOf := func(set badgerstore.Set) string {
+			var ks []string
+			set.Each(func(slot uint32) bool {
+				ks = append(ks, v.Key(slot))
+				return true
+			})
+			slices.Sort(ks)
+			return strings.Join(ks, ",")
+		}
+		seen := map[string]bool{}
+		for _, e := range es {
+			f := badgerstore.EntityFields(e)
+			for field, vals := range f.Keywords {
+				for _, val := range vals {
+					if k := field + "=" + val; !seen[k] {
+						seen[k] = true
+						out = append(out, "posting "+k+": "+keysOf(v.Postings(field, val)))
+					}
+				}
+			}
+			slot, ok := v.Slot(e.GetKey())
+			if !ok {
+				return fmt.Errorf("%s is not in the index", e.GetKey())
+			}
+			out = append(out, fmt.Sprintf("entity %s: length %d kind %v name %q", e.GetKey(), v.DocLen(slot), v.Kind(slot), v.Name(slot)))
+		}
+		for _, term := range v.Vocabulary() {
+			var ps []string
+			for _, p := range v.TermPostings(term) {
+				ps = append(ps, fmt.Sprintf("%s:%d", v.Key(p.Slot), p.TF))
+			}
+			slices.Sort(ps)
+			out = append(out, "term "+term+": "+strings.Join(ps, ","))
+		}
+		var order []string
+		v.InOrder(func(slot uint32) bool {
+			order = append(order, v.Key(slot))
+			return true
+		})
+		out = append(out, "name order "+strings.Join(order, ","))
+		for _, d := range v.Documents() {
+			out = append(out, fmt.Sprintf("document %s/%v: %d %v", d.Document.GetKey(), d.Document.GetSource(), d.Entities, d.Kinds))
+		}
+		has, dims := v.HasVectors()
+		out = append(out, fmt.Sprintf("total length %d, %d entities, vectors %v %d", v.TotalLen(), v.DocCount(), has, dims))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -149,9 +149,42 @@ func (m *memIndex) posting(pk string) *posting {
 	return p
 }
 
+// prepared is what indexing an entity derives from the entity alone, apart
+// from the index: a load prepares entities in parallel and puts them in
+// the index one at a time.
+type prepared struct {
+	fields Fields
+	terms  []string // distinct BM25 terms (relevance.Terms)
+	tfs    []uint16 // each term's count
+	docLen int
+}
+
+func prepare(e *lkv1.Entity) prepared {
+	p := prepared{fields: EntityFields(e)}
+	toks := relevance.Terms(e)
+	p.docLen = len(toks)
+	// Distinct terms and counts by sorting: a map per entity costs more.
+	slices.Sort(toks)
+	for i := 0; i < len(toks); {
+		j := i + 1
+		for j < len(toks) && toks[j] == toks[i] {
+			j++
+		}
+		p.terms = append(p.terms, toks[i])
+		p.tfs = append(p.tfs, uint16(min(j-i, math.MaxUint16)))
+		i = j
+	}
+	return p
+}
+
 // put indexes e (replacing what was indexed under its key) with vector vec
 // (nil: keep none).
 func (m *memIndex) put(e *lkv1.Entity, vec []float32) {
+	m.putPrepared(e, vec, prepare(e))
+}
+
+// putPrepared is put with what prepare derived from e.
+func (m *memIndex) putPrepared(e *lkv1.Entity, vec []float32, p prepared) {
 	// An entity written again keeps its slot and generation: a ranked
 	// page kept by slot still finds it.
 	slot, had := m.bySlot[e.GetKey()]
@@ -166,7 +199,7 @@ func (m *memIndex) put(e *lkv1.Entity, vec []float32) {
 		m.slots = append(m.slots, slotInfo{})
 		m.refs = append(m.refs, SlotRef{})
 	}
-	f := EntityFields(e)
+	f := p.fields
 	si := slotInfo{
 		key:        e.GetKey(),
 		name:       e.GetName(),
@@ -186,21 +219,16 @@ func (m *memIndex) put(e *lkv1.Entity, vec []float32) {
 	for field, v := range f.Bools {
 		si.postings = append(si.postings, m.posting(postingKey(field, boolValue(v))))
 	}
-	for _, p := range si.postings {
-		p.add(slot)
-		m.countValue(p.key, 1)
+	for _, pst := range si.postings {
+		pst.add(slot)
+		m.countValue(pst.key, 1)
 	}
 	// BM25 terms.
-	tf := map[string]int{}
-	toks := relevance.Terms(e)
-	for _, t := range toks {
-		tf[t]++
-	}
-	si.docLen = len(toks)
+	si.docLen = p.docLen
 	m.totalLen += si.docLen
-	for t, n := range tf {
-		si.terms = append(si.terms, t)
-		m.terms[t] = append(m.terms[t], relevance.Posting{Slot: slot, TF: uint16(min(n, math.MaxUint16))})
+	si.terms = p.terms
+	for i, t := range p.terms {
+		m.terms[t] = append(m.terms[t], relevance.Posting{Slot: slot, TF: p.tfs[i]})
 	}
 	if len(vec) > 0 {
 		si.dims = len(vec)

@@ -347,84 +347,6 @@ func (s *Store) loadInBackground(opts *Options) {
 // errLoadStopped: Close or Reset stopped a background load.
 var errLoadStopped = errors.New("badgerstore: the load was stopped")
 
-// load builds the in-memory index from the stored entities and loads their
-// vectors into the vector index, then puts the index in place. An entity
-// that cannot be read, or a count other than check's, is ErrDamaged.
-func (s *Store) load(opts *Options) (err error) {
-	ctx := context.Background()
-	mem := newMemIndex()
-	defer func() {
-		// Tables were verified before Badger opened them; what is left to
-		// panic on is data Badger itself wrote wrong.
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: reading it panicked: %s", ErrDamaged, firstLine(fmt.Sprint(r)))
-		}
-	}()
-	var points []vectorindex.Point
-	flush := func() error {
-		if len(points) == 0 || s.idx == nil {
-			points = points[:0]
-			return nil
-		}
-		err := s.idx.Upsert(ctx, points)
-		points = points[:0]
-		if errors.Is(err, vectorindex.ErrDimensionMismatch) {
-			// The vectors are from another model; re-embedding replaces them.
-			s.logger.Warn("stored vectors do not fit the vector index; not loaded", "err", err)
-			s.idx = nil
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("load vectors into the index: %w", err)
-		}
-		return nil
-	}
-	err = s.db.Load().View(func(txn *badger.Txn) error {
-		iopts := badger.DefaultIteratorOptions
-		iopts.Prefix = []byte(prefixDoc)
-		it := txn.NewIterator(iopts)
-		defer it.Close()
-		for it.Rewind(); it.Valid(); it.Next() {
-			e := &lkv1.Entity{}
-			if err := it.Item().Value(func(v []byte) error { return proto.Unmarshal(v, e) }); err != nil {
-				return fmt.Errorf("%w: read entity %q: %v", ErrDamaged, it.Item().Key(), err)
-			}
-			vec, err := getVector(txn, prefixVector+e.GetKey())
-			if err != nil {
-				return err
-			}
-			if s.stopLoad.Load() {
-				return errLoadStopped
-			}
-			mem.put(e, vec)
-			s.loading.Add(1)
-			if vec != nil && !opts.NoIndexReload {
-				points = append(points, vectorindex.Point{ID: e.GetKey(), Vector: vec, Payload: payload(e)})
-				if len(points) >= 512 {
-					if err := flush(); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("load store: %w", err)
-	}
-	if n := len(mem.bySlot); n != s.stored {
-		return fmt.Errorf("%w: %s held %d entities when opened, but %d could be read", ErrDamaged, s.dir, s.stored, n)
-	}
-	mem.finish()
-	if err := flush(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	s.mem = mem
-	s.mu.Unlock()
-	return nil
-}
-
 // Loaded is closed once a background load has ended (Options.
 // LoadInBackground); LoadErr then says whether the index was built.
 func (s *Store) Loaded() <-chan struct{} { return s.loaded }
@@ -909,12 +831,20 @@ func PayloadFields() []vectorindex.FieldSchema {
 
 // payload is e's filter fields for the vector index, without the name,
 // slug and key fields (matched in memory, never in the index).
-func payload(e *lkv1.Entity) vectorindex.Payload {
-	f := EntityFields(e)
-	for _, k := range []string{FieldName, FieldSlug, FieldKey, FieldSourceKey} {
-		delete(f.Keywords, k)
+func payload(e *lkv1.Entity) vectorindex.Payload { return payloadOf(EntityFields(e)) }
+
+// payloadOf is payload from e's fields, which it leaves as they are (the
+// index copies what it keeps).
+func payloadOf(f Fields) vectorindex.Payload {
+	kw := make(map[string][]string, len(f.Keywords))
+	for k, v := range f.Keywords {
+		switch k {
+		case FieldName, FieldSlug, FieldKey, FieldSourceKey:
+		default:
+			kw[k] = v
+		}
 	}
-	return vectorindex.Payload{Keywords: f.Keywords, Numbers: f.Numbers, Bools: f.Bools}
+	return vectorindex.Payload{Keywords: kw, Numbers: f.Numbers, Bools: f.Bools}
 }
 
 // RecordedModel returns the model recorded in the store at dir (zero when
