@@ -6,10 +6,13 @@ import (
 	"testing"
 )
 
-// TestLoadMemory: until the replica catches up the collector runs at GOGC
-// 50 under the load's memory limit; at catch-up GOGC returns to its default
-// and the limit follows the live heap; an operator's GOGC or GOMEMLIMIT is
-// left alone.
+// TestLoadMemory: nothing changes while the store's index is being built;
+// from then until the replica catches up the collector runs at GOGC 50
+// under the load's memory limit, or above the live heap when the index is
+// larger (a restart of a large store); at catch-up GOGC returns to its
+// default and the limit follows the live heap; an operator's GOGC or
+// GOMEMLIMIT is left alone. Caught up before the index is built (a restart
+// with nothing new to store), the load's settings never come.
 func TestLoadMemory(t *testing.T) {
 	gcPercent := func() int {
 		p := debug.SetGCPercent(100)
@@ -22,25 +25,36 @@ func TestLoadMemory(t *testing.T) {
 		debug.SetGCPercent(prevGC)
 		debug.SetMemoryLimit(prevLimit)
 	})
-	const live = 300 << 20
+	const small, large = 60 << 20, 700 << 20
 	tests := []struct {
 		name                 string
 		env                  map[string]string
+		live                 uint64
+		caughtUpFirst        bool
 		loadGC, doneGC       int
 		loadLimit, doneLimit int64
 	}{
-		{"defaults", nil, 50, 100, loadMemoryLimit, steadyLimit(live)},
-		{"operator's GOGC", map[string]string{"GOGC": "200"}, 100, 100, loadMemoryLimit, steadyLimit(live)},
-		{"operator's GOMEMLIMIT", map[string]string{"GOMEMLIMIT": "1GiB"}, 50, 100, math.MaxInt64, math.MaxInt64},
+		{"defaults", nil, small, false, 50, 100, loadMemoryLimit, steadyLimit(small)},
+		{"a large index", nil, large, false, 50, 100, steadyLimit(large), steadyLimit(large)},
+		{"caught up before the index was built", nil, large, true, 100, 100, math.MaxInt64, steadyLimit(large)},
+		{"operator's GOGC", map[string]string{"GOGC": "200"}, small, false, 100, 100, loadMemoryLimit, steadyLimit(small)},
+		{"operator's GOMEMLIMIT", map[string]string{"GOMEMLIMIT": "1GiB"}, large, false, 50, 100, math.MaxInt64, math.MaxInt64},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			debug.SetGCPercent(100)
 			debug.SetMemoryLimit(math.MaxInt64)
-			heap := uint64(live)
+			heap := tt.live
 			steady := &steadyMemory{live: func() uint64 { return heap }}
-			caughtUp := loadMemory(func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }, steady)
-			if got, got2 := gcPercent(), limit(); got != tt.loadGC || got2 != tt.loadLimit {
+			indexBuilt, caughtUp := loadMemory(func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }, steady)
+			if got, got2 := gcPercent(), limit(); got != 100 || got2 != math.MaxInt64 {
+				t.Errorf("while the index is built: GOGC %d, limit %d; want the defaults", got, got2)
+			}
+			if tt.caughtUpFirst {
+				caughtUp()
+			}
+			indexBuilt()
+			if got, got2 := gcPercent(), limit(); !tt.caughtUpFirst && (got != tt.loadGC || got2 != tt.loadLimit) {
 				t.Errorf("during the load: GOGC %d, limit %d; want %d, %d", got, got2, tt.loadGC, tt.loadLimit)
 			}
 			caughtUp()
