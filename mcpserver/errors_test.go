@@ -7,10 +7,12 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"lorekeeper.dev/mcpserver"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
 // allTools are a valid call of every tool.
@@ -71,6 +73,29 @@ func TestTools_QueryServiceOutage(t *testing.T) {
 		_, err := h.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "lorekeeper://entity/open5e_v2:srd-2014:spell:fireball"})
 		if err == nil || !strings.Contains(err.Error(), "temporarily unavailable") || strings.Contains(err.Error(), "secret-detail") {
 			t.Errorf("err = %v", err)
+		}
+	})
+	t.Run("index loading after a restart", func(t *testing.T) {
+		// As the query service says it (query.toStatus): the user reads how
+		// far the load is, not "temporarily unavailable".
+		st, err := status.New(codes.Unavailable, "badgerstore: the in-memory index is loading (12 of 9790 entities so far); retry in a few seconds").
+			WithDetails(&errdetails.ErrorInfo{Reason: lkv1.ReasonIndexLoading, Domain: lkv1.ErrorDomain})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.fake.setErr(st.Err())
+		t.Cleanup(func() { h.fake.setErr(nil) })
+		before := h.calls(t, "lookup_spell", mcpserver.OutcomeUnavailable)
+		res := h.call(t, "lookup_spell", map[string]any{"name": "fireball"})
+		if !res.IsError {
+			t.Fatal("want an error result")
+		}
+		wantContains(t, text(res), "LoreKeeper has just restarted: the in-memory index is loading (12 of 9790 entities so far); retry in a few seconds.")
+		if strings.Contains(text(res), "badgerstore") {
+			t.Errorf("package name leaked: %s", text(res))
+		}
+		if after := h.calls(t, "lookup_spell", mcpserver.OutcomeUnavailable); after != before+1 {
+			t.Errorf("unavailable counter went %v -> %v", before, after)
 		}
 	})
 	t.Run("invalid argument from the service", func(t *testing.T) {

@@ -19,6 +19,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -635,12 +636,28 @@ func classOf(err error) errClass {
 		c.outcome, c.message, c.level, c.log = OutcomeInvalid, "invalid argument: "+st.Message(), slog.LevelDebug, "query service rejected arguments"
 	case codes.Unavailable, codes.DeadlineExceeded, codes.ResourceExhausted, codes.Aborted:
 		c.outcome, c.message, c.level, c.log = OutcomeUnavailable, msgUnavailable, slog.LevelError, "query service unavailable"
+		if hasReason(st, lkv1.ReasonIndexLoading) {
+			// The message says how far the load is, for the user.
+			c.message = "LoreKeeper has just restarted: " + strings.TrimPrefix(st.Message(), "badgerstore: ") + "."
+			c.level, c.log = slog.LevelInfo, "query service loading its index"
+		}
 	case codes.Canceled:
 		c.outcome, c.message, c.level, c.log = OutcomeError, msgCanceled, slog.LevelDebug, "tool call canceled"
 	default:
 		c.outcome, c.message, c.level, c.log = OutcomeError, msgInternal, slog.LevelError, "query service failed"
 	}
 	return c
+}
+
+// hasReason reports whether st carries the query service's ErrorInfo with
+// reason.
+func hasReason(st *status.Status, reason string) bool {
+	for _, d := range st.Details() {
+		if ei, ok := d.(*errdetails.ErrorInfo); ok && ei.GetDomain() == lkv1.ErrorDomain && ei.GetReason() == reason {
+			return true
+		}
+	}
+	return false
 }
 
 // report logs err as its class says and returns the message the client

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -152,8 +153,13 @@ func toStatus(err error) error {
 	case errors.Is(err, ErrNotFound):
 		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, badgerstore.ErrLoading):
-		// A restart's index is still loading: the client retries.
-		return status.Error(codes.Unavailable, err.Error())
+		// A restart's index is still loading: the client retries, and can
+		// tell its user why (the reason in an ErrorInfo).
+		st, derr := status.New(codes.Unavailable, err.Error()).WithDetails(&errdetails.ErrorInfo{Reason: lkv1.ReasonIndexLoading, Domain: lkv1.ErrorDomain})
+		if derr != nil {
+			return status.Error(codes.Unavailable, err.Error())
+		}
+		return st.Err()
 	}
 	return status.Error(codes.Unknown, err.Error())
 }

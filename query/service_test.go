@@ -3,6 +3,7 @@ package query_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -19,6 +21,7 @@ import (
 	rpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
+	"lorekeeper.dev/embedder/badgerstore"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 	"lorekeeper.dev/query"
 )
@@ -340,6 +343,19 @@ func TestToStatus(t *testing.T) {
 		if got := status.Code(query.ToStatus(tt.err)); got != tt.want {
 			t.Errorf("toStatus(%v) = %v, want %v", tt.err, got, tt.want)
 		}
+	}
+	// A restart's index still loading: Unavailable, with the reason a
+	// client can tell its user (the MCP server reads it).
+	loading := fmt.Errorf("%w (12 of 9790 entities so far); retry in a few seconds", badgerstore.ErrLoading)
+	st := status.Convert(query.ToStatus(loading))
+	var reasons []string
+	for _, d := range st.Details() {
+		if ei, ok := d.(*errdetails.ErrorInfo); ok && ei.GetDomain() == lkv1.ErrorDomain {
+			reasons = append(reasons, ei.GetReason())
+		}
+	}
+	if st.Code() != codes.Unavailable || !strings.Contains(st.Message(), "12 of 9790") || !slices.Equal(reasons, []string{lkv1.ReasonIndexLoading}) {
+		t.Errorf("toStatus(%v) = %v %q, reasons %v; want Unavailable, the message and %s", loading, st.Code(), st.Message(), reasons, lkv1.ReasonIndexLoading)
 	}
 }
 

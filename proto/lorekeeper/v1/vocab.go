@@ -282,3 +282,13 @@ func Ordinal(n int32) string {
 	}
 	return strconv.FormatInt(int64(n), 10) + suffix
 }
+
+// ErrorDomain and the reasons below name the query service's errors in a
+// google.rpc.ErrorInfo detail, so that a client (the MCP server) can say
+// what a bare status code cannot.
+const (
+	ErrorDomain = "lorekeeper.dev"
+	// ReasonIndexLoading: Unavailable because a restarted node is still
+	// building its in-memory index; the status message says how far.
+	ReasonIndexLoading = "INDEX_LOADING"
+)
