@@ -2,7 +2,6 @@ package badgerstore_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
-
 	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/badgerstore/storetest"
 	"lorekeeper.dev/embedder/relevance"
 	"lorekeeper.dev/embedder/vectorindex"
 	"lorekeeper.dev/embedder/vectorindex/driver"
@@ -139,41 +137,6 @@ func TestOpen_LoadInBackground(t *testing.T) {
 	}
 }
 
-// damageEntity stores bytes that are no entity under one more document
-// key of the closed store in dir, and records one more entity in its
-// mark: the count agrees, the tables' checksums are right, and only a
-// load that reads every entity finds the damage.
-func damageEntity(t *testing.T, dir string) {
-	t.Helper()
-	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	err = db.Update(func(txn *badger.Txn) error {
-		it, err := txn.Get([]byte("m/stream"))
-		if err != nil {
-			return err
-		}
-		var m badgerstore.StreamMark
-		if err := it.Value(func(v []byte) error { return json.Unmarshal(v, &m) }); err != nil {
-			return err
-		}
-		m.Entities++
-		b, err := json.Marshal(m)
-		if err != nil {
-			return err
-		}
-		if err := txn.Set([]byte("m/stream"), b); err != nil {
-			return err
-		}
-		return txn.Set([]byte("d/open5e_v2:srd-2014:spell:zz-garbled"), []byte{0xff, 0xff, 0xff})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestOpen_LoadInBackgroundFindsDamage: an entity that cannot be read,
 // found by the background load after Open returned, is ErrDamaged from
 // LoadErr, Ready, View and Apply, never a partial index; ReplaceDamaged
@@ -186,7 +149,7 @@ func TestOpen_LoadInBackgroundFindsDamage(t *testing.T) {
 	dir := t.TempDir()
 	const n = 300
 	fillStore(t, dir, n)
-	damageEntity(t, dir)
+	storetest.DamageEntity(t, dir)
 
 	if s, err := badgerstore.Open(dir, newIndex(t), nil); !errors.Is(err, badgerstore.ErrDamaged) {
 		if err == nil {

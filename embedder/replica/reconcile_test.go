@@ -2,7 +2,6 @@ package replica_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,10 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dgraph-io/badger/v4"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/badgerstore/storetest"
 	"lorekeeper.dev/embedder/modeltest"
 	"lorekeeper.dev/embedder/replica"
 	"lorekeeper.dev/ingest"
@@ -246,7 +244,7 @@ func TestReplica_DamageFoundWhileLoading(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	damageEntity(t, dir)
+	storetest.DamageEntity(t, dir)
 	r = start(t, js, dir, opts)
 	if got := r.Rebuilding(); got != "" {
 		t.Fatalf("rebuilding at Open (%q): the damage was to be found by the background load", got)
@@ -278,41 +276,6 @@ func TestReplica_DamageFoundWhileLoading(t *testing.T) {
 	}
 	if _, err := r.Store().Get(t.Context(), "open5e_v2:srd-2014:spell:zz-garbled"); err == nil {
 		t.Error("the rebuilt store still holds the damaged entry")
-	}
-}
-
-// damageEntity stores bytes that are no entity under one more document
-// key of the closed store in dir, and records one more entity in its
-// mark: the count agrees, the tables' checksums are right, and only a
-// load that reads every entity finds the damage.
-func damageEntity(t *testing.T, dir string) {
-	t.Helper()
-	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	err = db.Update(func(txn *badger.Txn) error {
-		it, err := txn.Get([]byte("m/stream"))
-		if err != nil {
-			return err
-		}
-		var m badgerstore.StreamMark
-		if err := it.Value(func(v []byte) error { return json.Unmarshal(v, &m) }); err != nil {
-			return err
-		}
-		m.Entities++
-		b, err := json.Marshal(m)
-		if err != nil {
-			return err
-		}
-		if err := txn.Set([]byte("m/stream"), b); err != nil {
-			return err
-		}
-		return txn.Set([]byte("d/open5e_v2:srd-2014:spell:zz-garbled"), []byte{0xff, 0xff, 0xff})
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 
