@@ -15,6 +15,7 @@ import (
 
 	"lorekeeper.dev/embedder/badgerstore"
 	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/ingesttest"
 	"lorekeeper.dev/ingest/orcbrew"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 	"lorekeeper.dev/query"
@@ -89,19 +90,7 @@ func TestStatus_NATSDown(t *testing.T) {
 // each first page, and a read decodes every entity's hash); a new import
 // state, and a bucket made anew, are read.
 func TestIngestStateReader_readsOnlyChanges(t *testing.T) {
-	ns := startNATSOn(t, freePort(t))
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ingest.EnsureResources(t.Context(), js, 1); err != nil {
-		t.Fatal(err)
-	}
+	js := ingesttest.JetStream(t, nil)
 	put := func(object string) {
 		t.Helper()
 		kv, err := js.KeyValue(t.Context(), ingest.StateBucket)
