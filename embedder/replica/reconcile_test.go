@@ -118,6 +118,26 @@ func sstFiles(t *testing.T, dir string) []string {
 	return files
 }
 
+// storedAndStopped publishes es, runs a replica on a new store until it
+// holds them, and stops it: the stream, the store's directory, the
+// replica's options and its consumer as the stop left it.
+func storedAndStopped(t *testing.T, es []*lkv1.Entity) (jetstream.JetStream, string, *replica.Options, jetstream.Consumer) {
+	t.Helper()
+	js := ingesttest.JetStream(t, nil)
+	publish(t, js, es)
+	dir := filepath.Join(t.TempDir(), "badger")
+	opts := &replica.Options{ModelDir: modeltest.Dir(), Stream: ingest.StreamName, MaxPending: 1000}
+	r := start(t, js, dir, opts)
+	r.waitReady(t)
+	r.holds(t, es)
+	r.stop()
+	before, err := js.Consumer(t.Context(), ingest.StreamName, "embedder")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js, dir, opts, before
+}
+
 // TestReplica_RebuildsFromTheStream covers rows 2-5 of issue 24 on real
 // Badger files and a real stream: a store deleted, its MANIFEST deleted,
 // bytes flipped in a table, a table truncated. Each time the replica
@@ -169,21 +189,10 @@ func TestReplica_RebuildsFromTheStream(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			js := ingesttest.JetStream(t, nil)
-			publish(t, js, es)
-			dir := filepath.Join(t.TempDir(), "badger")
-			opts := &replica.Options{ModelDir: modeltest.Dir(), Stream: ingest.StreamName, MaxPending: 1000}
-			r := start(t, js, dir, opts)
-			r.waitReady(t)
-			r.holds(t, es)
-			r.stop()
-			before, err := js.Consumer(t.Context(), ingest.StreamName, "embedder")
-			if err != nil {
-				t.Fatal(err)
-			}
+			js, dir, opts, before := storedAndStopped(t, es)
 
 			c.damage(t, dir)
-			r = start(t, js, dir, opts)
+			r := start(t, js, dir, opts)
 			rebuilding := r.Rebuilding()
 			reasons := r.waitReady(t)
 			r.holds(t, es)
@@ -231,21 +240,10 @@ func TestReplica_RebuildsFromTheStream(t *testing.T) {
 // what the stream holds.
 func TestReplica_DamageFoundWhileLoading(t *testing.T) {
 	es := firstEntities(t, 120)
-	js := ingesttest.JetStream(t, nil)
-	publish(t, js, es)
-	dir := filepath.Join(t.TempDir(), "badger")
-	opts := &replica.Options{ModelDir: modeltest.Dir(), Stream: ingest.StreamName, MaxPending: 1000}
-	r := start(t, js, dir, opts)
-	r.waitReady(t)
-	r.holds(t, es)
-	r.stop()
-	before, err := js.Consumer(t.Context(), ingest.StreamName, "embedder")
-	if err != nil {
-		t.Fatal(err)
-	}
+	js, dir, opts, before := storedAndStopped(t, es)
 
 	storetest.DamageEntity(t, dir)
-	r = start(t, js, dir, opts)
+	r := start(t, js, dir, opts)
 	if got := r.Rebuilding(); got != "" {
 		t.Fatalf("rebuilding at Open (%q): the damage was to be found by the background load", got)
 	}

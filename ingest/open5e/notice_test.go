@@ -25,7 +25,16 @@ const (
 	noticeEnd   = "Open Game Content:"
 )
 
+// snapshotCatalog is the catalog the bundled snapshot serves.
 func snapshotCatalog(t *testing.T) *open5e.Catalog {
+	t.Helper()
+	cat, _ := snapshotCatalogAndPages(t)
+	return cat
+}
+
+// snapshotCatalogAndPages is snapshotCatalog with the handler it was read
+// from, for tests that also read the pack's pages.
+func snapshotCatalogAndPages(t *testing.T) (*open5e.Catalog, *open5esnapshot.Handler) {
 	t.Helper()
 	h, err := open5esnapshot.NewHandler()
 	if err != nil {
@@ -41,7 +50,7 @@ func snapshotCatalog(t *testing.T) *open5e.Catalog {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cat
+	return cat, h
 }
 
 // NOTICE lists every document of the snapshot with its licences and the

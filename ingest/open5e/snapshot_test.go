@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -288,20 +287,7 @@ func TestSnapshotEntities_countsMatchPack(t *testing.T) {
 // document that shares the most names with it, and the v1 document is of
 // its twin's game system.
 func TestCatalog_V2Twins(t *testing.T) {
-	h, err := open5esnapshot.NewHandler()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	c, err := open5e.NewClient(srv.URL, &open5e.ClientOptions{PageSize: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := open5e.FetchCatalog(context.Background(), c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, h := snapshotCatalogAndPages(t)
 	_, closest := duplicatedBooks(t, h)
 	n := 0
 	for _, d := range cat.Documents() {
