@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dgraph-io/badger/v4"
 
 	"lorekeeper.dev/embedder/badgerstore"
 	"lorekeeper.dev/embedder/relevance"
@@ -438,5 +441,83 @@ func TestView_Memo(t *testing.T) {
 	}
 	if got := memo("k"); got != 3 {
 		t.Errorf("memo(k) after a write = %v, want 3 (computed again)", got)
+	}
+}
+
+// diskKeys opens dir with Badger alone and counts its keys by their
+// prefix ("d/", "m/", ...), then writes the extra keys.
+func diskKeys(t *testing.T, dir string, extra ...string) map[string]int {
+	t.Helper()
+	db, err := badger.Open(badger.DefaultOptions(dir).WithLogger(nil))
+	if err != nil {
+		t.Fatalf("badger.Open: %v", err)
+	}
+	defer db.Close()
+	n := map[string]int{}
+	err = db.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{})
+		defer it.Close()
+		for it.Rewind(); it.Valid(); it.Next() {
+			k := string(it.Item().Key())
+			n[k[:strings.IndexByte(k, '/')+1]]++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(extra) > 0 {
+		err := db.Update(func(txn *badger.Txn) error {
+			for _, k := range extra {
+				if err := txn.Set([]byte(k), nil); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n
+}
+
+// TestStore_KeysOnDisk checks what a store writes: a document and a
+// vector per entity, the embedding cache and the metadata, and no index
+// entries (the in-memory index is built from the documents), and that a
+// store holding an older version's index entries drops them at Open
+// with nothing else lost.
+func TestStore_KeysOnDisk(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := badgerstore.Open(dir, newIndex(t), &badgerstore.Options{Model: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ws []badgerstore.Write
+	for i := range 20 {
+		ws = append(ws, badgerstore.Write{Entity: spell(fmt.Sprint("s", i), fmt.Sprint("Spell ", i), int32(i%10), "evocation", fmt.Sprint("h", i)), Vector: []float32{1, 0, 0}})
+	}
+	ws = append(ws, badgerstore.Write{DeleteKey: ws[0].Entity.Key})
+	if err := s.Apply(ctx, ws); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"d/": 19, "v/": 19, "c/": 20, "m/": 3}
+	if got := diskKeys(t, dir, "i/level\x00003\x00"+ws[1].Entity.Key, "n/level\x00x"+ws[1].Entity.Key); !maps.Equal(got, want) {
+		t.Fatalf("keys by prefix after Apply: %v, want %v", got, want)
+	}
+
+	s = openStore(t, dir, newIndex(t))
+	if got := keys(t, s, func(v *badgerstore.View) badgerstore.Set { return v.All() }); len(got) != 19 {
+		t.Errorf("reopened with an older version's index keys: %d spells, want 19", len(got))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := diskKeys(t, dir); !maps.Equal(got, want) {
+		t.Errorf("keys by prefix after reopening: %v, want %v", got, want)
 	}
 }

@@ -97,7 +97,7 @@ func (s *Store) Reset(ctx context.Context, m StreamMark) error {
 	for k := range s.mem.bySlot {
 		keys = append(keys, k)
 	}
-	if err := s.db.Load().DropPrefix([]byte(prefixDoc), []byte(prefixVector), []byte(prefixIndex), []byte(prefixNumber)); err != nil {
+	if err := s.db.Load().DropPrefix(append([][]byte{[]byte(prefixDoc), []byte(prefixVector)}, legacyPrefixes...)...); err != nil {
 		return fmt.Errorf("reset store: %w", err)
 	}
 	if s.idx != nil {
