@@ -470,6 +470,11 @@ func (r *Replica) reportProgress(ctx context.Context) {
 			if r.opts.CaughtUp != nil {
 				r.opts.CaughtUp()
 			}
+			// Queries read a few documents each: the tables the load
+			// wrote and compacted need not stay resident.
+			if err := r.store.ReleaseTablePages(); err != nil {
+				r.log.Debug("could not release the store's table pages", "err", err)
+			}
 			if behind {
 				r.log.Info("caught up with the stream", "entities", stored)
 				// The work's largest batches grew the model's arena,
