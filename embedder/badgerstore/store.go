@@ -421,11 +421,17 @@ func (s *Store) Ready(ctx context.Context) error {
 	return s.loadState()
 }
 
+// stopLoading stops a background load of the in-memory index, if one is
+// running, and waits for it to end.
+func (s *Store) stopLoading() {
+	s.stopLoad.Store(true)
+	<-s.loaded
+}
+
 // Close closes Badger. It does not close the vector index.
 func (s *Store) Close() error {
 	// A background load reads Badger: stop it first.
-	s.stopLoad.Store(true)
-	<-s.loaded
+	s.stopLoading()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {

@@ -72,8 +72,8 @@ func (s *Store) SetMark(ctx context.Context, m StreamMark) error {
 	return nil
 }
 
-// Reset deletes every entity, with its indexes and vector (in Badger and
-// in the vector index), and records m: what a node does before it replays
+// Reset deletes every entity and its vector (in Badger, the in-memory
+// index and the vector index), and records m: what a node does before it replays
 // a stream that no longer matches its store. The embedding cache and the
 // model stay, so the replay embeds nothing it embedded before. A
 // background load in progress is stopped: there is nothing left to load.
@@ -84,8 +84,7 @@ func (s *Store) Reset(ctx context.Context, m StreamMark) error {
 	select {
 	case <-s.loaded:
 	default:
-		s.stopLoad.Store(true)
-		<-s.loaded
+		s.stopLoading()
 		s.stopLoad.Store(false)
 	}
 	s.mu.Lock()
@@ -97,17 +96,11 @@ func (s *Store) Reset(ctx context.Context, m StreamMark) error {
 	for k := range s.mem.bySlot {
 		keys = append(keys, k)
 	}
-	if err := s.db.Load().DropPrefix(append([][]byte{[]byte(prefixDoc), []byte(prefixVector)}, legacyPrefixes...)...); err != nil {
+	if err := s.db.Load().DropPrefix([]byte(prefixDoc), []byte(prefixVector)); err != nil {
 		return fmt.Errorf("reset store: %w", err)
 	}
-	if s.idx != nil {
-		ids, err := s.idx.IDs(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("reset vector index: %w", err)
-		}
-		if err := s.idx.Delete(ctx, ids); err != nil {
-			return fmt.Errorf("reset vector index: %w", err)
-		}
+	if err := s.emptyVectorIndex(ctx); err != nil {
+		return fmt.Errorf("reset: %w", err)
 	}
 	for _, k := range keys {
 		s.ents.drop(k)
@@ -139,8 +132,7 @@ func (s *Store) ReplaceDamaged(ctx context.Context, setAside func() error) error
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	s.stopLoad.Store(true)
-	<-s.loaded
+	s.stopLoading()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -176,14 +168,20 @@ func (s *Store) ReplaceDamaged(ctx context.Context, setAside func() error) error
 			return fmt.Errorf("write model metadata: %w", err)
 		}
 	}
-	if s.idx != nil {
-		ids, err := s.idx.IDs(ctx, nil)
-		if err != nil {
-			return fmt.Errorf("empty the vector index: %w", err)
-		}
-		if err := s.idx.Delete(ctx, ids); err != nil {
-			return fmt.Errorf("empty the vector index: %w", err)
-		}
+	return s.emptyVectorIndex(ctx)
+}
+
+// emptyVectorIndex deletes every point of the vector index, if any.
+func (s *Store) emptyVectorIndex(ctx context.Context) error {
+	if s.idx == nil {
+		return nil
+	}
+	ids, err := s.idx.IDs(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("empty the vector index: %w", err)
+	}
+	if err := s.idx.Delete(ctx, ids); err != nil {
+		return fmt.Errorf("empty the vector index: %w", err)
 	}
 	return nil
 }
