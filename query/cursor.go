@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"hash/fnv"
+	"slices"
 	"sync"
 	"time"
 
@@ -158,6 +159,14 @@ type snapshot struct {
 	ranking  lkv1.Ranking
 	fallback string
 	created  time.Time
+	// arrays hold the groups' candidates not ranked yet: the first page's
+	// scratch arrays, handed over rather than copied (a copy was most of
+	// a semantic lookup's garbage at 46,000 entities, 40 bytes a
+	// candidate). Once the snapshot is dropped and no page reads it
+	// (refs), they go to the next first page (snapshots.spare).
+	arrays  [][]scored
+	refs    int  // pages reading the snapshot now; guarded by snapshots.mu
+	dropped bool // out of the cache; guarded by snapshots.mu
 }
 
 // snapGroup is one ranked list: the results ranked so far, in order, and
@@ -196,6 +205,9 @@ const (
 	snapshotTTL      = 15 * time.Minute
 )
 
+// maxSpare is how many dropped snapshots' arrays wait for a first page.
+const maxSpare = 4
+
 // snapshots keeps ranked snapshots by id, least recently used out first.
 type snapshots struct {
 	mu    sync.Mutex
@@ -203,6 +215,7 @@ type snapshots struct {
 	byID  map[string]*list.Element
 	items int // candidates kept, over all snapshots
 	now   func() time.Time
+	spare [][]scored // dropped snapshots' arrays, for the next rankings
 }
 
 type snapEntry struct {
@@ -211,12 +224,65 @@ type snapEntry struct {
 	items int
 }
 
-// remove drops el; c.mu is held.
+// remove takes el out of the cache; c.mu is held.
 func (c *snapshots) remove(el *list.Element) {
 	e := el.Value.(*snapEntry)
 	c.order.Remove(el)
 	delete(c.byID, e.id)
 	c.items -= e.items
+}
+
+// drop takes el out of the cache for good; c.mu is held. Its arrays are
+// spare once no page reads it.
+func (c *snapshots) drop(el *list.Element) {
+	c.remove(el)
+	s := el.Value.(*snapEntry).snap
+	s.dropped = true
+	if s.refs == 0 {
+		c.recycle(s)
+	}
+}
+
+// recycle keeps s's arrays for later rankings, as many as maxSpare (the
+// largest); c.mu is held and nothing reads s any more.
+func (c *snapshots) recycle(s *snapshot) {
+	for _, a := range s.arrays {
+		c.spare = append(c.spare, a[:0])
+	}
+	s.arrays = nil
+	if len(c.spare) > maxSpare {
+		slices.SortFunc(c.spare, func(a, b []scored) int { return cap(b) - cap(a) })
+		clear(c.spare[maxSpare:])
+		c.spare = c.spare[:maxSpare]
+	}
+}
+
+// array returns a spare array with room for n candidates (the smallest
+// that fits), or a new one.
+func (c *snapshots) array(n int) []scored {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	best := -1
+	for i, a := range c.spare {
+		if cap(a) >= n && (best < 0 || cap(a) < cap(c.spare[best])) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return make([]scored, 0, n)
+	}
+	a := c.spare[best]
+	c.spare = slices.Delete(c.spare, best, best+1)
+	return a
+}
+
+// release says a page has done reading s (from resume).
+func (c *snapshots) release(s *snapshot) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s.refs--; s.refs == 0 && s.dropped {
+		c.recycle(s)
+	}
 }
 
 func newSnapshots() *snapshots {
@@ -240,13 +306,23 @@ func (c *snapshots) putAs(id string, s *snapshot) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.putLocked(id, s, n)
+}
+
+// putLocked is putAs with c.mu held.
+func (c *snapshots) putLocked(id string, s *snapshot, n int) {
 	if el, ok := c.byID[id]; ok {
-		c.remove(el)
+		if el.Value.(*snapEntry).snap == s {
+			c.remove(el) // kept again under its own id
+		} else {
+			c.drop(el)
+		}
 	}
+	s.dropped = false
 	c.byID[id] = c.order.PushFront(&snapEntry{id: id, snap: s, items: n})
 	c.items += n
 	for c.order.Len() > maxSnapshots || c.items > maxSnapshotItems && c.order.Len() > 1 {
-		c.remove(c.order.Back())
+		c.drop(c.order.Back())
 	}
 }
 
@@ -271,17 +347,19 @@ func (c *snapshots) get(id string) (*snapshot, bool) {
 	}
 	s := el.Value.(*snapEntry).snap
 	if c.now().Sub(s.created) > snapshotTTL {
-		c.remove(el)
+		c.drop(el)
 		return nil, false
 	}
 	c.order.MoveToFront(el)
+	s.refs++
 	return s, true
 }
 
 // resume returns the ranked list cur continues: the snapshot kept under
 // cur's snapshot id, else the list first ranks again (the request without
 // its cursor, asking for one result), kept under that id from now on. A
-// list with nothing past the first result is an empty snapshot.
+// list with nothing past the first result is an empty snapshot. The
+// caller releases it when its page is read.
 func (c *snapshots) resume(ctx context.Context, cur *cursor, first func(context.Context) (nextCursor string, ranking lkv1.Ranking, fallback string, err error)) (*snapshot, error) {
 	id := cur.Snapshot
 	if s, ok := c.get(id); ok {
@@ -297,6 +375,14 @@ func (c *snapshots) resume(ctx context.Context, cur *cursor, first func(context.
 			s = got
 		}
 	}
-	c.putAs(id, s)
+	s.created = c.now()
+	n := 0
+	for _, g := range s.groups {
+		n += g.size()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.putLocked(id, s, n)
+	s.refs++
 	return s, nil
 }

@@ -27,6 +27,9 @@ func EncodeNameCursor(query, name, key string) string {
 // NameContains exposes nameContains to the black-box tests.
 var NameContains = nameContains
 
+// MaxSnapshots is how many ranked snapshots are kept at most.
+const MaxSnapshots = maxSnapshots
+
 // MaxCursorOffset is the highest offset a cursor may carry.
 const MaxCursorOffset = maxCursorOffset
 

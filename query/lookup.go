@@ -335,6 +335,7 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 		if err != nil {
 			return nil, err
 		}
+		defer s.snaps.release(snap)
 		resp.Ranking, resp.FallbackReason = snap.ranking, snap.fallback
 	}
 	var qvec []float32
@@ -351,9 +352,13 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 		}
 	}
 	var closed relevance.Alias // a name not in open content, when nothing matched
+	// The ranking's arrays, from the vector index's scores to the ranked
+	// candidates: reused, at tens of thousands of candidates a call.
+	sc := s.getScratch()
+	defer s.putScratch(sc)
 	var hits *vectorHits
 	if qvec != nil {
-		hits, err = s.searchVectors(ctx, qvec, func(v *badgerstore.View) badgerstore.Set {
+		hits, err = s.searchVectors(ctx, qvec, sc, func(v *badgerstore.View) badgerstore.Set {
 			cand := p.candidates(v)
 			if p.name != "" && !cand.Empty() {
 				filtered := cand
@@ -413,8 +418,6 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 			}
 			return err
 		}
-		sc := s.getScratch()
-		defer s.putScratch(sc)
 		var cos *cosine
 		if hits != nil {
 			if cos = hits.cosine(v, sc); cos == nil {
@@ -443,7 +446,10 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 			total := distinct(v.NameIDs(), dedupe, items, ranked.h)
 			resp.Total = uint64(total)
 			g := newGroup(0, items, ranked, dedupe, taken, total)
-			id := s.snaps.put(&snapshot{groups: []*snapGroup{g}, ranking: resp.Ranking, fallback: resp.FallbackReason})
+			// The snapshot takes the array the candidates live in.
+			arrays := [][]scored{sc.out}
+			sc.out = nil
+			id := s.snaps.put(&snapshot{groups: []*snapGroup{g}, ranking: resp.Ranking, fallback: resp.FallbackReason, arrays: arrays})
 			resp.NextCursor = (&cursor{Query: hash, Snapshot: id, Offset: p.limit}).encode()
 			items = items[:p.limit]
 		}
@@ -589,8 +595,9 @@ type candidateKeys struct {
 // keys in one view and searches after closing it: a Qdrant call can take up
 // to the semantic timeout, and a view held across it would keep writers
 // waiting (and, behind a waiting writer, every other reader). On failure
-// or timeout the reason is set and the caller ranks by keywords.
-func (s *Service) searchVectors(ctx context.Context, qvec []float32, candidates func(*badgerstore.View) badgerstore.Set) (*vectorHits, error) {
+// or timeout the reason is set and the caller ranks by keywords. The
+// scores are in sc's buffer (nil: a new one).
+func (s *Service) searchVectors(ctx context.Context, qvec []float32, sc *scratch, candidates func(*badgerstore.View) badgerstore.Set) (*vectorHits, error) {
 	idx := s.store.VectorIndex()
 	h := &vectorHits{}
 	fits := false
@@ -626,7 +633,14 @@ func (s *Service) searchVectors(ctx context.Context, qvec []float32, candidates 
 	defer cancel()
 	// Every candidate is scored, in candidate order: no ranking in the
 	// index and no lookup of its hits by key here.
-	h.scores, err = idx.Scores(ctx, qvec, h.keys)
+	var buf []float32
+	if sc != nil {
+		buf = sc.vscores
+	}
+	h.scores, err = idx.Scores(ctx, qvec, h.keys, buf)
+	if sc != nil && err == nil {
+		sc.vscores = h.scores
+	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		s.fallback("timeout")
@@ -650,7 +664,7 @@ func (h *vectorHits) cosine(v *badgerstore.View, sc *scratch) *cosine {
 	}
 	n := v.Capacity()
 	cos := &cosine{scores: floats(&sc.cos, n)}
-	slots := make([]uint32, 0, len(h.keys))
+	sc.with.Reset()
 	// Without a write between the two views every slot still holds its
 	// key: no need to look.
 	unchanged := v.Writes() == h.writes
@@ -667,9 +681,9 @@ func (h *vectorHits) cosine(v *badgerstore.View, sc *scratch) *cosine {
 			}
 		}
 		cos.scores[slot] = float64(score)
-		slots = append(slots, slot)
+		sc.with.Add(slot)
 	}
-	cos.with = badgerstore.SetOf(slots...)
+	cos.with = sc.with
 	return cos
 }
 

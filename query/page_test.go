@@ -605,3 +605,69 @@ func TestLookup_RankedWalkEqualsFullRanking(t *testing.T) {
 		}
 	}
 }
+
+// TestRankedWalks_WhileSnapshotsTurnOver: ranked walks, side by side,
+// each making first pages of its own between its pages (pushing snapshots
+// out of the cache, whose arrays the next rankings take over), still
+// return the list one page holding everything returns, in its order. Run
+// with -race: an array reused while a page still read it is a data race,
+// and a walk that reads another ranking's candidates.
+func TestRankedWalks_WhileSnapshotsTurnOver(t *testing.T) {
+	st := snapshotStore(t)
+	svc := query.NewService(st, snap.emb, &query.Options{MaxLimit: 10000})
+	ctx := context.Background()
+	req := func(q string, limit int, cur string) *lkv1.LookupSpellsRequest {
+		return &lkv1.LookupSpellsRequest{Common: &lkv1.Common{Limit: uint32(limit), SemanticQuery: q, Cursor: cur}}
+	}
+	queries := []string{"fire damage", "heal an ally", "stop enemies from moving"}
+	full := map[string][]string{}
+	for _, q := range queries {
+		all, err := svc.LookupSpells(ctx, req(q, 10000, ""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if full[q] = keysOf(all.GetResults()); len(full[q]) < 500 {
+			t.Fatalf("%q: %d results in one page; want the snapshot's spells", q, len(full[q]))
+		}
+	}
+	const firstPages = 6 // a walker's, between two of its pages
+	errs := make(chan error, len(queries))
+	for i, q := range queries {
+		go func() {
+			var got []string
+			cur := ""
+			for page := 0; ; page++ {
+				resp, err := svc.LookupSpells(ctx, req(q, 40, cur))
+				if err != nil {
+					errs <- err
+					return
+				}
+				got = append(got, keysOf(resp.GetResults())...)
+				if cur = resp.GetNextCursor(); cur == "" {
+					break
+				}
+				for k := range firstPages {
+					if _, err := svc.LookupSpells(ctx, req(queries[(i+k)%len(queries)], 3, "")); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+			if !slices.Equal(got, full[q]) {
+				missing, repeated := exactlyOnce(nil, got)
+				errs <- fmt.Errorf("%q: walk of %d results, want the %d of one page in order; repeated %v, missing %v", q, len(got), len(full[q]), repeated, missing)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range queries {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	// The first pages made were more than the cache keeps: it turned over.
+	if pages := len(full[queries[0]]) / 40 * firstPages * len(queries); pages <= query.MaxSnapshots {
+		t.Errorf("%d first pages beside the walks; want more than the %d snapshots kept", pages, query.MaxSnapshots)
+	}
+}

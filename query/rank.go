@@ -45,6 +45,24 @@ type cosine struct {
 type scratch struct {
 	bm, cos []float64
 	out     []scored
+	// vscores are the vector index's scores of the candidates, in their
+	// order (vectorHits.scores), with the slots that have one.
+	vscores []float32
+	with    badgerstore.Set
+	// kinds partitions search's results by kind.
+	kinds []scored
+	// snaps gives out and kinds the arrays of dropped snapshots: a first
+	// page's snapshot takes the arrays its rankings live in.
+	snaps *snapshots
+}
+
+// array returns an empty array with room for n candidates: a dropped
+// snapshot's, else a new one.
+func (sc *scratch) array(n int) []scored {
+	if sc.snaps == nil {
+		return make([]scored, 0, n)
+	}
+	return sc.snaps.array(n)
 }
 
 // floats returns buf resized to n and zeroed.
@@ -59,7 +77,11 @@ func floats(buf *[]float64, n int) []float64 {
 
 // getScratch returns arrays for one ranking; give them back with
 // putScratch once nothing refers to them.
-func (s *Service) getScratch() *scratch { return s.scratch.Get().(*scratch) }
+func (s *Service) getScratch() *scratch {
+	sc := s.scratch.Get().(*scratch)
+	sc.snaps = s.snaps
+	return sc
+}
 
 func (s *Service) putScratch(sc *scratch) { s.scratch.Put(sc) }
 
@@ -91,6 +113,9 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text, terms string, cos *co
 		alias, _ = matchAliasName(v, cand, text)
 	}
 	out := sc.out[:0]
+	if m := cand.Len(); cap(out) < m {
+		out = sc.array(m) // once, not doubling up to it
+	}
 	cand.Each(func(slot uint32) bool {
 		x := scored{slot: slot, ref: v.Ref(slot)}
 		b := relevance.Rescale(bm[slot], bmLo, bmHi)
@@ -413,8 +438,9 @@ func materialize(v *badgerstore.View, items []scored, cand badgerstore.Set, dedu
 func newGroup(kind lkv1.Kind, first []scored, rest *ranking, dedupe bool, taken map[kindName]bool, total int) *snapGroup {
 	g := &snapGroup{kind: kind, total: total, order: slices.Clone(first), dedupe: dedupe, taken: taken}
 	if len(rest.h) > 0 {
-		// The candidates live in the caller's scratch arrays.
-		g.rest = &ranking{h: slices.Clone(rest.h)}
+		// Not a copy: the snapshot takes the array the candidates live in
+		// from the caller's scratch (snapshot.arrays).
+		g.rest = rest
 	}
 	return g
 }

@@ -74,9 +74,11 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 	} else {
 		resp.Ranking = lkv1.Ranking_RANKING_KEYWORD
 	}
+	sc := s.getScratch()
+	defer s.putScratch(sc)
 	var vh *vectorHits
 	if qvec != nil {
-		if vh, err = s.searchVectors(ctx, qvec, p.candidates); err != nil {
+		if vh, err = s.searchVectors(ctx, qvec, sc, p.candidates); err != nil {
 			return nil, err
 		}
 	}
@@ -90,8 +92,6 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		if p.docsSet && cand.Empty() {
 			return nil
 		}
-		sc := s.getScratch()
-		defer s.putScratch(sc)
 		var cos *cosine
 		if vh != nil {
 			if cos = vh.cosine(v, sc); cos == nil {
@@ -127,11 +127,12 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		if a, ok := memoNotOpen(v, q); ok && !exact {
 			resp.NotOpenContent = a.Known
 		}
-		// One ranking per kind; groups ordered by their best result.
-		byKind := map[lkv1.Kind][]scored{}
-		for _, sc := range hits {
-			k := v.Kind(sc.slot)
-			byKind[k] = append(byKind[k], sc)
+		// One ranking per kind; groups ordered by their best result. The
+		// kinds' lists are runs of one scratch array, not a slice each
+		// grown hit by hit.
+		counts := map[lkv1.Kind]int{}
+		for _, x := range hits {
+			counts[x.ref.Kind]++
 		}
 		type kindBest struct {
 			kind lkv1.Kind
@@ -139,6 +140,18 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 			r    *ranking
 		}
 		var groups []kindBest
+		if cap(sc.kinds) < len(hits) {
+			sc.kinds = sc.array(len(hits))
+		}
+		byKind := make(map[lkv1.Kind][]scored, len(counts))
+		at := 0
+		for k, n := range counts {
+			byKind[k] = sc.kinds[at : at : at+n]
+			at += n
+		}
+		for _, x := range hits {
+			byKind[x.ref.Kind] = append(byKind[x.ref.Kind], x)
+		}
 		for k, items := range byKind {
 			r := newRanking(items)
 			groups = append(groups, kindBest{kind: k, best: r.h[0], r: r})
@@ -184,6 +197,9 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 			resp.Total += uint64(total)
 		}
 		if snap != nil {
+			// The snapshot takes the array the candidates live in.
+			snap.arrays = [][]scored{sc.kinds}
+			sc.kinds = nil
 			id := s.snaps.put(snap)
 			resp.NextCursor = (&cursor{Query: hash, Snapshot: id, Offset: p.limit}).encode()
 		}
@@ -210,6 +226,7 @@ func (s *Service) searchPage(ctx context.Context, req *lkv1.SearchRequest, p *pl
 	if err != nil {
 		return nil, err
 	}
+	defer s.snaps.release(snap)
 	resp.Ranking, resp.FallbackReason = snap.ranking, snap.fallback
 	err = s.store.View(ctx, func(v *badgerstore.View) error {
 		cand := p.candidates(v)

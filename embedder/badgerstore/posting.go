@@ -61,6 +61,9 @@ func (p *posting) empty() bool {
 // orInto adds the posting's slots to s.
 func (p *posting) orInto(s *Set) {
 	if p.many == nil {
+		if len(p.few) > 0 {
+			s.grow(p.few[len(p.few)-1]) // the highest: one allocation
+		}
 		for _, x := range p.few {
 			s.add(x)
 		}

@@ -21,15 +21,23 @@ func SetOf(slots ...uint32) Set {
 	return s
 }
 
+// Reset empties s, keeping its memory for the slots added next: a
+// ranking's scratch set, reused call after call.
+func (s *Set) Reset() { clear(s.w) }
+
 // Add puts slot i in s.
 func (s *Set) Add(i uint32) { s.add(i) }
 
 func (s *Set) add(i uint32) {
-	wi := int(i / 64)
-	if wi >= len(s.w) {
+	s.grow(i)
+	s.w[i/64] |= 1 << (i % 64)
+}
+
+// grow makes room in s for slot i.
+func (s *Set) grow(i uint32) {
+	if wi := int(i / 64); wi >= len(s.w) {
 		s.w = append(s.w, make([]uint64, wi+1-len(s.w))...)
 	}
-	s.w[wi] |= 1 << (i % 64)
 }
 
 func (s *Set) remove(i uint32) {

@@ -140,7 +140,9 @@ func (v *View) Capacity() int { return len(v.m.slots) }
 // Postings returns the slots whose field holds any of values (lower-cased
 // here).
 func (v *View) Postings(field string, values ...string) Set {
-	out := newSet(len(v.m.slots))
+	// As long as its highest member, not the store: a name's posting is a
+	// few slots, asked for every result of a page.
+	var out Set
 	for _, val := range values {
 		if p := v.m.postings[postingKey(field, strings.ToLower(strings.TrimSpace(val)))]; p != nil {
 			p.orInto(&out)

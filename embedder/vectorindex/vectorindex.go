@@ -251,8 +251,10 @@ func (x *Index) Search(ctx context.Context, vector []float32, f *Filter, limit i
 // the order of ids: NaN for an ID the index does not hold. It is a search
 // restricted to ids that keeps them all, without ranking them, for callers
 // that score every candidate themselves: the scores Search gives. Drivers
-// without the driver.Scorer capability answer through Search.
-func (x *Index) Scores(ctx context.Context, vector []float32, ids []string) ([]float32, error) {
+// without the driver.Scorer capability answer through Search. The scores
+// go into buf when it has room (a caller's buffer, reused call after
+// call: tens of thousands of candidates a query), else a new slice.
+func (x *Index) Scores(ctx context.Context, vector []float32, ids []string, buf []float32) ([]float32, error) {
 	if err := x.check(ctx); err != nil {
 		return nil, err
 	}
@@ -268,7 +270,11 @@ func (x *Index) Scores(ctx context.Context, vector []float32, ids []string) ([]f
 		return nil, nil
 	}
 	start := time.Now()
-	out := make([]float32, len(ids))
+	out := buf[:0]
+	if cap(out) < len(ids) {
+		out = make([]float32, len(ids))
+	}
+	out = out[:len(ids)]
 	if sc, ok := x.d.(driver.Scorer); ok {
 		if err := sc.Scores(ctx, vector, ids, out); err != nil {
 			return nil, x.fail(ctx, "search", err)

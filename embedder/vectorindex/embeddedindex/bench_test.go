@@ -116,7 +116,7 @@ func BenchmarkSearch(b *testing.B) {
 				// What the query service calls: Scores, in the order asked.
 				b.Run("scores6000", func(b *testing.B) {
 					for b.Loop() {
-						scores, err := x.Scores(b.Context(), q, all)
+						scores, err := x.Scores(b.Context(), q, all, nil)
 						if err != nil || len(scores) != len(all) {
 							b.Fatalf("Scores = %d scores, %v", len(scores), err)
 						}

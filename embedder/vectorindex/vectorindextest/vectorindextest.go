@@ -381,7 +381,7 @@ func testScores(t *testing.T, h Harness) {
 	angles := upsertAngled(t, x)
 	q := axis(0.2)
 	asked := []string{"g", "absent", "a", "c", "a", "e"}
-	got, err := x.Scores(t.Context(), q, asked)
+	got, err := x.Scores(t.Context(), q, asked, nil)
 	if err != nil {
 		t.Fatalf("Scores: %v", err)
 	}
@@ -404,12 +404,21 @@ func testScores(t *testing.T, h Harness) {
 		}
 	}
 	// The same list again after writes that move, remove and add points,
-	// and after the caller changed its list in place: fresh answers.
+	// and after the caller changed its list in place: fresh answers, into
+	// the caller's buffer, every place written (what it held before is
+	// no score).
+	buf := make([]float32, 0, 8)
 	check := func(what string, asked []string) {
 		t.Helper()
-		got, err := x.Scores(t.Context(), q, asked)
+		for i := range buf[:cap(buf)] {
+			buf[:cap(buf)][i] = 99
+		}
+		got, err := x.Scores(t.Context(), q, asked, buf)
 		if err != nil {
 			t.Fatalf("%s: Scores: %v", what, err)
+		}
+		if &got[0] != &buf[:1][0] {
+			t.Errorf("%s: Scores did not use the buffer it was given", what)
 		}
 		present := map[string]bool{}
 		for _, hit := range search(t, x, q, nil, 20) {
@@ -438,16 +447,16 @@ func testScores(t *testing.T, h Harness) {
 	list[1] = "c"
 	check("after the caller changed its list", list)
 
-	if got, err := x.Scores(t.Context(), q, nil); err != nil || len(got) != 0 {
+	if got, err := x.Scores(t.Context(), q, nil, nil); err != nil || len(got) != 0 {
 		t.Errorf("Scores(no ids) = %v, %v; want none", got, err)
 	}
-	if _, err := x.Scores(t.Context(), q, []string{"a", ""}); !errors.Is(err, vectorindex.ErrInvalidArgument) {
+	if _, err := x.Scores(t.Context(), q, []string{"a", ""}, nil); !errors.Is(err, vectorindex.ErrInvalidArgument) {
 		t.Errorf("Scores(empty id) = %v, want ErrInvalidArgument", err)
 	}
-	if _, err := x.Scores(t.Context(), make([]float32, dims), []string{"a"}); !errors.Is(err, vectorindex.ErrInvalidArgument) {
+	if _, err := x.Scores(t.Context(), make([]float32, dims), []string{"a"}, nil); !errors.Is(err, vectorindex.ErrInvalidArgument) {
 		t.Errorf("Scores(zero vector) = %v, want ErrInvalidArgument", err)
 	}
-	if _, err := x.Scores(t.Context(), q[:dims-1], []string{"a"}); !errors.Is(err, vectorindex.ErrDimensionMismatch) {
+	if _, err := x.Scores(t.Context(), q[:dims-1], []string{"a"}, nil); !errors.Is(err, vectorindex.ErrDimensionMismatch) {
 		t.Errorf("Scores(short vector) = %v, want ErrDimensionMismatch", err)
 	}
 }
