@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -35,6 +36,12 @@ type MirrorOptions struct {
 	// MaxSize is the largest file put, in bytes (default DefaultMaxSize).
 	// A larger one is not put; its import status says why.
 	MaxSize int64
+	// Recheck is how often a pass reads the bucket although the folder is
+	// as the last pass left it (default 1m): listing the bucket makes the
+	// stream server read the blocks the objects' records are in, tens of
+	// MB a pass for a folder of tens of MB; an object changed by someone
+	// else is noticed within Recheck.
+	Recheck time.Duration
 	Logger  *slog.Logger
 }
 
@@ -52,6 +59,9 @@ func (o *MirrorOptions) withDefaults() MirrorOptions {
 	if r.MaxSize <= 0 {
 		r.MaxSize = DefaultMaxSize
 	}
+	if r.Recheck <= 0 {
+		r.Recheck = time.Minute
+	}
 	if r.Logger == nil {
 		r.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -67,6 +77,10 @@ type MirrorResult struct {
 	// Digested are the files read to digest them: new files, and those
 	// whose size or modification time changed since the Mirror's last pass.
 	Digested []string
+	// Quiet: the folder was as a pass that found it in step with the
+	// bucket left it (the same files, sizes and modification times), so
+	// this pass did not read the bucket; every file is Unchanged.
+	Quiet bool
 }
 
 // MirrorDir keeps the bucket in step with the .orcbrew files directly
@@ -120,6 +134,11 @@ type Mirror struct {
 	dir    string
 	o      MirrorOptions
 	stamps map[string]fileStamp // file path -> what its digest was made of
+	// inStep is the folder (folderStamp) when a pass last found it in step
+	// with the bucket, at checked; "" after a pass that changed or failed
+	// something.
+	inStep  string
+	checked time.Time
 }
 
 // fileStamp is a file's digest and the size and modification time it
@@ -142,6 +161,19 @@ func (m *Mirror) Sync(ctx context.Context) (*MirrorResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mirror %s: %w", dir, err)
 	}
+	files, err := orcbrewFiles(abs)
+	if err != nil {
+		return nil, err
+	}
+	folder, settled := folderStamp(files, o.Settle)
+	if settled && folder == m.inStep && time.Since(m.checked) < o.Recheck {
+		res := &MirrorResult{Quiet: true}
+		for _, p := range files {
+			res.Unchanged = append(res.Unchanged, filepath.Base(p))
+		}
+		return res, nil
+	}
+	m.inStep = ""
 	obs, err := js.ObjectStore(ctx, ingest.OrcBrewBucket)
 	if err != nil {
 		return nil, fmt.Errorf("open object store %s: %w", ingest.OrcBrewBucket, err)
@@ -153,10 +185,6 @@ func (m *Mirror) Sync(ctx context.Context) (*MirrorResult, error) {
 	byName := make(map[string]*jetstream.ObjectInfo, len(objs))
 	for _, info := range objs {
 		byName[info.Name] = info
-	}
-	files, err := orcbrewFiles(abs)
-	if err != nil {
-		return nil, err
 	}
 	res := &MirrorResult{}
 	local := map[string]bool{}
@@ -218,7 +246,30 @@ func (m *Mirror) Sync(ctx context.Context) (*MirrorResult, error) {
 			delete(m.stamps, p)
 		}
 	}
+	if len(errs) == 0 && settled && len(res.Put)+len(res.Deleted)+len(res.Refused) == 0 {
+		m.inStep, m.checked = folder, time.Now()
+	}
 	return res, errors.Join(errs...)
+}
+
+// folderStamp describes the files as the next pass can compare them: each
+// one's name, size and modification time. settled is false when a file
+// was modified within settle (a pass skips it, so a later pass must not
+// take the folder for in step).
+func folderStamp(files []string, settle time.Duration) (stamp string, settled bool) {
+	var b strings.Builder
+	settled = true
+	for _, p := range files {
+		st, err := os.Stat(p)
+		if err != nil {
+			return "", false
+		}
+		if time.Since(st.ModTime()) < settle {
+			settled = false
+		}
+		fmt.Fprintf(&b, "%s\x00%d\x00%d\n", filepath.Base(p), st.Size(), st.ModTime().UnixNano())
+	}
+	return b.String(), settled
 }
 
 // digest returns the file's digest: the one remembered when its size and

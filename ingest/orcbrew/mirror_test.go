@@ -7,13 +7,16 @@ import (
 	"testing"
 	"time"
 
+	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/ingesttest"
 	"lorekeeper.dev/ingest/orcbrew"
 )
 
 // TestMirror_DigestsOnlyChangedFiles: a Mirror reads a file to digest it
 // only when its size or modification time changed, and still notices a
-// change that keeps the size.
+// change that keeps the size. A folder as the last pass found it in step
+// costs no read of the bucket (a quiet pass) until Recheck has passed; an
+// object someone else deleted is then put again.
 func TestMirror_DigestsOnlyChangedFiles(t *testing.T) {
 	js := ingesttest.JetStream(t, nil)
 	ctx := t.Context()
@@ -30,26 +33,58 @@ func TestMirror_DigestsOnlyChangedFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m := orcbrew.NewMirror(js, dir, &orcbrew.MirrorOptions{Settle: time.Second})
-	pass := func(what string, digested, put, unchanged []string) {
+	m := orcbrew.NewMirror(js, dir, &orcbrew.MirrorOptions{Settle: time.Second, Recheck: time.Hour})
+	pass := func(what string, quiet bool, digested, put, unchanged []string) {
 		t.Helper()
 		res, err := m.Sync(ctx)
 		if err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 		slices.Sort(res.Digested)
-		if !slices.Equal(res.Digested, digested) || !slices.Equal(res.Put, put) || !slices.Equal(res.Unchanged, unchanged) {
-			t.Errorf("%s: digested %q, put %q, unchanged %q; want %q, %q, %q", what,
-				res.Digested, res.Put, res.Unchanged, digested, put, unchanged)
+		if res.Quiet != quiet || !slices.Equal(res.Digested, digested) || !slices.Equal(res.Put, put) || !slices.Equal(res.Unchanged, unchanged) {
+			t.Errorf("%s: quiet %v, digested %q, put %q, unchanged %q; want %v, %q, %q, %q", what,
+				res.Quiet, res.Digested, res.Put, res.Unchanged, quiet, digested, put, unchanged)
 		}
 	}
+	both := []string{"a.orcbrew", "b.orcbrew"}
 	write("a.orcbrew", "Alpha")
 	write("b.orcbrew", "Bravo")
-	pass("first pass", []string{"a.orcbrew", "b.orcbrew"}, []string{"a.orcbrew", "b.orcbrew"}, nil)
-	pass("nothing changed", nil, nil, []string{"a.orcbrew", "b.orcbrew"})
+	pass("first pass", false, both, both, nil)
+	pass("nothing changed since a pass that put", false, nil, nil, both)
+	pass("nothing changed", true, nil, nil, both)
 	write("a.orcbrew", "Delta") // the same size, a new modification time
-	pass("a rewritten, same size", []string{"a.orcbrew"}, []string{"a.orcbrew"}, []string{"b.orcbrew"})
+	pass("a rewritten, same size", false, []string{"a.orcbrew"}, []string{"a.orcbrew"}, []string{"b.orcbrew"})
 	write("b.orcbrew", "Bravo") // touched: the same bytes
-	pass("b touched", []string{"b.orcbrew"}, nil, []string{"a.orcbrew", "b.orcbrew"})
-	pass("nothing changed again", nil, nil, []string{"a.orcbrew", "b.orcbrew"})
+	pass("b touched", false, []string{"b.orcbrew"}, nil, both)
+	pass("nothing changed again", true, nil, nil, both)
+	if err := os.Remove(filepath.Join(dir, "b.orcbrew")); err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Sync(ctx)
+	if err != nil {
+		t.Fatalf("b removed: %v", err)
+	}
+	if res.Quiet || !slices.Equal(res.Deleted, []string{"b.orcbrew"}) {
+		t.Errorf("b removed: quiet %v, deleted %q; want a pass that deletes b", res.Quiet, res.Deleted)
+	}
+
+	// Someone else deletes a's object: a quiet pass does not see it, a
+	// pass after Recheck puts it again.
+	obs, err := js.ObjectStore(ctx, ingest.OrcBrewBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass("in step", false, nil, nil, []string{"a.orcbrew"})
+	if err := obs.Delete(ctx, "a.orcbrew"); err != nil {
+		t.Fatal(err)
+	}
+	pass("object deleted, within Recheck", true, nil, nil, []string{"a.orcbrew"})
+	m = orcbrew.NewMirror(js, dir, &orcbrew.MirrorOptions{Settle: time.Second, Recheck: time.Millisecond})
+	pass("a new mirror", false, []string{"a.orcbrew"}, []string{"a.orcbrew"}, nil)
+	pass("in step again", false, nil, nil, []string{"a.orcbrew"})
+	if err := obs.Delete(ctx, "a.orcbrew"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	pass("object deleted, after Recheck", false, nil, []string{"a.orcbrew"}, nil)
 }
