@@ -2,7 +2,9 @@ package main
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 )
 
@@ -25,11 +27,11 @@ func TestLoadMemory(t *testing.T) {
 		debug.SetGCPercent(prevGC)
 		debug.SetMemoryLimit(prevLimit)
 	})
-	const small, large = 60 << 20, 700 << 20
+	small, large := heapMemory{live: 60 << 20, overhead: 10 << 20}, heapMemory{live: 700 << 20, overhead: 150 << 20}
 	tests := []struct {
 		name                 string
 		env                  map[string]string
-		live                 uint64
+		heap                 heapMemory
 		caughtUpFirst        bool
 		loadGC, doneGC       int
 		loadLimit, doneLimit int64
@@ -44,8 +46,8 @@ func TestLoadMemory(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			debug.SetGCPercent(100)
 			debug.SetMemoryLimit(math.MaxInt64)
-			heap := tt.live
-			steady := &steadyMemory{live: func() uint64 { return heap }}
+			heap := tt.heap
+			steady := &steadyMemory{heap: func() heapMemory { return heap }}
 			indexBuilt, caughtUp := loadMemory(func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }, steady)
 			if got, got2 := gcPercent(), limit(); got != 100 || got2 != math.MaxInt64 {
 				t.Errorf("while the index is built: GOGC %d, limit %d; want the defaults", got, got2)
@@ -61,8 +63,9 @@ func TestLoadMemory(t *testing.T) {
 			if got, got2 := gcPercent(), limit(); got != tt.doneGC || got2 != tt.doneLimit {
 				t.Errorf("caught up: GOGC %d, limit %d; want %d, %d", got, got2, tt.doneGC, tt.doneLimit)
 			}
-			// The limit follows the live heap as it grows.
-			heap *= 3
+			// The limit follows the heap as it grows.
+			heap.live *= 3
+			heap.overhead *= 2
 			steady.update()
 			want := tt.doneLimit
 			if want != math.MaxInt64 {
@@ -73,4 +76,35 @@ func TestLoadMemory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSteadyLimit_AboveWhatIsHeld: the steady limit leaves room above all
+// the runtime holds, its overhead included, even when that overhead is
+// large: a heap of small objects of which every other one is garbage
+// keeps its spans, half unused. A limit of the live heap and its room
+// alone (the overhead left out) is below what the runtime holds, and the
+// collector would run without pause.
+func TestSteadyLimit_AboveWhatIsHeld(t *testing.T) {
+	const n = 1 << 20
+	keep := make([]*[64]byte, 0, n/2)
+	for i := range n {
+		b := new([64]byte)
+		if i%2 == 0 {
+			keep = append(keep, b)
+		}
+	}
+	runtime.GC()
+	h := newSteadyMemory().heap()
+	held := func() uint64 {
+		s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}, {Name: "/memory/classes/heap/free:bytes"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64() - s[1].Value.Uint64() - s[2].Value.Uint64()
+	}()
+	if h.live < 32<<20 || h.overhead < 16<<20 {
+		t.Fatalf("live heap %d MiB, overhead %d MiB; want at least 32 and 16 (half of 64 MiB of small objects kept)", h.live>>20, h.overhead>>20)
+	}
+	if limit := steadyLimit(h); uint64(limit) <= held+16<<20 {
+		t.Errorf("limit %d MiB, but the runtime holds %d MiB (overhead %d MiB): want 16 MiB of room or more", limit>>20, held>>20, h.overhead>>20)
+	}
+	runtime.KeepAlive(keep)
 }

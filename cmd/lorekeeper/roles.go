@@ -110,7 +110,7 @@ const loadMemoryLimit = 160 << 20
 // and under a soft memory limit until the replica first catches up, it
 // peaks lower, and the scavenger returns what the collector frees. The
 // limit is loadMemoryLimit, or above what the index holds once built
-// (steadyLimit of the live heap) when that is more: a restart's index is
+// (steadyLimit of the heap) when that is more: a restart's index is
 // live, not garbage, and a limit below it made the collector run without
 // pause during its load (a 49,790-entity reopen took 18.6 s of CPU instead
 // of 7.4 s). Past the limit (a first load of a catalogue far larger than
@@ -140,7 +140,7 @@ func loadMemory(lookup func(string) (string, bool), steady *steadyMemory) (index
 		}
 		if !limitSet {
 			runtime.GC() // the live heap is the index, not the last cycle's guess
-			debug.SetMemoryLimit(max(loadMemoryLimit, steadyLimit(steady.live())))
+			debug.SetMemoryLimit(max(loadMemoryLimit, steadyLimit(steady.heap())))
 			restore = append(restore, func() {
 				debug.SetMemoryLimit(math.MaxInt64)
 				steady.start()
@@ -173,31 +173,52 @@ func loadMemory(lookup func(string) (string, bool), steady *steadyMemory) (index
 // is refreshed as the live heap changes (an import grows it), so it never
 // holds the heap below what is live, only the garbage above it.
 type steadyMemory struct {
-	live func() uint64 // the live heap, bytes
+	heap func() heapMemory
 	on   atomic.Bool
 }
 
-// steadyLimit is the limit for a live heap: an eighth of it and 32 MiB
-// above it. A call allocates about half a megabyte (the whole catalogue,
-// mixed tools), so the collector runs every hundred calls or so; with a
-// quarter and 64 MiB, 1,200 calls left up's resident set at 385 MB instead
-// of 332.
-func steadyLimit(live uint64) int64 { return int64(live + live/8 + 32<<20) }
+// heapMemory is what the runtime holds: the live heap, and what it holds
+// besides objects and free pages (its overhead: the unused room of spans
+// that hold live objects, its metadata, stacks), bytes.
+type heapMemory struct{ live, overhead uint64 }
+
+// steadyLimit is the limit for the heap: its overhead, the live heap, and
+// a sixteenth of it and 24 MiB above. The runtime counts the overhead
+// against the limit too: at 46,000 entities it was 150 MB (spans the
+// index's objects share with freed ones), more than the room a limit of
+// the live heap alone left, and the collector ran without pause (half the
+// CPU of a semantic lookup). A call leaves 150-250 kB of garbage (the
+// whole catalogue, mixed tools), so the collector runs every hundred
+// calls or so.
+func steadyLimit(h heapMemory) int64 {
+	return int64(h.overhead + h.live + h.live/16 + 24<<20)
+}
 
 func newSteadyMemory() *steadyMemory {
-	return &steadyMemory{live: func() uint64 {
-		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	return &steadyMemory{heap: func() heapMemory {
+		s := []metrics.Sample{
+			{Name: "/gc/heap/live:bytes"},
+			{Name: "/memory/classes/total:bytes"},
+			{Name: "/memory/classes/heap/released:bytes"},
+			{Name: "/memory/classes/heap/objects:bytes"},
+			{Name: "/memory/classes/heap/free:bytes"},
+		}
 		metrics.Read(s)
-		return s[0].Value.Uint64()
+		v := func(i int) uint64 { return s[i].Value.Uint64() }
+		h := heapMemory{live: v(0)}
+		if held := v(2) + v(3) + v(4); v(1) > held {
+			h.overhead = v(1) - held
+		}
+		return h
 	}}
 }
 
 func (m *steadyMemory) start() { m.on.Store(true) }
 
-// update sets the limit from the live heap, once started.
+// update sets the limit from the heap, once started.
 func (m *steadyMemory) update() {
 	if m.on.Load() {
-		debug.SetMemoryLimit(steadyLimit(m.live()))
+		debug.SetMemoryLimit(steadyLimit(m.heap()))
 	}
 }
 
