@@ -437,7 +437,7 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 		resp.Understood = u.proto()
 		ranked := newRanking(items)
 		taken := map[kindName]bool{}
-		items = take(ranked, dedupe, taken, p.limit+1)
+		items = first(ranked, dedupe, taken, p.limit+1)
 		resp.Total = uint64(len(items))
 		if len(items) > p.limit {
 			// More follow: keep the candidates not ranked yet, so that

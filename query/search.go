@@ -154,7 +154,7 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		}
 		for k, items := range byKind {
 			r := newRanking(items)
-			groups = append(groups, kindBest{kind: k, best: r.h[0], r: r})
+			groups = append(groups, kindBest{kind: k, best: r.best(), r: r})
 		}
 		slices.SortFunc(groups, func(a, b kindBest) int {
 			if better(a.best, b.best) {
@@ -171,7 +171,7 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		more := false
 		for i, g := range groups {
 			taken[i] = map[kindName]bool{}
-			pages[i] = take(g.r, dedupe, taken[i], p.limit+1)
+			pages[i] = first(g.r, dedupe, taken[i], p.limit+1)
 			more = more || len(pages[i]) > p.limit
 		}
 		var snap *snapshot
