@@ -123,6 +123,24 @@ func BenchmarkSearch(b *testing.B) {
 					}
 				})
 			}
+			// A kind's candidates at 46,000 entities (22,000 spells), into
+			// a buffer reused as the query service does.
+			if n == 100_000 {
+				all := make([]string, 22_000)
+				for i := range all {
+					all[i] = fmt.Sprintf("open5e_v2:srd:synthetic:%07d", i*4)
+				}
+				var buf []float32
+				b.Run("scores22000", func(b *testing.B) {
+					for b.Loop() {
+						scores, err := x.Scores(b.Context(), q, all, buf)
+						if err != nil || len(scores) != len(all) {
+							b.Fatalf("Scores = %d scores, %v", len(scores), err)
+						}
+						buf = scores
+					}
+				})
+			}
 		})
 	}
 }

@@ -328,13 +328,27 @@ func (x *Index) Scores(ctx context.Context, vector []float32, ids []string, out 
 	for _, i := range e.absent {
 		out[i] = nan
 	}
-	for k, j := range e.rows {
-		if k%checkEvery == checkEvery-1 {
-			if err := ctx.Err(); err != nil {
-				return err
+	// score scores rows [lo, hi), checking ctx now and then. Each row has
+	// its own place in out: parts never write the same element.
+	score := func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			if k%checkEvery == checkEvery-1 && ctx.Err() != nil {
+				return
 			}
+			out[e.places[k]] = x.score(q, int(e.rows[k]))
 		}
-		out[e.places[k]] = x.score(q, int(j))
+	}
+	n := len(e.rows)
+	if workers := min(runtime.GOMAXPROCS(0), n/scoresParallelMin); workers > 1 {
+		// As for Search: megabytes of vectors, bound by memory bandwidth.
+		var wg sync.WaitGroup
+		per := (n + workers - 1) / workers
+		for w := range workers {
+			wg.Go(func() { score(w*per, min((w+1)*per, n)) })
+		}
+		wg.Wait()
+	} else {
+		score(0, n)
 	}
 	return ctx.Err()
 }
@@ -382,6 +396,11 @@ var _ driver.Scorer = (*Index)(nil)
 // parallelMin is the number of points per goroutine below which a scan
 // stays on one goroutine.
 const parallelMin = 32768
+
+// scoresParallelMin is parallelMin for Scores, which keeps no heap: the
+// 22,000 candidates of a kind at 46,000 entities take 1.3-1.6 ms on two
+// cores instead of 2.7-3.0 ms on one (BenchmarkSearch/n=100000/scores22000).
+const scoresParallelMin = 4096
 
 // cond is a Filter's payload conditions in slices: ranging over the
 // Filter's maps for every point would cost more than the checks.

@@ -69,6 +69,63 @@ func TestSearch_ParallelScan(t *testing.T) {
 	}
 }
 
+// TestScores_Parallel covers Scores split across goroutines (tens of
+// thousands of ids, as a kind has at 46,000 entities): every asked id,
+// in the order asked, repeats and unknown ids among them, has the score
+// the single-goroutine candidate path of Search gives it.
+func TestScores_Parallel(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("the parallel scoring needs GOMAXPROCS >= 2")
+	}
+	const n, d = 30_000, 8
+	r := rand.New(rand.NewPCG(7, 8))
+	x, err := embeddedindex.Open(&vectorindex.Options{Dimensions: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := make([]vectorindex.Point, n)
+	for i := range pts {
+		v := make([]float32, d)
+		for j := range v {
+			v[j] = float32(r.NormFloat64())
+		}
+		pts[i] = vectorindex.Point{ID: fmt.Sprint("p", i), Vector: v}
+	}
+	if err := x.Upsert(t.Context(), pts); err != nil {
+		t.Fatal(err)
+	}
+	asked := make([]string, 25_000)
+	for i := range asked {
+		if i%1000 == 999 {
+			asked[i] = fmt.Sprint("absent", i)
+		} else {
+			asked[i] = pts[r.IntN(n)].ID
+		}
+	}
+	q := pts[0].Vector
+	got, err := x.Scores(t.Context(), q, asked, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, err := x.Search(t.Context(), q, &vectorindex.Filter{IDs: asked}, len(asked))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float32{}
+	for _, h := range hits {
+		want[h.ID] = h.Score
+	}
+	for i, id := range asked {
+		w, ok := want[id]
+		switch {
+		case !ok && !math.IsNaN(float64(got[i])):
+			t.Fatalf("score %d (%s, unknown) = %v, want NaN", i, id, got[i])
+		case ok && got[i] != w:
+			t.Fatalf("score %d (%s) = %v, want %v as Search gives", i, id, got[i], w)
+		}
+	}
+}
+
 func reference(pts []vectorindex.Point, q []float32, lowLevels bool, k int) []float64 {
 	norm := func(v []float32) float64 {
 		var s float64
