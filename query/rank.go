@@ -134,9 +134,11 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text, terms string, cos *co
 			// Name matches rank above everything else: near names (typos)
 			// in (NameFloor, 1), the rest scaled below NameFloor.
 			x.score *= relevance.NameFloor
-			if sim, ok := near[v.Name(slot)]; ok {
-				x.score = relevance.NearNameScore(sim)
-				x.hit = true
+			if len(near) > 0 { // else no read of the slot's name
+				if sim, ok := near[v.Name(slot)]; ok {
+					x.score = relevance.NearNameScore(sim)
+					x.hit = true
+				}
 			}
 			if alias.Has(slot) {
 				x.score, x.hit = relevance.AliasScore, true

@@ -13,11 +13,15 @@ import (
 // from Badger and maintained by Apply. Queries answer every filter from it
 // and read from Badger only the entities they return.
 type memIndex struct {
-	slots  []slotInfo
-	refs   []SlotRef // by slot
-	free   []uint32
-	bySlot map[string]uint32 // entity key -> slot
-	live   Set
+	slots []slotInfo
+	refs  []SlotRef // by slot
+	// docLens are the slots' BM25 document lengths: read for every slot
+	// of a query term's postings, a dense array rather than the slots'
+	// records (a cache miss each, a third of BM25 at 46,000 entities).
+	docLens []uint32
+	free    []uint32
+	bySlot  map[string]uint32 // entity key -> slot
+	live    Set
 
 	postings map[string]*posting // field "\x00" value -> slots
 	columns  map[string][]numEntry
@@ -198,6 +202,7 @@ func (m *memIndex) putPrepared(e *lkv1.Entity, vec []float32, p prepared) {
 		slot = uint32(len(m.slots))
 		m.slots = append(m.slots, slotInfo{})
 		m.refs = append(m.refs, SlotRef{})
+		m.docLens = append(m.docLens, 0)
 	}
 	f := p.fields
 	si := slotInfo{
@@ -225,6 +230,7 @@ func (m *memIndex) putPrepared(e *lkv1.Entity, vec []float32, p prepared) {
 	}
 	// BM25 terms.
 	si.docLen = p.docLen
+	m.docLens[slot] = uint32(si.docLen)
 	m.totalLen += si.docLen
 	si.terms = p.terms
 	for i, t := range p.terms {
@@ -289,6 +295,7 @@ func (m *memIndex) unindex(slot uint32) {
 		}
 	}
 	m.totalLen -= si.docLen
+	m.docLens[slot] = 0
 	if si.dims > 0 {
 		m.vectors--
 	}

@@ -313,7 +313,7 @@ func (v *View) TotalLen() int { return v.m.totalLen }
 func (v *View) TermPostings(term string) []relevance.Posting { return v.m.terms[term] }
 
 // DocLen is the length in BM25 terms of the entity in slot.
-func (v *View) DocLen(slot uint32) int { return v.m.slots[slot].docLen }
+func (v *View) DocLen(slot uint32) int { return int(v.m.docLens[slot]) }
 
 // Vocabulary returns every BM25 term, sorted. Do not modify it.
 func (v *View) Vocabulary() []string { return v.m.vocab }
