@@ -188,19 +188,18 @@ type steadyMemory struct {
 type heapMemory struct{ live, overhead uint64 }
 
 // steadyLimit is the limit for the heap: its overhead, the live heap, and
-// a quarter of it and 16 MiB above. The runtime counts the overhead
+// an eighth of it and 16 MiB above. The runtime counts the overhead
 // against the limit too: at 46,000 entities it was 150 MB (spans the
 // index's objects share with freed ones), more than the room a limit of
 // the live heap alone left, and the collector ran without pause (half the
 // CPU of a semantic lookup, 160 % of a core at idle after a restart). An
 // MCP call leaves 250-700 kB of garbage (the SDK's decoding alone 160 kB),
-// so the collector runs every 40 calls or so with the bundled catalogue
-// and every 170 at 46,000 entities, where a cycle marks 450 MB: room in
-// proportion to the live heap keeps what collecting costs a call the same
-// at every size (2,000 MCP calls: 51 cycles instead of 115-142 with an
-// eighth or a sixteenth, 11 at 46,000 entities instead of 22-34).
+// so the collector runs every 15-40 calls with the bundled catalogue and
+// every 90 at 46,000 entities. A quarter of the live heap halved the
+// cycles with the bundled catalogue but left `up` at 294 MiB 20 s after
+// its first load (BenchmarkRSS), over the 300 MB it must keep.
 func steadyLimit(h heapMemory) int64 {
-	return int64(h.overhead + h.live + h.live/4 + 16<<20)
+	return int64(h.overhead + h.live + h.live/8 + 16<<20)
 }
 
 func newSteadyMemory() *steadyMemory {
