@@ -298,7 +298,10 @@ func (c *snapshots) put(s *snapshot) string {
 }
 
 // putAs keeps s under id, replacing what id held.
-func (c *snapshots) putAs(id string, s *snapshot) {
+func (c *snapshots) putAs(id string, s *snapshot) { c.keep(id, s, false) }
+
+// keep is putAs; with read, a page reads s from now (release it after).
+func (c *snapshots) keep(id string, s *snapshot, read bool) {
 	s.created = c.now()
 	n := 0
 	for _, g := range s.groups {
@@ -306,11 +309,9 @@ func (c *snapshots) putAs(id string, s *snapshot) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.putLocked(id, s, n)
-}
-
-// putLocked is putAs with c.mu held.
-func (c *snapshots) putLocked(id string, s *snapshot, n int) {
+	if read {
+		s.refs++
+	}
 	if el, ok := c.byID[id]; ok {
 		if el.Value.(*snapEntry).snap == s {
 			c.remove(el) // kept again under its own id
@@ -375,14 +376,6 @@ func (c *snapshots) resume(ctx context.Context, cur *cursor, first func(context.
 			s = got
 		}
 	}
-	s.created = c.now()
-	n := 0
-	for _, g := range s.groups {
-		n += g.size()
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.putLocked(id, s, n)
-	s.refs++
+	c.keep(id, s, true)
 	return s, nil
 }
