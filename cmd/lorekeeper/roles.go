@@ -194,8 +194,8 @@ type heapMemory struct{ live, overhead uint64 }
 // the live heap alone left, and the collector ran without pause (half the
 // CPU of a semantic lookup, 160 % of a core at idle after a restart). An
 // MCP call leaves 250-700 kB of garbage (the SDK's decoding alone 160 kB),
-// so the collector runs every 15-40 calls with the bundled catalogue and
-// every 90 at 46,000 entities. A quarter of the live heap halved the
+// so the collector runs every 15 calls or so with the bundled catalogue
+// and every 90 at 46,000 entities. A quarter of the live heap halved the
 // cycles with the bundled catalogue but left `up` at 294 MiB 20 s after
 // its first load (BenchmarkRSS), over the 300 MB it must keep.
 func steadyLimit(h heapMemory) int64 {
