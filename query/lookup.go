@@ -596,7 +596,7 @@ type candidateKeys struct {
 // to the semantic timeout, and a view held across it would keep writers
 // waiting (and, behind a waiting writer, every other reader). On failure
 // or timeout the reason is set and the caller ranks by keywords. The
-// scores are in sc's buffer (nil: a new one).
+// scores are in sc's buffer.
 func (s *Service) searchVectors(ctx context.Context, qvec []float32, sc *scratch, candidates func(*badgerstore.View) badgerstore.Set) (*vectorHits, error) {
 	idx := s.store.VectorIndex()
 	h := &vectorHits{}
@@ -633,12 +633,8 @@ func (s *Service) searchVectors(ctx context.Context, qvec []float32, sc *scratch
 	defer cancel()
 	// Every candidate is scored, in candidate order: no ranking in the
 	// index and no lookup of its hits by key here.
-	var buf []float32
-	if sc != nil {
-		buf = sc.vscores
-	}
-	h.scores, err = idx.Scores(ctx, qvec, h.keys, buf)
-	if sc != nil && err == nil {
+	h.scores, err = idx.Scores(ctx, qvec, h.keys, sc.vscores)
+	if err == nil {
 		sc.vscores = h.scores
 	}
 	switch {

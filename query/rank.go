@@ -2,6 +2,7 @@ package query
 
 import (
 	"slices"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -396,45 +397,18 @@ func first(r *ranking, dedupe bool, taken map[kindName]bool, limit int) []scored
 	if r.heaped || limit <= 0 || k*4 > len(r.h) {
 		return take(r, dedupe, taken, limit)
 	}
-	// sel: indexes of the k best so far, a heap with the worst on top.
+	// sel: indexes of the k best so far, best first. Most candidates
+	// lose to the worst of them at once; the few that enter are inserted.
 	h := r.h
-	sel := make([]int32, 0, k)
-	worse := func(i, j int32) bool { return better(h[j], h[i]) }
-	down := func(i int) {
-		for {
-			l := 2*i + 1
-			if l >= len(sel) {
-				return
-			}
-			w := l
-			if rr := l + 1; rr < len(sel) && worse(sel[rr], sel[l]) {
-				w = rr
-			}
-			if !worse(sel[w], sel[i]) {
-				return
-			}
-			sel[i], sel[w] = sel[w], sel[i]
-			i = w
-		}
-	}
+	sel := make([]int32, 0, k+1)
 	for i := range h {
-		switch {
-		case len(sel) < k:
-			sel = append(sel, int32(i))
-			for c := len(sel) - 1; c > 0 && worse(sel[c], sel[(c-1)/2]); c = (c - 1) / 2 {
-				sel[c], sel[(c-1)/2] = sel[(c-1)/2], sel[c]
-			}
-		case better(h[i], h[sel[0]]):
-			sel[0] = int32(i)
-			down(0)
+		if len(sel) == k && !better(h[i], h[sel[k-1]]) {
+			continue
 		}
+		at := sort.Search(len(sel), func(j int) bool { return better(h[i], h[sel[j]]) })
+		sel = slices.Insert(sel, at, int32(i))
+		sel = sel[:min(len(sel), k)]
 	}
-	slices.SortFunc(sel, func(a, b int32) int {
-		if better(h[a], h[b]) {
-			return -1
-		}
-		return 1
-	})
 	var out []scored
 	used := 0
 	for _, i := range sel {

@@ -174,7 +174,7 @@ func (s *Service) suggestByMeaning(ctx context.Context, p *plan, description str
 	if reason != "" {
 		return nil // the name suggestions stand alone
 	}
-	hits, err := s.searchVectors(ctx, qvec, nil, p.candidates)
+	hits, err := s.searchVectors(ctx, qvec, new(scratch), p.candidates)
 	if err != nil {
 		return err
 	}
