@@ -9,7 +9,8 @@
 // float32 take half the time and memory; a score is within sqrt(dims)/32767
 // of the float32 cosine (7e-4 at 512 dimensions) and typically within 2e-5. A Filter's
 // IDs restrict the scan to those candidates first; keyword, range and bool
-// conditions are then evaluated on the payload. Nothing is persisted: the
+// conditions are then evaluated on the payload, kept as interned terms
+// (payload.go). Nothing is persisted: the
 // storage package keeps the vectors in Badger and loads them at start
 // through Upsert.
 //
@@ -20,7 +21,6 @@ package embeddedindex
 import (
 	"context"
 	"fmt"
-	"maps"
 	"math"
 	"runtime"
 	"slices"
@@ -39,8 +39,9 @@ type Index struct {
 
 	mu       sync.RWMutex
 	ids      []string
-	vecs     []int16 // len(ids)*dims, row i is point i, unit length in fixed point (fixedOne is 1)
-	payloads []driver.Payload
+	vecs     []int16  // len(ids)*dims, row i is point i, unit length in fixed point (fixedOne is 1)
+	payloads []record // see payload.go
+	dict     dictionary
 	pos      map[string]int
 	// gen counts the writes that moved or added points: rows resolved
 	// before a change are stale after it.
@@ -102,7 +103,7 @@ var _ driver.Index = (*Index)(nil)
 
 // New returns an empty driver for vectors of dims dimensions.
 func New(dims int) *Index {
-	return &Index{dims: dims, pos: make(map[string]int)}
+	return &Index{dims: dims, pos: make(map[string]int), dict: newDictionary()}
 }
 
 // Open returns a portable index over a new embedded driver, with
@@ -123,16 +124,15 @@ func (x *Index) Backend() string { return Backend }
 // Dimensions returns the vector length.
 func (x *Index) Dimensions() int { return x.dims }
 
-// Upsert inserts or replaces points. Vectors are normalised and payloads
-// copied before the lock is taken, so searches wait only for the copy in.
+// Upsert inserts or replaces points. Vectors are normalised before the lock
+// is taken, so searches wait only for the copy in and the payloads'
+// encoding (a few map lookups each).
 func (x *Index) Upsert(ctx context.Context, points []driver.Point) error {
 	buf := make([]int16, len(points)*x.dims)
 	unit := make([]float32, x.dims)
-	pls := make([]driver.Payload, len(points))
 	for i := range points {
 		normalize(unit, points[i].Vector)
 		quantize(buf[i*x.dims:(i+1)*x.dims], unit)
-		pls[i] = clonePayload(points[i].Payload)
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -144,15 +144,16 @@ func (x *Index) Upsert(ctx context.Context, points []driver.Point) error {
 	}
 	for i := range points {
 		row := buf[i*x.dims : (i+1)*x.dims]
+		rec := x.dict.encode(points[i].Payload)
 		if j, ok := x.pos[points[i].ID]; ok {
 			copy(x.vecs[j*x.dims:(j+1)*x.dims], row)
-			x.payloads[j] = pls[i]
+			x.payloads[j] = rec
 			continue
 		}
 		x.pos[points[i].ID] = len(x.ids)
 		x.gen++
 		x.ids = append(x.ids, points[i].ID)
-		x.payloads = append(x.payloads, pls[i])
+		x.payloads = append(x.payloads, rec)
 		x.vecs = append(x.vecs, row...)
 	}
 	return nil
@@ -176,7 +177,7 @@ func (x *Index) Delete(ctx context.Context, ids []string) error {
 			x.pos[x.ids[j]] = j
 		}
 		x.ids[last] = ""
-		x.payloads[last] = driver.Payload{}
+		x.payloads[last] = nil
 		x.ids = x.ids[:last]
 		x.payloads = x.payloads[:last]
 		x.vecs = x.vecs[:last*x.dims]
@@ -189,8 +190,8 @@ func (x *Index) Delete(ctx context.Context, ids []string) error {
 func (x *Index) IDs(ctx context.Context, f *driver.Filter) ([]string, error) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	c := compile(f)
-	keep := func(j int) bool { return c.matches(&x.payloads[j]) }
+	c := x.dict.compile(f)
+	keep := func(j int) bool { return c.matches(x.payloads[j]) }
 	var out []string
 	if f != nil && f.IDs != nil {
 		for _, j := range x.positions(f.IDs) {
@@ -233,7 +234,7 @@ func (x *Index) Count(ctx context.Context) (int, error) {
 func (x *Index) Close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.ids, x.vecs, x.payloads, x.pos = nil, nil, nil, map[string]int{}
+	x.ids, x.vecs, x.payloads, x.pos, x.dict = nil, nil, nil, map[string]int{}, newDictionary()
 	x.gen++
 	return nil
 }
@@ -245,10 +246,10 @@ const checkEvery = 16384
 // conditions and keeps the best limit in a min-heap.
 func (x *Index) Search(ctx context.Context, vector []float32, f *driver.Filter, limit int) ([]driver.Hit, error) {
 	q := x.query(vector)
-	c := compile(f)
 
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	c := x.dict.compile(f)
 	h := topK{k: limit}
 	if f != nil && f.IDs != nil {
 		rows := x.positions(f.IDs)
@@ -257,14 +258,14 @@ func (x *Index) Search(ctx context.Context, vector []float32, f *driver.Filter, 
 			// candidates): one sort costs less than a heap of them all.
 			h.h = make([]scored, 0, len(rows))
 			for _, j := range rows {
-				if c == nil || c.matches(&x.payloads[j]) {
+				if c == nil || c.matches(x.payloads[j]) {
 					h.h = append(h.h, scored{j, x.score(q, j)})
 				}
 			}
 			return h.sorted(x.ids), nil
 		}
 		for _, j := range rows {
-			if c != nil && !c.matches(&x.payloads[j]) {
+			if c != nil && !c.matches(x.payloads[j]) {
 				continue
 			}
 			h.offer(j, x.score(q, j), x.ids)
@@ -277,7 +278,7 @@ func (x *Index) Search(ctx context.Context, vector []float32, f *driver.Filter, 
 			if j%checkEvery == checkEvery-1 && ctx.Err() != nil {
 				return
 			}
-			if c != nil && !c.matches(&x.payloads[j]) {
+			if c != nil && !c.matches(x.payloads[j]) {
 				continue
 			}
 			s := x.score(q, j)
@@ -402,87 +403,6 @@ const parallelMin = 32768
 // cores instead of 2.7-3.0 ms on one (BenchmarkSearch/n=100000/scores22000).
 const scoresParallelMin = 4096
 
-// cond is a Filter's payload conditions in slices: ranging over the
-// Filter's maps for every point would cost more than the checks.
-type cond struct {
-	keywords []kwCond
-	ranges   []rangeCond
-	bools    []boolCond
-}
-
-type kwCond struct {
-	field string
-	want  []string
-}
-
-type rangeCond struct {
-	field    string
-	min, max float64
-}
-
-type boolCond struct {
-	field string
-	want  bool
-}
-
-// compile returns f's payload conditions; nil when there are none.
-func compile(f *driver.Filter) *cond {
-	if f == nil || len(f.Keywords)+len(f.Ranges)+len(f.Bools) == 0 {
-		return nil
-	}
-	c := &cond{}
-	for k, v := range f.Keywords {
-		c.keywords = append(c.keywords, kwCond{k, v})
-	}
-	for k, r := range f.Ranges {
-		rc := rangeCond{k, math.Inf(-1), math.Inf(1)}
-		if r.Min != nil {
-			rc.min = *r.Min
-		}
-		if r.Max != nil {
-			rc.max = *r.Max
-		}
-		c.ranges = append(c.ranges, rc)
-	}
-	for k, v := range f.Bools {
-		c.bools = append(c.bools, boolCond{k, v})
-	}
-	return c
-}
-
-// matches reports whether p satisfies every condition; a missing field
-// fails its condition. A nil cond matches everything.
-func (c *cond) matches(p *driver.Payload) bool {
-	if c == nil {
-		return true
-	}
-	for _, kc := range c.keywords {
-		found := false
-		for _, v := range p.Keywords[kc.field] {
-			if slices.Contains(kc.want, v) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	for _, rc := range c.ranges {
-		v, ok := p.Numbers[rc.field]
-		if !ok || v < rc.min || v > rc.max {
-			return false
-		}
-	}
-	for _, bc := range c.bools {
-		v, ok := p.Bools[bc.field]
-		if !ok || v != bc.want {
-			return false
-		}
-	}
-	return true
-}
-
 // normalize writes v/|v| into dst.
 func normalize(dst, v []float32) {
 	var sum float64
@@ -493,23 +413,6 @@ func normalize(dst, v []float32) {
 	for i, c := range v {
 		dst[i] = float32(float64(c) * inv)
 	}
-}
-
-func clonePayload(p driver.Payload) driver.Payload {
-	var c driver.Payload
-	if len(p.Keywords) > 0 {
-		c.Keywords = make(map[string][]string, len(p.Keywords))
-		for k, v := range p.Keywords {
-			c.Keywords[k] = slices.Clone(v)
-		}
-	}
-	if len(p.Numbers) > 0 {
-		c.Numbers = maps.Clone(p.Numbers)
-	}
-	if len(p.Bools) > 0 {
-		c.Bools = maps.Clone(p.Bools)
-	}
-	return c
 }
 
 var errDims = fmt.Errorf("embeddedindex: options need dimensions > 0: %w", vectorindex.ErrInvalidArgument)

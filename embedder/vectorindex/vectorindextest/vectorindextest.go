@@ -61,6 +61,7 @@ func RunConformanceTests(t *testing.T, newHarness HarnessMaker) {
 		{"Limit", testLimit},
 		{"Scores", testScores},
 		{"Filters", testFilters},
+		{"FiltersOnFieldsNoPointHolds", testFiltersNoHolder},
 		{"InvalidFilter", testInvalidFilter},
 		{"NotFound", testNotFound},
 		{"ConcurrentSearchDuringUpsert", testConcurrent},
@@ -591,6 +592,49 @@ func testFilters(t *testing.T, h Harness) {
 			t.Errorf("Search(limit 2) = %v, want %v", got, want)
 		}
 	})
+}
+
+// testFiltersNoHolder filters on schema fields and values no point holds:
+// never held, and held only by a point since replaced or deleted.
+func testFiltersNoHolder(t *testing.T, h Harness) {
+	x := open(t, h, dims)
+	upsert(t, x,
+		vectorindex.Point{ID: "a", Vector: e(0), Payload: vectorindex.Payload{Keywords: map[string][]string{"kind": {"spell"}}}},
+		vectorindex.Point{ID: "b", Vector: e(1), Payload: vectorindex.Payload{
+			Keywords: map[string][]string{"kind": {"spell"}, "school": {"evocation"}},
+			Numbers:  map[string]float64{"level": 3},
+			Bools:    map[string]bool{"ritual": true},
+		}},
+		vectorindex.Point{ID: "c", Vector: e(2), Payload: vectorindex.Payload{Keywords: map[string][]string{"kind": {"spell"}, "school": {"abjuration"}}}},
+	)
+	if err := x.Delete(t.Context(), []string{"b"}); err != nil {
+		t.Fatal(err)
+	}
+	upsert(t, x, vectorindex.Point{ID: "c", Vector: e(2), Payload: vectorindex.Payload{Keywords: map[string][]string{"kind": {"creature"}}}})
+	tests := []struct {
+		name string
+		f    *vectorindex.Filter
+	}{
+		{"keyword field never held", &vectorindex.Filter{Keywords: map[string][]string{"classes": {"wizard"}}}},
+		{"number field never held", &vectorindex.Filter{Ranges: map[string]vectorindex.Range{"challenge_rating": {Max: ptr(30)}}}},
+		{"bool field never held", &vectorindex.Filter{Bools: map[string]bool{"concentration": false}}},
+		{"keyword of a deleted point", &vectorindex.Filter{Keywords: map[string][]string{"school": {"evocation"}}}},
+		{"keyword of a replaced payload", &vectorindex.Filter{Keywords: map[string][]string{"school": {"abjuration"}}}},
+		{"number of a deleted point", &vectorindex.Filter{Ranges: map[string]vectorindex.Range{"level": {Min: ptr(0)}}}},
+		{"bool of a deleted point", &vectorindex.Filter{Bools: map[string]bool{"ritual": true}}},
+		{"held and never held together", &vectorindex.Filter{Keywords: map[string][]string{"kind": {"spell"}}, Ranges: map[string]vectorindex.Range{"challenge_rating": {Min: ptr(0)}}}},
+	}
+	for _, tc := range tests {
+		if got := search(t, x, e(0), tc.f, 5); len(got) != 0 {
+			t.Errorf("%s: Search() = %v, want nothing", tc.name, ids(got))
+		}
+		if got, err := x.IDs(t.Context(), tc.f); err != nil || len(got) != 0 {
+			t.Errorf("%s: IDs() = %v, %v, want nothing", tc.name, got, err)
+		}
+	}
+	if got, want := ids(search(t, x, e(0), &vectorindex.Filter{Keywords: map[string][]string{"kind": {"spell"}}}, 5)), []string{"a"}; !slices.Equal(got, want) {
+		t.Errorf("Search(kind=spell) = %v, want %v", got, want)
+	}
 }
 
 func testInvalidFilter(t *testing.T, h Harness) {
