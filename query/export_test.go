@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"fmt"
 
 	"lorekeeper.dev/embedder/badgerstore"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
@@ -46,6 +47,43 @@ func BM25Text(s *Service, q string, kinds ...lkv1.Kind) (string, error) {
 	var out string
 	err := s.store.View(context.Background(), func(v *badgerstore.View) error {
 		out = s.understand(v, q, kinds).bm25(q)
+		return nil
+	})
+	return out, err
+}
+
+// SearchHits is what search's ranking keeps of q over every kind before
+// its floor: each hit's slot and score, ranking every candidate (hitsOnly
+// false) or only the hits, by meaning and keywords or (semantic false) by
+// keywords alone. Scores are given to 9 places: BM25 sums a
+// question's terms in map order, so the last bits of a score vary from
+// call to call.
+func SearchHits(ctx context.Context, s *Service, q string, hitsOnly, semantic bool) ([]string, error) {
+	p, err := s.commonPlan(&lkv1.Common{})
+	if err != nil {
+		return nil, err
+	}
+	p.kinds = lkv1.Kinds()
+	qvec, _ := s.embedQuery(ctx, q)
+	sc := s.getScratch()
+	defer s.putScratch(sc)
+	vh, err := s.searchVectors(ctx, qvec, sc, p.candidates)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	err = s.store.View(ctx, func(v *badgerstore.View) error {
+		cand := p.candidates(v)
+		var cos *cosine
+		if semantic {
+			cos = vh.cosine(v, sc)
+		}
+		u := s.understand(v, q, p.kinds)
+		for _, x := range rank(v, authoritative(v, cand), q, q, cos, true, hitsOnly, s.opts.CosineWeight, u, sc) {
+			if x.hit {
+				out = append(out, fmt.Sprintf("%d %s %.9f %v %v", x.slot, v.Name(x.slot), x.score, x.tier, x.exact))
+			}
+		}
 		return nil
 	})
 	return out, err

@@ -432,7 +432,7 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 		// The query path is search's: typo-tolerant names and aliases,
 		// then what the question's words say of the fields.
 		u := s.understand(v, p.semantic, p.kinds)
-		items := rank(v, ranks, p.semantic, u.bm25(p.semantic), cos, true, s.opts.CosineWeight, u, sc)
+		items := rank(v, ranks, p.semantic, u.bm25(p.semantic), cos, true, false, s.opts.CosineWeight, u, sc)
 		u.orderItems(v, items)
 		resp.Understood = u.proto()
 		ranked := newRanking(items)

@@ -92,8 +92,11 @@ func (s *Service) putScratch(sc *scratch) { s.scratch.Put(sc) }
 // and comes first. fuzzy adds typo-tolerant name matching (search). BM25
 // reads terms (text, or its words not read as filters: understanding.bm25);
 // u, when set, marks each candidate with what the question says of its
-// fields (understanding.mark). The result lives in sc.
-func rank(v *badgerstore.View, cand badgerstore.Set, text, terms string, cos *cosine, fuzzy bool, cosineWeight float64, u *understanding, sc *scratch) []scored {
+// fields (understanding.mark). hitsOnly leaves out the candidates that
+// are not hits (search shows only hits): most of a large store, which
+// then cost a few reads each instead of a score and a place in the
+// result. The result lives in sc.
+func rank(v *badgerstore.View, cand badgerstore.Set, text, terms string, cos *cosine, fuzzy, hitsOnly bool, cosineWeight float64, u *understanding, sc *scratch) []scored {
 	n := v.Capacity()
 	bm := floats(&sc.bm, n)
 	relevance.BM25(v, relevance.QueryTermsFor(v, terms), cand, bm)
@@ -118,6 +121,10 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text, terms string, cos *co
 		out = sc.array(m) // once, not doubling up to it
 	}
 	cand.Each(func(slot uint32) bool {
+		if hitsOnly && bm[slot] == 0 && !(withVec.Has(slot) && relevance.Rescale(cs[slot], csLo, csHi) >= relevance.SemanticHitAt) &&
+			!exact.Has(slot) && !alias.Has(slot) && !nearName(v, near, slot) && !(u != nil && u.named.Has(slot)) {
+			return true // not a hit: see the hit rules below and understanding.mark
+		}
 		x := scored{slot: slot, ref: v.Ref(slot)}
 		b := relevance.Rescale(bm[slot], bmLo, bmHi)
 		if cos != nil {
@@ -156,6 +163,16 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text, terms string, cos *co
 	})
 	sc.out = out
 	return out
+}
+
+// nearName reports whether slot's name is among near (typo-tolerant name
+// matches); an empty near reads no name.
+func nearName(v *badgerstore.View, near map[string]float64, slot uint32) bool {
+	if len(near) == 0 {
+		return false
+	}
+	_, ok := near[v.Name(slot)]
+	return ok
 }
 
 // tierScale is what a tier point adds to a score: more than any score,

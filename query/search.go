@@ -103,7 +103,10 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 			ranks = authoritative(v, cand) // see authority.go
 		}
 		u := s.understand(v, q, p.kinds)
-		scoredAll := rank(v, ranks, q, q, cos, true, s.opts.CosineWeight, u, sc)
+		// Only hits are shown, so only hits are ranked, unless a
+		// superlative orders the top tier, hits or not.
+		hitsOnly := u == nil || u.order == nil
+		scoredAll := rank(v, ranks, q, q, cos, true, hitsOnly, s.opts.CosineWeight, u, sc)
 		u.orderItems(v, scoredAll)
 		resp.Understood = u.proto()
 		// Results must match (a term, the name, or by meaning) and score

@@ -173,3 +173,55 @@ func TestSearch_NearNamesFollowWrites(t *testing.T) {
 		t.Errorf("after the write: %v, want Zorbax first (a near name of Xorbax)", got)
 	}
 }
+
+// TestSearch_RanksOnlyHits: search ranks only the candidates that are
+// hits, and keeps the very hits, scores and tiers that ranking every
+// candidate keeps, over the real catalogue: terms, meaning, exact and
+// misspelt names, aliases, names said in a question, understood filters.
+// (Exact names and aliases are hits by their terms too in this catalogue,
+// so leaving their rules out of the skip fails nothing here.)
+func TestSearch_RanksOnlyHits(t *testing.T) {
+	st := snapshotStore(t)
+	svc := query.NewService(st, snap.emb, nil)
+	ctx := context.Background()
+	for _, q := range []string{
+		"dragon breath", "fireball", "firbal", "healin word", "stop enemies from moving",
+		"what does Fireball do", "CR 5 undead from the SRD", "a cantrip that deals fire damage",
+		"bag of holding", "BoH", "one-handed weapon with reach", "a flying beast that breathes fire",
+		"grappled", "thug", "androsphinx", "quipper", "feeblemind", "firbolt cantrip",
+		"a 3rd-level firbal", "CR 1/2 gnol", "zzzz qqqq",
+	} {
+		for _, semantic := range []bool{true, false} {
+			all, err := query.SearchHits(ctx, svc, q, false, semantic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hits, err := query.SearchHits(ctx, svc, q, true, semantic)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(all, hits) {
+				t.Errorf("%q (semantic %v): ranking only hits kept %d, ranking all %d; first difference: %s",
+					q, semantic, len(hits), len(all), firstDiff(hits, all))
+			}
+			if semantic && q != "zzzz qqqq" && len(all) == 0 {
+				t.Errorf("%q (semantic %v): no hits at all", q, semantic)
+			}
+		}
+	}
+}
+
+func firstDiff(a, b []string) string {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return a[i] + " | " + b[i]
+		}
+	}
+	if len(a) > len(b) {
+		return "extra " + a[len(b)]
+	}
+	if len(b) > len(a) {
+		return "missing " + b[len(a)]
+	}
+	return "none"
+}
