@@ -30,16 +30,24 @@ type memIndex struct {
 
 	// BM25 postings (relevance.Terms) and name trigrams; the relevance
 	// package scores them.
-	terms     map[string][]relevance.Posting
-	totalLen  int
-	names     map[string]int      // distinct lower-case name -> entities
-	trigrams  map[string][]uint32 // trigram -> IDs of distinct names
-	nameIDs   map[string]uint32   // distinct lower-case name -> ID (kept once given)
-	nameList  []string            // ID -> name
-	vectors   int
-	dirtyCols bool
-	vocab     []string // the terms, sorted, for prefix expansion
-	rvocab    []string // the terms spelt backwards, sorted, for suffix expansion
+	terms map[string][]relevance.Posting
+	// termIDs and termList intern the BM25 terms: a slot lists its terms
+	// by ID (see slotInfo.terms). A term keeps its ID once given, so the
+	// dictionary grows with the vocabulary ever indexed, not with writes.
+	termIDs  map[string]uint32
+	termList []string
+	// numFieldIDs and numFields intern the numeric fields' names.
+	numFieldIDs map[string]uint32
+	numFields   []string
+	totalLen    int
+	names       map[string]int      // distinct lower-case name -> entities
+	trigrams    map[string][]uint32 // trigram -> IDs of distinct names
+	nameIDs     map[string]uint32   // distinct lower-case name -> ID (kept once given)
+	nameList    []string            // ID -> name
+	vectors     int
+	dirtyCols   bool
+	vocab       []string // the terms, sorted, for prefix expansion
+	rvocab      []string // the terms spelt backwards, sorted, for suffix expansion
 	// values counts the entities holding each value of the fields a user
 	// picks from (creature types, environments, documents), for completion.
 	values map[string]map[string]int
@@ -88,9 +96,13 @@ type slotInfo struct {
 	source     lkv1.Source
 	gameSystem string
 	postings   []*posting
-	numbers    map[string]float64
-	terms      []string // distinct
-	docLen     int
+	numbers    []numValue
+	// terms are the distinct BM25 terms, by ID (memIndex.termList): not
+	// the strings, which are pieces of the entity's lower-cased text and
+	// kept all of it alive, 80-odd string headers each for the collector
+	// to walk (at 49,790 entities 110 MB, a third of the live heap).
+	terms  []uint32
+	docLen int
 	// dims is the length of the entity's vector, 0 without one. The
 	// vectors themselves live in the vector index, the one place they are
 	// searched.
@@ -103,18 +115,26 @@ type numEntry struct {
 	slot uint32
 }
 
+// numValue is one of a slot's numeric fields (memIndex.numFields).
+type numValue struct {
+	field uint32
+	v     float64
+}
+
 func newMemIndex() *memIndex {
 	return &memIndex{
-		bySlot:   map[string]uint32{},
-		postings: map[string]*posting{},
-		columns:  map[string][]numEntry{},
-		terms:    map[string][]relevance.Posting{},
-		names:    map[string]int{},
-		trigrams: map[string][]uint32{},
-		nameIDs:  map[string]uint32{},
-		values:   map[string]map[string]int{},
-		docs:     map[docID]*docCounts{},
-		kinds:    map[lkv1.Kind]int{},
+		bySlot:      map[string]uint32{},
+		postings:    map[string]*posting{},
+		columns:     map[string][]numEntry{},
+		terms:       map[string][]relevance.Posting{},
+		termIDs:     map[string]uint32{},
+		numFieldIDs: map[string]uint32{},
+		names:       map[string]int{},
+		trigrams:    map[string][]uint32{},
+		nameIDs:     map[string]uint32{},
+		values:      map[string]map[string]int{},
+		docs:        map[docID]*docCounts{},
+		kinds:       map[lkv1.Kind]int{},
 	}
 }
 
@@ -213,8 +233,17 @@ func (m *memIndex) putPrepared(e *lkv1.Entity, vec []float32, p prepared) {
 		doc:        strings.ToLower(e.GetDocument().GetKey()),
 		source:     e.GetDocument().GetSource(),
 		gameSystem: strings.ToLower(e.GetDocument().GetGameSystem()),
-		numbers:    f.Numbers,
 		document:   e.GetDocument(),
+	}
+	for field, v := range f.Numbers {
+		id, ok := m.numFieldIDs[field]
+		if !ok {
+			id = uint32(len(m.numFields))
+			field = strings.Clone(field)
+			m.numFieldIDs[field] = id
+			m.numFields = append(m.numFields, field)
+		}
+		si.numbers = append(si.numbers, numValue{id, v})
 	}
 	for field, vals := range f.Keywords {
 		for _, v := range vals {
@@ -232,8 +261,17 @@ func (m *memIndex) putPrepared(e *lkv1.Entity, vec []float32, p prepared) {
 	si.docLen = p.docLen
 	m.docLens[slot] = uint32(si.docLen)
 	m.totalLen += si.docLen
-	si.terms = p.terms
+	si.terms = make([]uint32, len(p.terms))
 	for i, t := range p.terms {
+		id, ok := m.termIDs[t]
+		if !ok {
+			id = uint32(len(m.termList))
+			t = strings.Clone(t) // not a piece of the entity's text
+			m.termIDs[t] = id
+			m.termList = append(m.termList, t)
+		}
+		si.terms[i] = id
+		t = m.termList[id]
 		m.terms[t] = append(m.terms[t], relevance.Posting{Slot: slot, TF: p.tfs[i]})
 	}
 	if len(vec) > 0 {
@@ -285,7 +323,8 @@ func (m *memIndex) unindex(slot uint32) {
 		}
 		m.countValue(p.key, -1)
 	}
-	for _, t := range si.terms {
+	for _, id := range si.terms {
+		t := m.termList[id]
 		ps := m.terms[t]
 		ps = slices.DeleteFunc(ps, func(p relevance.Posting) bool { return p.Slot == slot })
 		if len(ps) == 0 {
@@ -351,8 +390,9 @@ func (m *memIndex) finish() {
 	order := make([]uint32, 0, len(m.bySlot))
 	m.live.Each(func(slot uint32) bool {
 		order = append(order, slot)
-		for f, v := range m.slots[slot].numbers {
-			cols[f] = append(cols[f], numEntry{v: v, slot: slot})
+		for _, n := range m.slots[slot].numbers {
+			f := m.numFields[n.field]
+			cols[f] = append(cols[f], numEntry{v: n.v, slot: slot})
 		}
 		return true
 	})
