@@ -188,18 +188,20 @@ type steadyMemory struct {
 type heapMemory struct{ live, overhead uint64 }
 
 // steadyLimit is the limit for the heap: its overhead, the live heap, and
-// an eighth of it and 16 MiB above. The runtime counts the overhead
+// a quarter of it and 8 MiB above. The runtime counts the overhead
 // against the limit too: at 46,000 entities it was 150 MB (spans the
 // index's objects share with freed ones), more than the room a limit of
 // the live heap alone left, and the collector ran without pause (half the
 // CPU of a semantic lookup, 160 % of a core at idle after a restart). An
-// MCP call leaves 250-700 kB of garbage (the SDK's decoding alone 160 kB),
-// so the collector runs every 15 calls or so with the bundled catalogue
-// and every 90 at 46,000 entities. A quarter of the live heap halved the
-// cycles with the bundled catalogue but left `up` at 294 MiB 20 s after
-// its first load (BenchmarkRSS), over the 300 MB it must keep.
+// MCP call leaves 250-700 kB of garbage (the SDK's decoding alone 180 kB),
+// and a cycle costs what the live heap holds, so the room grows with it:
+// at 49,790 entities (242 MiB live) 15-20 cycles in 1,800 MCP calls
+// rather than 45 with an eighth, and semantic lookups' p50 within 2x of
+// the bundled catalogue's. A quarter and 16 MiB left the bundled catalogue
+// at 288-301 MB after the same calls, over the 300 MB it must keep;
+// 8 MiB, 271-277 MB.
 func steadyLimit(h heapMemory) int64 {
-	return int64(h.overhead + h.live + h.live/8 + 16<<20)
+	return int64(h.overhead + h.live + h.live/4 + 8<<20)
 }
 
 func newSteadyMemory() *steadyMemory {
