@@ -97,10 +97,14 @@ func (n *nodeFlags) qdrantConfig() (*qdrant.Config, error) {
 }
 
 // loadMemoryLimit is the Go runtime's soft memory limit until the replica
-// first catches up (the bundled catalogue's live heap is about 100 MiB).
-// At 160 MiB rather than 192 the first load's peak RSS was 20-55 MB lower
-// and the load took as long (BenchmarkRSS).
-const loadMemoryLimit = 160 << 20
+// first catches up. Badger's table builders hold much of a load's heap
+// (80 of 139 MB halfway through the bundled catalogue: their allocator
+// pool keeps up to eight, each grown to a whole table), and at 160 MiB the
+// live heap met the limit: 470-750 collections back to back, the first
+// load 40-42 s. At 180 MiB 36-40 s, its peak 361-378 MiB (BenchmarkRSS:
+// up 378, node 385); at 200 MiB 34-36 s, but up peaked at 412 MiB, over
+// the 400 it must keep.
+const loadMemoryLimit = 180 << 20
 
 // loadMemory returns what sets the collector up for a load, to call once
 // the store's in-memory index is built (at once for a new store; after the
