@@ -200,8 +200,9 @@ type heapMemory struct{ live, overhead uint64 }
 // MCP call leaves 250-700 kB of garbage (the SDK's decoding alone 180 kB),
 // and a cycle costs what the live heap holds, so the room grows with it:
 // at 49,790 entities (242 MiB live) 15-20 cycles in 1,800 MCP calls
-// rather than 45 with an eighth, and semantic lookups' p50 within 2x of
-// the bundled catalogue's. A quarter and 16 MiB left the bundled catalogue
+// rather than 45 with an eighth, and semantic lookups and search at p50
+// 1.5-2.0x the bundled catalogue's after a restart (2.0-2.4x after a first
+// load, BenchmarkScale). A quarter and 16 MiB left the bundled catalogue
 // at 288-301 MB after the same calls, over the 300 MB it must keep;
 // 8 MiB, 271-277 MB.
 func steadyLimit(h heapMemory) int64 {

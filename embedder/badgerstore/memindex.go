@@ -100,7 +100,7 @@ type slotInfo struct {
 	// terms are the distinct BM25 terms, by ID (memIndex.termList): not
 	// the strings, which are pieces of the entity's lower-cased text and
 	// kept all of it alive, 80-odd string headers each for the collector
-	// to walk (at 49,790 entities 110 MB, a third of the live heap).
+	// to walk (at 49,790 entities about 100 MB, a third of the live heap).
 	terms  []uint32
 	docLen int
 	// dims is the length of the entity's vector, 0 without one. The
