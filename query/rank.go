@@ -390,16 +390,25 @@ func take(r *ranking, dedupe bool, taken map[kindName]bool, limit int) []scored 
 		if !ok {
 			break
 		}
-		if dedupe {
-			key := kindName{sc.ref.Kind, sc.ref.NameID}
-			if taken[key] {
-				continue
-			}
-			taken[key] = true
+		if claim(dedupe, taken, sc) {
+			out = append(out, sc)
 		}
-		out = append(out, sc)
 	}
 	return out
+}
+
+// claim records x's kind and name in taken and reports whether no earlier
+// result had them; without dedupe every result is new.
+func claim(dedupe bool, taken map[kindName]bool, x scored) bool {
+	if !dedupe {
+		return true
+	}
+	key := kindName{x.ref.Kind, x.ref.NameID}
+	if taken[key] {
+		return false
+	}
+	taken[key] = true
+	return true
 }
 
 // first is take for a ranking's first page: the same results, and the
@@ -432,16 +441,10 @@ func first(r *ranking, dedupe bool, taken map[kindName]bool, limit int) []scored
 		if len(out) == limit {
 			break
 		}
-		x := h[i]
 		used++
-		if dedupe {
-			key := kindName{x.ref.Kind, x.ref.NameID}
-			if taken[key] {
-				continue
-			}
-			taken[key] = true
+		if claim(dedupe, taken, h[i]) {
+			out = append(out, h[i])
 		}
-		out = append(out, x)
 	}
 	if len(out) < limit {
 		// Duplicates used up the selection: undo, and order everything.

@@ -12,6 +12,28 @@ import (
 	"lorekeeper.dev/embedder/vectorindex/embeddedindex"
 )
 
+// randomIndex is an index of n random points of d dimensions, "p0" to
+// "p<n-1>", each with a level (its number modulo 10).
+func randomIndex(t *testing.T, r *rand.Rand, n, d int) (*vectorindex.Index, []vectorindex.Point) {
+	t.Helper()
+	x, err := embeddedindex.Open(&vectorindex.Options{Dimensions: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := make([]vectorindex.Point, n)
+	for i := range pts {
+		v := make([]float32, d)
+		for j := range v {
+			v[j] = float32(r.NormFloat64())
+		}
+		pts[i] = vectorindex.Point{ID: fmt.Sprint("p", i), Vector: v, Payload: vectorindex.Payload{Numbers: map[string]float64{"level": float64(i % 10)}}}
+	}
+	if err := x.Upsert(t.Context(), pts); err != nil {
+		t.Fatal(err)
+	}
+	return x, pts
+}
+
 // TestSearch_ParallelScan covers the multi-goroutine scan that only indexes
 // of more than 64k points take: it must agree with the single-goroutine
 // candidate path (same arithmetic, so identical hits) and with a float64
@@ -23,22 +45,10 @@ func TestSearch_ParallelScan(t *testing.T) {
 	}
 	const n, d = 100_000, 8
 	r := rand.New(rand.NewPCG(5, 6))
-	x, err := embeddedindex.Open(&vectorindex.Options{Dimensions: d})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pts := make([]vectorindex.Point, n)
+	x, pts := randomIndex(t, r, n, d)
 	all := make([]string, n)
-	for i := range pts {
-		v := make([]float32, d)
-		for j := range v {
-			v[j] = float32(r.NormFloat64())
-		}
-		all[i] = fmt.Sprint("p", i)
-		pts[i] = vectorindex.Point{ID: all[i], Vector: v, Payload: vectorindex.Payload{Numbers: map[string]float64{"level": float64(i % 10)}}}
-	}
-	if err := x.Upsert(t.Context(), pts); err != nil {
-		t.Fatal(err)
+	for i, p := range pts {
+		all[i] = p.ID
 	}
 	lvl := func(v float64) *float64 { return &v }
 	for qi := range 5 {
@@ -79,21 +89,7 @@ func TestScores_Parallel(t *testing.T) {
 	}
 	const n, d = 30_000, 8
 	r := rand.New(rand.NewPCG(7, 8))
-	x, err := embeddedindex.Open(&vectorindex.Options{Dimensions: d})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pts := make([]vectorindex.Point, n)
-	for i := range pts {
-		v := make([]float32, d)
-		for j := range v {
-			v[j] = float32(r.NormFloat64())
-		}
-		pts[i] = vectorindex.Point{ID: fmt.Sprint("p", i), Vector: v}
-	}
-	if err := x.Upsert(t.Context(), pts); err != nil {
-		t.Fatal(err)
-	}
+	x, pts := randomIndex(t, r, n, d)
 	asked := make([]string, 25_000)
 	for i := range asked {
 		if i%1000 == 999 {
