@@ -11,34 +11,35 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ReleaseTablePages asks the kernel to take the pages of the store's
-// table files out of the process's resident set. Badger reads its tables
-// through memory maps, and a load (writing, then compacting every table)
-// leaves all of them resident: 64 MiB of the bundled catalogue's store,
-// a fifth of a node's resident set, while queries read a few documents
-// each. The pages are clean copies of the files: they stay in the page
-// cache while memory allows and come back on the next read.
+// ReleaseFilePages asks the kernel to take the pages of the store's table
+// and value-log files out of the process's resident set. Badger reads both
+// through memory maps, and a load (writing every value, then compacting
+// every table) leaves all of them resident: 64 MiB of the bundled
+// catalogue's store, a fifth of a node's resident set, while queries read a
+// few documents each. The pages are clean copies of the files (or written
+// back first): they stay in the page cache while memory allows and come
+// back on the next read.
 //
-// MADV_PAGEOUT never changes what a range holds, so a table unmapped
+// MADV_PAGEOUT never changes what a range holds, so a file unmapped
 // between reading the maps and the call costs nothing. Kernels before
 // 5.4 do not know it: then nothing is released and nothing fails.
-func (s *Store) ReleaseTablePages() error {
+func (s *Store) ReleaseFilePages() error {
 	if s.dir == "" {
 		return nil // in memory: no files
 	}
 	dir, err := filepath.Abs(s.dir)
 	if err != nil {
-		return fmt.Errorf("release table pages: %w", err)
+		return fmt.Errorf("release file pages: %w", err)
 	}
 	f, err := os.Open("/proc/self/maps")
 	if err != nil {
-		return fmt.Errorf("release table pages: %w", err)
+		return fmt.Errorf("release file pages: %w", err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		start, end, path, ok := mapsLine(sc.Text())
-		if !ok || filepath.Ext(path) != ".sst" || filepath.Dir(path) != dir {
+		if ext := filepath.Ext(path); !ok || ext != ".sst" && ext != ".vlog" || filepath.Dir(path) != dir {
 			continue
 		}
 		_, _, errno := unix.Syscall(unix.SYS_MADVISE, start, end-start, unix.MADV_PAGEOUT)
@@ -47,7 +48,7 @@ func (s *Store) ReleaseTablePages() error {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("release table pages: read /proc/self/maps: %w", err)
+		return fmt.Errorf("release file pages: read /proc/self/maps: %w", err)
 	}
 	return nil
 }

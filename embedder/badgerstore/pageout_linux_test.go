@@ -14,24 +14,24 @@ import (
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
-// tableRSS is how many kB of the .sst files in dir this process has
-// resident, from /proc/self/smaps.
-func tableRSS(t *testing.T, dir string) int {
+// fileRSS is how many kB of the table (.sst) and value-log (.vlog) files
+// in dir this process has resident, from /proc/self/smaps.
+func fileRSS(t *testing.T, dir string) int {
 	t.Helper()
 	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	kb, inTable := 0, false
+	kb, inFile := 0, false
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
 		fields := strings.Fields(line)
 		switch {
 		case len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":"):
-			inTable = len(fields) >= 6 && strings.HasSuffix(line, ".sst") && strings.HasPrefix(fields[len(fields)-1], dir)
-		case inTable && fields[0] == "Rss:":
+			inFile = len(fields) >= 6 && (strings.HasSuffix(line, ".sst") || strings.HasSuffix(line, ".vlog")) && strings.HasPrefix(fields[len(fields)-1], dir)
+		case inFile && fields[0] == "Rss:":
 			n, err := strconv.Atoi(fields[1])
 			if err != nil {
 				t.Fatalf("smaps line %q: %v", line, err)
@@ -45,10 +45,10 @@ func tableRSS(t *testing.T, dir string) int {
 	return kb
 }
 
-// TestStore_ReleaseTablePages reads a whole store through its mapped
-// tables, then releases their pages: the resident kilobytes of the tables
-// fall, and the store still reads every entity.
-func TestStore_ReleaseTablePages(t *testing.T) {
+// TestStore_ReleaseFilePages reads a whole store through its mapped
+// tables and value log, then releases their pages: the resident kilobytes
+// of the files fall, and the store still reads every entity.
+func TestStore_ReleaseFilePages(t *testing.T) {
 	ctx := context.Background()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -82,17 +82,17 @@ func TestStore_ReleaseTablePages(t *testing.T) {
 		return read
 	}
 	readAll()
-	before := tableRSS(t, dir)
+	before := fileRSS(t, dir)
 	if before < 256 {
-		t.Fatalf("after reading every entity the tables hold %d kB resident; want the test to start from more", before)
+		t.Fatalf("after reading every entity the files hold %d kB resident; want the test to start from more", before)
 	}
-	if err := s.ReleaseTablePages(); err != nil {
+	if err := s.ReleaseFilePages(); err != nil {
 		t.Fatal(err)
 	}
-	after := tableRSS(t, dir)
-	t.Logf("tables resident: %d kB before, %d kB after", before, after)
+	after := fileRSS(t, dir)
+	t.Logf("files resident: %d kB before, %d kB after", before, after)
 	if after > before/4 {
-		t.Errorf("tables resident after the release: %d kB of %d", after, before)
+		t.Errorf("files resident after the release: %d kB of %d", after, before)
 	}
 	if got := readAll(); got != n {
 		t.Errorf("read %d entities after the release, want %d", got, n)

@@ -2,5 +2,5 @@
 
 package badgerstore
 
-// ReleaseTablePages does nothing here: it needs Linux's MADV_PAGEOUT.
-func (s *Store) ReleaseTablePages() error { return nil }
+// ReleaseFilePages does nothing here: it needs Linux's MADV_PAGEOUT.
+func (s *Store) ReleaseFilePages() error { return nil }

@@ -138,6 +138,8 @@ func (s *Store) ReplaceDamaged(ctx context.Context, setAside func() error) error
 	if s.closed {
 		return ErrClosed
 	}
+	s.gcMu.Lock()
+	defer s.gcMu.Unlock()
 	if err := s.db.Load().Close(); err != nil {
 		s.logger.Warn("closing the damaged store", "err", err)
 	}

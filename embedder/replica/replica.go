@@ -470,10 +470,10 @@ func (r *Replica) reportProgress(ctx context.Context) {
 			if r.opts.CaughtUp != nil {
 				r.opts.CaughtUp()
 			}
-			// Queries read a few documents each: the tables the load
+			// Queries read a few documents each: the files the load
 			// wrote and compacted need not stay resident.
-			if err := r.store.ReleaseTablePages(); err != nil {
-				r.log.Debug("could not release the store's table pages", "err", err)
+			if err := r.store.ReleaseFilePages(); err != nil {
+				r.log.Debug("could not release the store's file pages", "err", err)
 			}
 			if behind {
 				r.log.Info("caught up with the stream", "entities", stored)
