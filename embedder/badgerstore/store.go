@@ -95,7 +95,11 @@ type Options struct {
 	// ValueLogFileSize is the size of Badger's value-log files (tests set
 	// it small to collect garbage from few values). Default 64 MiB.
 	ValueLogFileSize int64
-	Logger           *slog.Logger
+	// FreeSpace reports the free space of the filesystem holding a
+	// directory: CollectValueLog rewrites nothing with less than a
+	// value-log file free. Default: FreeSpace (tests fake a full disk).
+	FreeSpace func(dir string) (uint64, error)
+	Logger    *slog.Logger
 }
 
 // Write is one change Apply makes: an upsert of Entity with its Vector (nil
@@ -140,11 +144,14 @@ type Store struct {
 	// gcMu is held while the value log is collected, and while Close and
 	// ReplaceDamaged close Badger, so a collection never runs on a
 	// closed database; gcClosed (guarded by it) says the store is closed.
-	// Closing gcStop ends the periodic collection, which closes gcDone.
+	// gcCancel ends the periodic collection, which then closes gcDone.
 	gcMu     sync.Mutex
 	gcClosed bool
-	gcStop   chan struct{}
+	gcCancel context.CancelFunc
 	gcDone   chan struct{}
+	// freeSpace is Options.FreeSpace; vlogFileSize Badger's value-log file size.
+	freeSpace    func(string) (uint64, error)
+	vlogFileSize int64
 
 	reads atomic.Uint64 // entities read by views
 	ents  *entityCache
@@ -275,8 +282,7 @@ func Open(dir string, idx *vectorindex.Index, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open badger in %q: %w", dir, err)
 	}
-	s := &Store{bopts: bopts, dir: dir, idx: idx, logger: logger, mem: newMemIndex(), loaded: make(chan struct{}),
-		gcStop: make(chan struct{}), gcDone: make(chan struct{})}
+	s := &Store{bopts: bopts, dir: dir, idx: idx, logger: logger, mem: newMemIndex(), loaded: make(chan struct{})}
 	s.db.Store(db)
 	if n := opts.EntityCache; n >= 0 {
 		if n == 0 {
@@ -291,11 +297,6 @@ func Open(dir string, idx *vectorindex.Index, opts *Options) (*Store, error) {
 	if err := s.dropLegacyKeys(); err != nil {
 		_ = db.Close()
 		return nil, err
-	}
-	if opts.InMemory {
-		close(s.gcDone) // no value log to collect
-	} else {
-		go s.collectValueLogEvery(valueLogGCInterval)
 	}
 	if opts.LoadInBackground {
 		go s.loadInBackground(opts)
@@ -319,6 +320,17 @@ func Open(dir string, idx *vectorindex.Index, opts *Options) (*Store, error) {
 		default:
 			logger.Warn("stored vectors were made by another model; re-embed them", "stored", s.model.Name, "model", opts.Model)
 		}
+	}
+	gcCtx, cancel := context.WithCancel(context.Background())
+	s.gcCancel, s.gcDone = cancel, make(chan struct{})
+	s.freeSpace, s.vlogFileSize = opts.FreeSpace, bopts.ValueLogFileSize
+	if s.freeSpace == nil {
+		s.freeSpace = FreeSpace
+	}
+	if opts.InMemory {
+		close(s.gcDone) // no value log to collect
+	} else {
+		go s.collectValueLogEvery(gcCtx, valueLogGCInterval)
 	}
 	return s, nil
 }
@@ -485,7 +497,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	close(s.gcStop)
+	s.gcCancel()
 	<-s.gcDone
 	s.gcMu.Lock()
 	s.gcClosed = true

@@ -17,8 +17,10 @@ const valueLogDiscardRatio = 0.5
 // CollectValueLog rewrites, one at a time, the value-log files that are at
 // least half garbage (values replaced or deleted since they were written,
 // as compactions have found), and returns how many it rewrote. Badger
-// frees a value-log file's space only this way. A store in memory has
-// nothing to collect.
+// frees a value-log file's space only this way. A rewrite writes through a
+// memory map, where a full disk kills the process: with less than a
+// value-log file free, nothing is rewritten and the error says so. A store
+// in memory has nothing to collect.
 func (s *Store) CollectValueLog(ctx context.Context) (int, error) {
 	n := 0
 	for {
@@ -26,11 +28,17 @@ func (s *Store) CollectValueLog(ctx context.Context) (int, error) {
 			return n, err
 		}
 		s.gcMu.Lock()
-		if s.gcClosed {
+		db := s.db.Load()
+		if s.gcClosed || db.IsClosed() {
+			// Closed, or left closed by a ReplaceDamaged that failed.
 			s.gcMu.Unlock()
 			return n, ErrClosed
 		}
-		db := s.db.Load()
+		if free, err := s.freeSpace(s.dir); err == nil && free < uint64(s.vlogFileSize) {
+			s.gcMu.Unlock()
+			return n, fmt.Errorf("collect the value log: %.1f MiB free on the filesystem of %s, less than a value-log file (%d MiB): free some space",
+				float64(free)/(1<<20), s.dir, s.vlogFileSize>>20)
+		}
 		err := badger.ErrNoRewrite
 		if !db.Opts().InMemory {
 			err = db.RunValueLogGC(valueLogDiscardRatio)
@@ -47,18 +55,10 @@ func (s *Store) CollectValueLog(ctx context.Context) (int, error) {
 	}
 }
 
-// collectValueLogEvery runs CollectValueLog every interval until Close.
-func (s *Store) collectValueLogEvery(interval time.Duration) {
+// collectValueLogEvery runs CollectValueLog every interval until ctx ends
+// (Close), then closes gcDone.
+func (s *Store) collectValueLogEvery(ctx context.Context, interval time.Duration) {
 	defer close(s.gcDone)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-s.gcStop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

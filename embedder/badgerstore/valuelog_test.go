@@ -36,7 +36,8 @@ func vlogBytes(t *testing.T, dir string) (int64, int) {
 // so three quarters of the value log is garbage once compactions have
 // dropped the old versions, and checks that CollectValueLog gives that
 // space back with every entity still read as last written, also after a
-// reopen; and that a closed store refuses.
+// reopen; that it rewrites nothing when the disk has less than a file
+// free; and that a closed store refuses.
 func TestStore_CollectValueLog(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -79,6 +80,14 @@ func TestStore_CollectValueLog(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A disk with less than a value-log file free: nothing is rewritten.
+	full := true
+	opts.FreeSpace = func(string) (uint64, error) {
+		if full {
+			return 512 << 10, nil
+		}
+		return 1 << 40, nil
+	}
 	s, err := badgerstore.Open(dir, newIndex(t), opts)
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +96,13 @@ func TestStore_CollectValueLog(t *testing.T) {
 	if files < rounds {
 		t.Fatalf("%d value-log files of 1 MiB for %d bytes of documents, want several", files, rounds*n*len(text(0, 0)))
 	}
+	if got, err := s.CollectValueLog(ctx); err == nil || !strings.Contains(err.Error(), "free some space") || got != 0 {
+		t.Errorf("CollectValueLog with 0.5 MiB free = %d, %v; want 0 and an error that says to free some space", got, err)
+	}
+	if b, _ := vlogBytes(t, dir); b != before {
+		t.Errorf("value log %d -> %d bytes with the disk full, want unchanged", before, b)
+	}
+	full = false
 	got, err := s.CollectValueLog(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -157,7 +157,7 @@ func (r *Replica) reconcile(ctx context.Context, damaged error) error {
 func (r *Replica) room() error {
 	free := r.opts.FreeSpace
 	if free == nil {
-		free = freeSpace
+		free = badgerstore.FreeSpace
 	}
 	n, err := free(r.dir)
 	if err != nil {

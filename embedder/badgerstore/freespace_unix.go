@@ -1,12 +1,12 @@
 //go:build unix
 
-package replica
+package badgerstore
 
 import "golang.org/x/sys/unix"
 
-// freeSpace is the space available to this process on the filesystem
+// FreeSpace is the space available to this process on the filesystem
 // holding dir.
-func freeSpace(dir string) (uint64, error) {
+func FreeSpace(dir string) (uint64, error) {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil {
 		return 0, err
