@@ -121,22 +121,24 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text, terms string, cos *co
 		out = sc.array(m) // once, not doubling up to it
 	}
 	cand.Each(func(slot uint32) bool {
-		if hitsOnly && bm[slot] == 0 && !(withVec.Has(slot) && relevance.Rescale(cs[slot], csLo, csHi) >= relevance.SemanticHitAt) &&
-			!exact.Has(slot) && !alias.Has(slot) && !nearName(v, near, slot) && !(u != nil && u.named.Has(slot)) {
-			return true // not a hit: see the hit rules below and understanding.mark
+		c := 0.0 // the rescaled cosine; 0 without one
+		if withVec.Has(slot) {
+			c = relevance.Rescale(cs[slot], csLo, csHi)
 		}
-		x := scored{slot: slot, ref: v.Ref(slot)}
+		// The hit rules, once: a query term, the upper part of the cosine
+		// range, the exact name, an alias or a near name (fuzzy only), a
+		// name said in the question (understanding.mark).
+		hit := bm[slot] > 0 || c >= relevance.SemanticHitAt || exact.Has(slot) || alias.Has(slot) ||
+			nearName(v, near, slot) || (u != nil && u.named.Has(slot))
+		if hitsOnly && !hit {
+			return true
+		}
+		x := scored{slot: slot, ref: v.Ref(slot), hit: hit}
 		b := relevance.Rescale(bm[slot], bmLo, bmHi)
 		if cos != nil {
-			c := 0.0
-			if withVec.Has(slot) {
-				c = relevance.Rescale(cs[slot], csLo, csHi)
-			}
 			x.score = cosineWeight*c + (1-cosineWeight)*b
-			x.hit = bm[slot] > 0 || c >= relevance.SemanticHitAt
 		} else {
 			x.score = b
-			x.hit = bm[slot] > 0
 		}
 		if fuzzy {
 			// Name matches rank above everything else: near names (typos)
@@ -145,15 +147,14 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text, terms string, cos *co
 			if len(near) > 0 { // else no read of the slot's name
 				if sim, ok := near[v.Name(slot)]; ok {
 					x.score = relevance.NearNameScore(sim)
-					x.hit = true
 				}
 			}
 			if alias.Has(slot) {
-				x.score, x.hit = relevance.AliasScore, true
+				x.score = relevance.AliasScore
 			}
 		}
 		if exact.Has(slot) {
-			x.score, x.exact, x.hit = 1, true, true
+			x.score, x.exact = 1, true
 		}
 		if u != nil {
 			u.mark(&x)

@@ -178,8 +178,8 @@ func TestSearch_NearNamesFollowWrites(t *testing.T) {
 // hits, and keeps the very hits, scores and tiers that ranking every
 // candidate keeps, over the real catalogue: terms, meaning, exact and
 // misspelt names, aliases, names said in a question, understood filters.
-// (Exact names and aliases are hits by their terms too in this catalogue,
-// so leaving their rules out of the skip fails nothing here.)
+// (The skip and the hit flag read one rule, so this checks that nothing
+// else in the ranking depends on the candidates left out.)
 func TestSearch_RanksOnlyHits(t *testing.T) {
 	st := snapshotStore(t)
 	svc := query.NewService(st, snap.emb, nil)
