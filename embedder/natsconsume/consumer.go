@@ -67,8 +67,12 @@ type Options struct {
 	Room func() error
 	// RoomEvery is how often a paused consumer asks Room again. Default 5s.
 	RoomEvery time.Duration
-	Logger    *slog.Logger
-	Metrics   *Metrics
+	// LagEvery is how often the consumer asks the server for its lag
+	// (Lag), besides right after a batch that left nothing behind it.
+	// Default 2s.
+	LagEvery time.Duration
+	Logger   *slog.Logger
+	Metrics  *Metrics
 }
 
 func (o *Options) withDefaults() Options {
@@ -93,6 +97,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.RoomEvery <= 0 {
 		out.RoomEvery = 5 * time.Second
+	}
+	if out.LagEvery <= 0 {
+		out.LagEvery = 2 * time.Second
 	}
 	if out.Logger == nil {
 		out.Logger = slog.New(slog.DiscardHandler)
@@ -124,12 +131,14 @@ type Consumer struct {
 	lagKnown atomic.Bool
 	// paused holds Room's error while the consumer waits for disk space.
 	paused atomic.Pointer[error]
+	// lagNow asks watchLag to read the lag before its next tick.
+	lagNow chan struct{}
 }
 
 // New returns a Consumer reading stream through js. It borrows js, store and
 // model; whoever created them closes them.
 func New(js jetstream.JetStream, store Store, model Model, opts *Options) *Consumer {
-	return &Consumer{js: js, store: store, model: model, opts: opts.withDefaults()}
+	return &Consumer{js: js, store: store, model: model, opts: opts.withDefaults(), lagNow: make(chan struct{}, 1)}
 }
 
 // ConsumerConfig is the durable pull consumer's configuration.
@@ -329,8 +338,33 @@ func (c *Consumer) process(ctx context.Context, msgs []jetstream.Msg) {
 		}
 		return
 	}
-	for _, it := range items {
+	for _, it := range items[:len(items)-1] {
 		c.ack(it.msg)
+	}
+	c.ackLast(ctx, items[len(items)-1].msg)
+}
+
+// ackLast acknowledges a batch's last message. When nothing was left
+// behind the batch on the stream as it was delivered, it waits for the
+// server to confirm and has the lag read at once, not at watchLag's next
+// tick, so that a node that has caught up says so then. The server takes a
+// consumer's acks in order: once it has confirmed the last, the lag it
+// reports counts them all.
+func (c *Consumer) ackLast(ctx context.Context, msg jetstream.Msg) {
+	if md, err := msg.Metadata(); err != nil || md.NumPending > 0 {
+		c.ack(msg)
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.opts.AckWait)
+	defer cancel()
+	if err := msg.DoubleAck(ctx); err != nil {
+		c.opts.Logger.Warn("ack failed; the message will be redelivered", "subject", msg.Subject(), "err", err)
+		return
+	}
+	c.opts.Metrics.messages.WithLabelValues("stored").Inc()
+	select {
+	case c.lagNow <- struct{}{}:
+	default: // a read is already asked for
 	}
 }
 
@@ -457,7 +491,7 @@ func streamSeq(msg jetstream.Msg) uint64 {
 // watchLag publishes the consumer's pending count as a gauge, and calls
 // lost when the server says the consumer or its stream does not exist.
 func (c *Consumer) watchLag(ctx context.Context, cons jetstream.Consumer, lost context.CancelCauseFunc) {
-	t := time.NewTicker(2 * time.Second)
+	t := time.NewTicker(c.opts.LagEvery)
 	defer t.Stop()
 	for {
 		info, err := cons.Info(ctx)
@@ -476,6 +510,7 @@ func (c *Consumer) watchLag(ctx context.Context, cons jetstream.Consumer, lost c
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-c.lagNow:
 		}
 	}
 }

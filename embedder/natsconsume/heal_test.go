@@ -110,3 +110,44 @@ func TestConsumer_PausesWithoutRoom(t *testing.T) {
 		t.Errorf("Paused() = %v after space came back", err)
 	}
 }
+
+// TestConsumer_LagReadOnceDrained: the batch that empties the stream has
+// the lag read at once, so a node says it has caught up then, not at the
+// next periodic read (here an hour away).
+func TestConsumer_LagReadOnceDrained(t *testing.T) {
+	_, js := startJetStream(t)
+	es := snapshotEntities(t)[:20]
+	publish(t, js, es)
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	// Room holds the consumer back until the first read of the lag has
+	// seen every message pending.
+	var hold atomic.Bool
+	hold.Store(true)
+	c := natsconsume.New(js, st, testModel(t), &natsconsume.Options{
+		Batch:     8,
+		LagEvery:  time.Hour,
+		RoomEvery: 10 * time.Millisecond,
+		Room: func() error {
+			if hold.Load() {
+				return errors.New("held by the test")
+			}
+			return nil
+		},
+	})
+	stop := runConsumer(t, c)
+	defer stop()
+	waitFor(t, "the first read of the lag", func() bool { _, known := c.Lag(); return known })
+	if n, _ := c.Lag(); n != uint64(len(es)) {
+		t.Fatalf("first lag %d, want %d", n, len(es))
+	}
+	hold.Store(false)
+	waitFor(t, "every entity stored", func() bool { return st.Stats().Entities == len(es) })
+	deadline := time.Now().Add(time.Minute)
+	for n, _ := c.Lag(); n != 0; n, _ = c.Lag() {
+		if time.Now().After(deadline) {
+			t.Fatalf("lag still %d a minute after the stream was drained", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
