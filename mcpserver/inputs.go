@@ -37,7 +37,7 @@ type SpellInput struct {
 	Material      *bool    `json:"material,omitempty" jsonschema:"Filter on the material (M) component."`
 	GameSystem    string   `json:"game_system,omitempty"`
 	Documents     []string `json:"documents,omitempty"`
-	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank spells by meaning, e.g. \"restore health and cure wounds\"; words like \"cantrip\", \"3rd-level\", \"fire damage\" rank matches first (see understood). Ranked after the other filters; results carry similarity_score."`
+	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank spells by meaning, e.g. \"restore health and cure wounds\"; words like \"cantrip\", \"3rd-level\", \"up to 3rd level\", \"fire damage\" rank matches first (see understood). Ranked after the other filters; results carry similarity_score."`
 	Limit         *int     `json:"limit,omitempty"`
 	Paging
 }
@@ -97,7 +97,7 @@ type CreatureInput struct {
 	DamageVulnerability string           `json:"damage_vulnerability,omitempty" jsonschema:"Only creatures vulnerable to this damage type, e.g. \"radiant\"."`
 	GameSystem          string           `json:"game_system,omitempty"`
 	Documents           []string         `json:"documents,omitempty"`
-	SemanticQuery       string           `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank creatures by meaning, e.g. \"risen dead that drain life force\"; words like \"CR 1/2\", \"Large undead\" rank matches first (see understood). Ranked after the other filters; results carry similarity_score."`
+	SemanticQuery       string           `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank creatures by meaning, e.g. \"risen dead that drain life force\"; words like \"CR 1/2\", \"CR 5 or lower\", \"Large undead\", \"legendary actions\" rank matches first (see understood). Ranked after the other filters; results carry similarity_score."`
 	Limit               *int             `json:"limit,omitempty"`
 	Paging
 }

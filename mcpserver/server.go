@@ -370,7 +370,7 @@ Conditions and skills exist per edition: game_system picks one (SRD 5.1's first 
 		Name:        "search_dnd_content",
 		Annotations: readOnly("Search all D&D content"),
 		Description: `Search every kind of D&D content at once (spells, creatures, equipment, character options, rules, ...) by meaning, keyword and typo-tolerant name, with results grouped by type and a lorekeeper:// URI for each.
-Use it when the kind is unknown or mixed: "fire damage", "bigbys hand" (names from the books find the SRD's; a well-known name no open book carries, like "beholder", is said to be so), "healing magic" with entity_types=["spells","magicitems"], "dragon breath" with documents=["srd-2014"], or a misspelt name ("firbal"); filter words ("CR 5 undead from the SRD") rank matches first (see understood). semantic=false gives keyword/name matching only. limit is per type. Follow up with a lookup_* tool or read the URI for full details.`,
+Use it when the kind is unknown or mixed: "fire damage", "bigbys hand" (names from the books find the SRD's; a well-known name no open book carries, like "beholder", is said to be so), "healing magic" with entity_types=["spells","magicitems"], "dragon breath" with documents=["srd-2014"], or a misspelt name ("firbal"); filter words ("CR 5 undead from the SRD", "monsters with legendary actions CR 10 or lower") rank matches first (see understood). semantic=false gives keyword/name matching only. limit is per type. Follow up with a lookup_* tool or read the URI for full details.`,
 	}, s.search)
 	addTool(s, &mcp.Tool{
 		Name:        "list_documents",

@@ -66,11 +66,23 @@ func renderUnderstood(b *strings.Builder, u *lkv1.Understood) {
 	var parts []string
 	for _, f := range u.GetFilters() {
 		vals := strings.Join(f.GetValues(), " or ")
+		field := f.GetField()
+		// A bound (cr_max, level_min) reads as one: "challenge rating
+		// at most 10".
+		if base, ok := strings.CutSuffix(field, "_max"); ok {
+			field, vals = base, "at most "+vals
+		} else if base, ok := strings.CutSuffix(field, "_min"); ok {
+			field, vals = base, "at least "+vals
+		}
+		if field == "cr" {
+			field = "challenge_rating"
+		}
+		field = strings.ReplaceAll(field, "_", " ")
 		switch {
 		case f.GetNegated():
-			parts = append(parts, fmt.Sprintf("%s not %s (%q)", strings.ReplaceAll(f.GetField(), "_", " "), vals, f.GetWords()))
+			parts = append(parts, fmt.Sprintf("%s not %s (%q)", field, vals, f.GetWords()))
 		default:
-			parts = append(parts, fmt.Sprintf("%s %s (%q)", strings.ReplaceAll(f.GetField(), "_", " "), vals, f.GetWords()))
+			parts = append(parts, fmt.Sprintf("%s %s (%q)", field, vals, f.GetWords()))
 		}
 	}
 	if len(u.GetDocuments()) > 0 {

@@ -54,6 +54,7 @@ type understanding struct {
 // entity it applies to and does not match contradicts it.
 type softFilter struct {
 	field   string // the index's field
+	report  string // the name it is reported under, if not reported(field)
 	values  []string
 	negated bool
 	words   string
@@ -100,6 +101,7 @@ var (
 		badgerstore.FieldStealthDisadvantage: armorKinds,
 		badgerstore.FieldCategory:            itemKinds,
 		badgerstore.FieldRarity:              itemKinds,
+		badgerstore.FieldKind:                lkv1.Kinds(),
 	}
 )
 
@@ -109,6 +111,7 @@ var reportedField = map[string]string{
 	badgerstore.FieldCR:       "challenge_rating",
 	badgerstore.FieldSimple:   "is_simple",
 	badgerstore.FieldCategory: "category",
+	badgerstore.FieldKind:     "entity_type", // search's entity_types
 }
 
 func reported(field string) string {
@@ -336,7 +339,7 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 		// Said twice ("a giant ..., the weakest kind of giant"), a
 		// filter counts once.
 		for _, g := range u.filters {
-			if g.field == f.field && g.negated == f.negated && slices.Equal(g.values, f.values) {
+			if g.field == f.field && g.report == f.report && g.negated == f.negated && slices.Equal(g.values, f.values) {
 				return
 			}
 		}
@@ -350,6 +353,18 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 		}
 		return ""
 	}
+	// addCompared adds the filter the number x of words[from:to] makes
+	// with the comparison around it, if any ("CR 10 or lower").
+	addCompared := func(field string, x float64, from, to int) {
+		b, from, to := compares(words, used, from, to)
+		if b == exactly {
+			add(numberFilter(field, x, mark(from, to)))
+			return
+		}
+		if x, ok := inclusive(field, b, x); ok {
+			add(rangeFilter(field, b, x, mark(from, to)))
+		}
+	}
 	// Numbers: "CR 1/2", "challenge rating 5", "3rd-level", "level 3
 	// spell", "cantrip".
 	for i := 0; i < len(words); i++ {
@@ -359,18 +374,35 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 			if word(j) == "rating" {
 				j++
 			}
-			if cr, ok := lkv1.ParseChallengeRating(word(j)); ok && cr >= 0 && cr <= 30 {
-				add(numberFilter(badgerstore.FieldCR, cr, mark(i, j+1)))
-				i = j
+			cr, ok := lkv1.ParseChallengeRating(word(j))
+			if !ok || cr < 0 || cr > 30 {
+				continue
 			}
+			// "CR 5 to 10", "CR 5-10": both bounds.
+			k := j + 1
+			if word(k) == "to" || word(k) == "through" {
+				k++
+			}
+			if hi, ok := lkv1.ParseChallengeRating(word(k)); ok && hi > cr && hi <= 30 {
+				w := mark(i, k+1)
+				add(rangeFilter(badgerstore.FieldCR, atLeast, cr, w))
+				add(rangeFilter(badgerstore.FieldCR, atMost, hi, w))
+				i = k
+				continue
+			}
+			addCompared(badgerstore.FieldCR, cr, i, j+1)
+			i = j
 		case stems[i] == "cantrip":
-			add(numberFilter(badgerstore.FieldLevel, 0, mark(i, i+1)))
+			addCompared(badgerstore.FieldLevel, 0, i, i+1)
 		case ordinals[words[i]] > 0 && word(i+1) == "level":
-			add(numberFilter(badgerstore.FieldLevel, float64(ordinals[words[i]]), mark(i, i+2)))
+			addCompared(badgerstore.FieldLevel, float64(ordinals[words[i]]), i, i+2)
 			i++
 		case words[i] == "level":
-			if n, err := strconv.Atoi(word(i + 1)); err == nil && n >= 1 && n <= 9 && relevance.Stem(word(i+2)) == "spell" {
-				add(numberFilter(badgerstore.FieldLevel, float64(n), mark(i, i+2)))
+			// "level 3 spell", "level 3 or lower": not "level 3" alone,
+			// more often a character's.
+			n, err := strconv.Atoi(word(i + 1))
+			if b, _, _ := compares(words, used, i, i+2); err == nil && n >= 1 && n <= 9 && (relevance.Stem(word(i+2)) == "spell" || b != exactly) {
+				addCompared(badgerstore.FieldLevel, float64(n), i, i+2)
 				i++
 			}
 		}
@@ -425,6 +457,16 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 			if relevance.Stem(word(i+1)) == "weapon" || !hasKinds(nonEquipment) {
 				add(boolFilter(badgerstore.FieldSimple, w == "simple", mark(i, i+1)))
 			}
+		case "legendary":
+			// A creature's: "legendary actions", "legendary resistance",
+			// "a legendary monster", "a legendary dragon"; else an item's
+			// rarity (below).
+			switch next := relevance.Stem(word(i + 1)); {
+			case strings.HasPrefix(next, "action") || strings.HasPrefix(next, "resist") || creatureNouns[word(i+1)]:
+				add(boolFilter(badgerstore.FieldLegendary, !negated(i, 2), mark(i, i+2)))
+			case voc.types[next]: // the type is read below
+				add(boolFilter(badgerstore.FieldLegendary, !negated(i, 2), mark(i, i+1)))
+			}
 		case "one", "single":
 			if word(i+1) == "handed" || word(i+1) == "hand" && relevance.Stem(word(i+2)) == "weapon" {
 				add(keywordFilter(badgerstore.FieldProperty, []string{"two-handed"}, true, mark(i, i+2)))
@@ -477,6 +519,11 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 			}
 		}
 	}
+	if len(kinds) > 1 {
+		if f, ok := readKind(words, used, kinds); ok {
+			add(f)
+		}
+	}
 	byFilters := slices.Clone(used)
 	u.order = readOrder(words, stems, used, hasKinds)
 	// A superlative restricts nothing: its words stay in the terms (the
@@ -506,6 +553,182 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 		return nil
 	}
 	return u
+}
+
+// readKind reads the one kind a question over several kinds names, in
+// the plural or as "monster" ("monsters with legendary actions", "feats
+// for a spellcaster"): another singular is more often said of something
+// else ("a spell that lets a creature fly"), and a question naming two
+// kinds is about both.
+func readKind(words []string, used []bool, kinds []lkv1.Kind) (softFilter, bool) {
+	var named lkv1.Kind
+	var at []int
+	for i := 0; i < len(words); i++ {
+		if used[i] {
+			continue
+		}
+		n := 1
+		k, ok := kindNouns[words[i]]
+		if i+1 < len(words) && !used[i+1] {
+			if k2, ok2 := kindNouns[words[i]+" "+words[i+1]]; ok2 {
+				k, ok, n = k2, true, 2
+			}
+		}
+		if !ok || !slices.Contains(kinds, k) {
+			continue
+		}
+		if len(at) > 0 && k != named {
+			return softFilter{}, false
+		}
+		named = k
+		for j := i; j < i+n; j++ {
+			at = append(at, j)
+		}
+		i += n - 1
+	}
+	if len(at) == 0 {
+		return softFilter{}, false
+	}
+	said := make([]string, len(at))
+	for j, i := range at {
+		used[i] = true
+		said[j] = words[i]
+	}
+	return keywordFilter(badgerstore.FieldKind, []string{named.Slug()}, false, strings.Join(said, " ")), true
+}
+
+// kindNouns name a kind in a question: the kinds' plurals ("spells",
+// "magic items"), "monster(s)", "species". Not "classes" ("armor
+// class"), "rules", "items" or "armor", which other readings take.
+var kindNouns = func() map[string]lkv1.Kind {
+	m := map[string]lkv1.Kind{"monster": lkv1.Kind_KIND_CREATURE, "monsters": lkv1.Kind_KIND_CREATURE, "species": lkv1.Kind_KIND_RACE}
+	for _, k := range lkv1.Kinds() {
+		switch k {
+		case lkv1.Kind_KIND_CLASS, lkv1.Kind_KIND_SUBCLASS, lkv1.Kind_KIND_RULE, lkv1.Kind_KIND_RULE_SECTION, lkv1.Kind_KIND_ITEM, lkv1.Kind_KIND_ARMOR:
+			continue
+		}
+		m[strings.ReplaceAll(k.Slug(), "-", " ")+"s"] = k
+	}
+	return m
+}()
+
+// bound is how a question compares a number: exactly, or as a bound
+// (inclusive: "CR 10 or lower", "at least 3rd level"; strict: "under CR
+// 5", "above CR 10").
+type bound int
+
+const (
+	exactly bound = iota
+	atMost
+	atLeast
+	below
+	above
+)
+
+// Words comparing a number, after it ("or lower") or before it ("lower
+// than").
+var (
+	lowerWords  = map[string]bool{"lower": true, "less": true, "below": true, "under": true, "fewer": true, "weaker": true}
+	higherWords = map[string]bool{"higher": true, "more": true, "above": true, "over": true, "greater": true, "stronger": true, "up": true}
+)
+
+// compares reads the comparison around the number words[from:to], and
+// widens the span to its words: after the number "or lower", "and
+// under", "or higher", "and up", "plus"; before it "up to", "at most",
+// "at least", "no more than", "under", "below", "less than", "over",
+// "above", "more than", "max", "min".
+func compares(words []string, used []bool, from, to int) (bound, int, int) {
+	free := func(i int) string {
+		if i >= 0 && i < len(words) && !used[i] {
+			return words[i]
+		}
+		return ""
+	}
+	if w := free(to); w == "or" || w == "and" {
+		switch next := free(to + 1); {
+		case lowerWords[next]:
+			return atMost, from, to + 2
+		case higherWords[next]:
+			return atLeast, from, to + 2
+		}
+	}
+	if free(to) == "plus" {
+		return atLeast, from, to + 1
+	}
+	switch w1, w2 := free(from-1), free(from-2); {
+	case w2 == "up" && w1 == "to", w2 == "at" && w1 == "most":
+		return atMost, from - 2, to
+	case w2 == "at" && w1 == "least":
+		return atLeast, from - 2, to
+	case w1 == "max" || w1 == "maximum":
+		return atMost, from - 1, to
+	case w1 == "min" || w1 == "minimum":
+		return atLeast, from - 1, to
+	case w1 == "than" && (lowerWords[w2] || higherWords[w2]):
+		// "no more than" is at most, "no less than" at least.
+		switch no := free(from-3) == "no"; {
+		case no && lowerWords[w2]:
+			return atLeast, from - 3, to
+		case no:
+			return atMost, from - 3, to
+		case lowerWords[w2]:
+			return below, from - 2, to
+		}
+		return above, from - 2, to
+	case w1 == "under" || w1 == "below":
+		return below, from - 1, to
+	case w1 == "over" || w1 == "above":
+		return above, from - 1, to
+	}
+	return exactly, from, to
+}
+
+// crSteps are the challenge ratings, in order.
+var crSteps = func() []float64 {
+	s := []float64{0, 0.125, 0.25, 0.5}
+	for cr := 1; cr <= 30; cr++ {
+		s = append(s, float64(cr))
+	}
+	return s
+}()
+
+// inclusive turns a strict bound into an inclusive one over the field's
+// steps (challenge ratings, spell levels 0-9): below CR 1 is at most CR
+// 1/2. ok is false when nothing is left (below CR 0).
+func inclusive(field string, b bound, x float64) (float64, bool) {
+	if b != below && b != above {
+		return x, true
+	}
+	steps := crSteps
+	if field == badgerstore.FieldLevel {
+		steps = []float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	}
+	i, found := slices.BinarySearch(steps, x)
+	switch {
+	case b == below && i > 0:
+		return steps[i-1], true
+	case b == above && found && i+1 < len(steps):
+		return steps[i+1], true
+	case b == above && !found && i < len(steps):
+		return steps[i], true
+	}
+	return 0, false
+}
+
+// rangeFilter matches the entities whose number field is at least (atLeast,
+// above) or at most (atMost, below) x, reported as the lookup's bound
+// filter ("cr_max", "level_min"). x is inclusive (see inclusive).
+func rangeFilter(field string, b bound, x float64, words string) softFilter {
+	f := softFilter{field: field, values: []string{lkv1.ChallengeRatingText(x)}, words: words}
+	name := map[string]string{badgerstore.FieldCR: "cr", badgerstore.FieldLevel: "level"}[field]
+	if b == atLeast || b == above {
+		f.report = name + "_min"
+		f.match = func(v *badgerstore.View) badgerstore.Set { return v.Range(field, &x, nil) }
+	} else {
+		f.report = name + "_max"
+		f.match = func(v *badgerstore.View) badgerstore.Set { return v.Range(field, nil, &x) }
+	}
+	return f
 }
 
 func numberFilter(field string, x float64, words string) softFilter {

@@ -243,7 +243,11 @@ func (u *understanding) proto() *lkv1.Understood {
 	}
 	out := &lkv1.Understood{Documents: u.docs}
 	for _, f := range u.filters {
-		out.Filters = append(out.Filters, &lkv1.UnderstoodFilter{Field: reported(f.field), Values: f.values, Negated: f.negated, Words: f.words})
+		field := f.report
+		if field == "" {
+			field = reported(f.field)
+		}
+		out.Filters = append(out.Filters, &lkv1.UnderstoodFilter{Field: field, Values: f.values, Negated: f.negated, Words: f.words})
 	}
 	if u.order != nil {
 		out.OrderBy, out.Descending = u.order.field, u.order.desc

@@ -44,6 +44,22 @@ var understandCases = []understandCase{
 	{"lookup_spell", "2024 rituals", []string{"ritual=true", "docs=srd-2024"}},
 	{"lookup_spell", "SRD 5.1 cantrips", []string{"level=0", "docs=srd-2014"}},
 	{"lookup_creature", "beasts from Level Up", []string{"creature_type=beast", "docs=a5e"}},
+	// Bounds, as the lookups' own cr_min / cr_max / level_min / level_max.
+	{"lookup_creature", "undead under CR 1", []string{"creature_type=undead", "cr_max=1/2"}},
+	{"lookup_creature", "a fiend of at least CR 5", []string{"creature_type=fiend", "cr_min=5"}},
+	{"lookup_creature", "CR 5 to 10 dragons", []string{"cr_min=5", "cr_max=10", "creature_type=dragon"}},
+	{"lookup_spell", "3rd level or lower evocation", []string{"level_max=3", "school=evocation"}},
+	{"lookup_spell", "healing up to 2nd level", []string{"level_max=2"}},
+	{"lookup_spell", "level 3 or higher necromancy", []string{"level_min=3", "school=necromancy"}},
+	{"lookup_creature", "no more than CR 4", []string{"cr_max=4"}},
+	{"lookup_creature", "fiends above CR 20", []string{"creature_type=fiend", "cr_min=21"}},
+	{"lookup_creature", "beasts below CR 0", []string{"creature_type=beast"}},
+	// "Legendary" of a creature, and the kind a search's question names.
+	{"search_dnd_content", "monsters with legendary actions CR 10 or lower", []string{"entity_type=creature", "legendary=true", "cr_max=10"}},
+	{"search_dnd_content", "feats for a spellcaster", []string{"entity_type=feat"}},
+	{"lookup_creature", "a legendary dragon", []string{"legendary=true", "creature_type=dragon"}},
+	{"lookup_equipment", "legendary sword", []string{"rarity=legendary"}},
+	{"search_dnd_content", "spells that affect all creatures in an area", nil},
 	// Said twice, a filter is read once.
 	{"lookup_creature", "a big dumb giant for my party, the weakest kind of giant", []string{"creature_type=giant", "order=challenge_rating asc"}},
 	// Nothing to read: a size before no creature, a type inside a
@@ -136,6 +152,13 @@ func TestUnderstand(t *testing.T) {
 // its kind has the field at all.
 func holds(e *lkv1.Entity, f *lkv1.UnderstoodFilter) (has, applies bool) {
 	fields := badgerstore.EntityFields(e)
+	for prefix, field := range map[string]string{"cr_": badgerstore.FieldCR, "level_": badgerstore.FieldLevel} {
+		if bound, ok := strings.CutPrefix(f.GetField(), prefix); ok {
+			x, ok := fields.Numbers[field]
+			want, _ := lkv1.ParseChallengeRating(f.GetValues()[0])
+			return ok && (bound == "max" && x <= want || bound == "min" && x >= want), ok
+		}
+	}
 	field := map[string]string{"challenge_rating": badgerstore.FieldCR, "is_simple": badgerstore.FieldSimple}[f.GetField()]
 	if field == "" {
 		field = f.GetField()
@@ -194,6 +217,8 @@ func TestUnderstood_matchesRankFirst(t *testing.T) {
 		{tool: "lookup_equipment", q: "best medium armor that won't ruin my stealth rolls"},
 		{tool: "lookup_creature", q: "a Large undead that flies"},
 		{tool: "lookup_spell", q: "2024 concentration spells"},
+		{tool: "lookup_creature", q: "undead of CR 3 or lower that drain life"},
+		{tool: "lookup_spell", q: "at least 6th level necromancy"},
 	} {
 		t.Run(c.q, func(t *testing.T) {
 			var results []*lkv1.Result

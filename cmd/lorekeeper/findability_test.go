@@ -297,6 +297,27 @@ func checkIssueTable(t *testing.T, cs *mcp.ClientSession) {
 		}
 	})
 
+	t.Run("monsters with legendary actions CR 10 or lower", func(t *testing.T) {
+		// "legendary actions" is a creature's, not an item's rarity;
+		// "monsters" names the kind; "or lower" makes the CR a bound.
+		var out mcpserver.SearchOutput
+		text := callFind(t, cs, "search_dnd_content", map[string]any{"query": "monsters with legendary actions CR 10 or lower", "limit": 10, "detail": "full"}, &out)
+		if !jsonEqual(out.Understood, map[string]any{"entity_type": "creature", "legendary": true, "cr_max": 10.0}) {
+			t.Errorf("understood %v", out.Understood)
+		}
+		if len(out.Groups) == 0 || out.Groups[0].EntityType != "creature" {
+			t.Fatalf("first group is not creatures: %+v", out.Groups)
+		}
+		for _, e := range out.Groups[0].Results {
+			if !e.Creature.HasLegendaryActions || e.Creature.ChallengeRating > 10 {
+				t.Errorf("%s (CR %v, legendary actions %v) does not match the question", e.Name, e.Creature.ChallengeRating, e.Creature.HasLegendaryActions)
+			}
+		}
+		if !strings.Contains(text, "challenge rating at most 10") {
+			t.Errorf("the text does not say the bound:\n%s", text)
+		}
+	})
+
 	t.Run("dragon, walked with cursor", func(t *testing.T) {
 		args := map[string]any{"query": "dragon", "limit": 10}
 		var totals []uint64
