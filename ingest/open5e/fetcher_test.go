@@ -1201,3 +1201,41 @@ func TestFetcher_Run_retriesStreamFailuresSoon(t *testing.T) {
 		})
 	}
 }
+
+// TestFetcher_Sync_interrupted: a run stopped during an endpoint (the
+// process shutting down as its MCP client went away) is no failure of it:
+// the next run syncs it at once instead of backing off for minutes with
+// the endpoint missing from the catalogue, and until then its state says
+// it was never tried (readiness waits for it).
+func TestFetcher_Sync_interrupted(t *testing.T) {
+	js := ingesttest.JetStream(t, nil)
+	up := newUpstream(t)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	up.set(func(w http.ResponseWriter, r *http.Request, n int) bool {
+		if r.URL.Path != "/v2/conditions/" {
+			return false
+		}
+		stop() // the process stops while this endpoint is read
+		<-r.Context().Done()
+		return true
+	}, nil, nil)
+	f := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/spells", "v2/conditions")})
+	if _, err := f.Sync(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted sync: %v, want context.Canceled", err)
+	}
+	if st := state(t, js, "sync.v2.conditions"); st.GetBackoffUntil() != nil || st.GetLastError() != "" || st.GetLastAttempt() != nil {
+		t.Errorf("conditions after the interruption: backoff %v, error %q, last attempt %v; want none", st.GetBackoffUntil(), st.GetLastError(), st.GetLastAttempt())
+	}
+
+	up.set(nil, nil, nil)
+	sum := mustSync(t, f)
+	for _, es := range sum.Endpoints {
+		if es.Skipped {
+			t.Errorf("%s skipped after the interruption: %v", es.Endpoint, es.Err)
+		}
+	}
+	if st := state(t, js, "sync.v2.conditions"); len(st.GetEntities()) != v2Conditions(t) || st.GetLastAttempt() == nil {
+		t.Errorf("conditions after the next run: %d entities of %d, last attempt %v", len(st.GetEntities()), v2Conditions(t), st.GetLastAttempt())
+	}
+}

@@ -157,7 +157,7 @@ func (r *run) do(ctx context.Context) error {
 		case catErr != nil:
 			es.Err = catErr
 			es.Errors = 1
-			r.failed(st, now, catErr, true)
+			r.failed(ctx, st, now, catErr, true)
 		case st.GetBackoffUntil() != nil && now.Before(st.GetBackoffUntil().AsTime()):
 			es.Skipped, skipped = true, true
 			es.Err = fmt.Errorf("backing off until %s after: %s", st.GetBackoffUntil().AsTime().Format(time.RFC3339), st.GetLastError())
@@ -169,8 +169,14 @@ func (r *run) do(ctx context.Context) error {
 				v2Keys = append(v2Keys, k)
 			}
 		}
+		// A run stopped during the endpoint (the process shutting down)
+		// keeps what it published, and the endpoint counts as not tried:
+		// the next start syncs it at once, and readiness waits for it.
+		interrupted := ctx.Err() != nil
 		if !es.Skipped {
-			st.LastAttempt = timestamppb.New(now)
+			if !interrupted {
+				st.LastAttempt = timestamppb.New(now)
+			}
 			st.LastCounts = &lkv1.SyncCounts{
 				Fetched: uint64(es.Fetched), Created: uint64(es.New), Changed: uint64(es.Changed),
 				Removed: uint64(es.Removed), Unchanged: uint64(es.Unchanged), Errors: uint64(es.Errors),
@@ -221,8 +227,14 @@ func (r *run) fetchV1(ctx context.Context, ep Endpoint, cat *Catalog) ([]*lkv1.E
 }
 
 // failed records an endpoint failure in its state; backoff leaves the
-// endpoint alone for EndpointBackoff.
-func (r *run) failed(st *lkv1.EndpointState, now time.Time, err error, backoff bool) {
+// endpoint alone for EndpointBackoff. A run stopped meanwhile (ctx done:
+// the process is shutting down) is no failure of the endpoint: nothing is
+// recorded, so the next start does not wait out a backoff with the
+// endpoint missing from the catalogue.
+func (r *run) failed(ctx context.Context, st *lkv1.EndpointState, now time.Time, err error, backoff bool) {
+	if ctx.Err() != nil {
+		return
+	}
 	st.LastError = err.Error()
 	if backoff {
 		st.BackoffUntil = timestamppb.New(now.Add(r.f.opts.EndpointBackoff))
@@ -312,16 +324,16 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 	switch {
 	case res.Err != nil:
 		es.Err = errors.Join(res.Err, pubErr)
-		r.failed(st, now, es.Err, true)
+		r.failed(ctx, st, now, es.Err, true)
 		return
 	case pubErr != nil:
 		es.Err, es.StreamFailed = pubErr, true
-		r.failed(st, now, pubErr, false)
+		r.failed(ctx, st, now, pubErr, false)
 		return
 	case len(res.Invalid) > 0:
 		// A record we could not read may be one we have: keep everything.
 		es.Err = fmt.Errorf("%d invalid records: %w", len(res.Invalid), errors.Join(res.Invalid...))
-		r.failed(st, now, es.Err, false)
+		r.failed(ctx, st, now, es.Err, false)
 		return
 	}
 
@@ -345,7 +357,7 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 	}
 	if pubErr != nil {
 		es.Err, es.StreamFailed = pubErr, true
-		r.failed(st, now, pubErr, false)
+		r.failed(ctx, st, now, pubErr, false)
 		return
 	}
 	st.Digest = digest(st.Entities)
