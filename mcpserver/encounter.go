@@ -67,7 +67,13 @@ const maxFoes = 8
 func encounterBudget(levels []int, difficulty string) (int, error) {
 	col := slices.Index(encounterDifficulties, difficulty)
 	if col < 0 {
-		return 0, promptError("difficulty", fmt.Sprintf("unknown difficulty %q; use low, moderate or high", difficulty))
+		msg := fmt.Sprintf("unknown difficulty %q; use low, moderate or high", difficulty)
+		if slices.Contains([]string{"easy", "medium", "hard", "deadly"}, difficulty) {
+			// A DM used to the 2014 books says these; their thresholds
+			// are not open content, SRD 5.2's budgets are.
+			msg += fmt.Sprintf(" (SRD 5.2's budgets; %q is the 2014 Dungeon Master's Guide's word, whose thresholds are not open content)", difficulty)
+		}
+		return 0, promptError("difficulty", msg)
 	}
 	total := 0
 	for _, l := range levels {

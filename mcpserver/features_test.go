@@ -120,7 +120,8 @@ func TestPrompts(t *testing.T) {
 				want string
 			}{
 				{"plan_encounter", map[string]string{"party_levels": "3,25"}, "not in 1-20"},
-				{"plan_encounter", map[string]string{"party_levels": "3", "difficulty": "deadly"}, "low, moderate or high"},
+				{"plan_encounter", map[string]string{"party_levels": "3", "difficulty": "deadly"}, "2014 Dungeon Master's Guide's word"},
+				{"plan_encounter", map[string]string{"party_levels": "3", "difficulty": "brutal"}, "use low, moderate or high"},
 				{"compare_editions", map[string]string{"name": "fireball", "kind": "spaceship"}, "unknown kind"},
 				{"homebrew_overview", map[string]string{"document": "nope"}, "no document"},
 			} {
