@@ -148,6 +148,7 @@ type docWords struct {
 	name            []string // the name's words, without a trailing version
 	acronym         string   // initials of the name's words ("srd", "tob")
 	version         string   // a trailing version number ("5.1")
+	homebrew        bool     // an OrcBrew document
 }
 
 // vocabularyOf returns the catalogue's vocabulary, remembered by the view
@@ -188,7 +189,8 @@ func buildVocabulary(v *badgerstore.View) *vocabulary {
 	}
 	for _, d := range v.Documents() {
 		doc := d.Document
-		dw := docWords{key: strings.ToLower(doc.GetKey()), gameSystem: strings.ToLower(doc.GetGameSystem())}
+		dw := docWords{key: strings.ToLower(doc.GetKey()), gameSystem: strings.ToLower(doc.GetGameSystem()),
+			homebrew: doc.GetSource() == lkv1.Source_SOURCE_ORCBREW}
 		dw.name = questionWords(doc.GetName())
 		if n := len(dw.name); n > 1 && strings.ContainsAny(dw.name[n-1], "0123456789") && strings.Contains(dw.name[n-1], ".") {
 			dw.version, dw.name = dw.name[n-1], dw.name[:n-1]
@@ -875,11 +877,12 @@ func (u *understanding) readDocuments(voc *vocabulary, words []string, used []bo
 		}
 		if n == 0 {
 			// One word: initials ("SRD", "ToB"), a version ("5.1"), a game
-			// system's year ("2024").
+			// system's year ("2024"), "homebrew" (every OrcBrew document).
 			n = 1
 			for _, d := range voc.docs {
 				if len(d.acronym) >= 3 && words[i] == d.acronym || d.version != "" && words[i] == d.version ||
-					len(words[i]) == 4 && strings.HasSuffix(d.gameSystem, "-"+words[i]) {
+					len(words[i]) == 4 && strings.HasSuffix(d.gameSystem, "-"+words[i]) ||
+					d.homebrew && (words[i] == "homebrew" || words[i] == "orcbrew") {
 					keys = append(keys, d.key)
 				}
 			}

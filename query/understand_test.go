@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"lorekeeper.dev/embedder/badgerstore"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 	"lorekeeper.dev/query"
@@ -445,5 +447,45 @@ func TestUnderstood_bm25Terms(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s %q: BM25 reads %q, want %q", c.kind.Slug(), c.q, got, c.want)
 		}
+	}
+}
+
+// TestUnderstand_homebrew: "homebrew" names every OrcBrew document, and
+// their entities rank first.
+func TestUnderstand_homebrew(t *testing.T) {
+	ctx := context.Background()
+	snapshotStore(t) // the entities and their cached vectors
+	st, _ := srdSpellStore(t, nil)
+	svc := query.NewService(st, snap.emb, nil)
+	// A homebrew copy of Fire Bolt under another name: the same text and
+	// vector, so only the word "homebrew" can put it first.
+	var bolt *lkv1.Entity
+	for _, e := range snap.entities {
+		if e.GetKey() == "open5e_v2:srd-2014:spell:fire-bolt" {
+			bolt = proto.Clone(e).(*lkv1.Entity)
+		}
+	}
+	if bolt == nil {
+		t.Fatal("no SRD Fire Bolt in the snapshot")
+	}
+	vec, _, err := snap.store.CachedVector(ctx, snap.store.Model().Name, bolt.GetContentHash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	bolt.Document = &lkv1.Document{Key: "kitchen-brew", Name: "Kitchen Brew", Source: lkv1.Source_SOURCE_ORCBREW}
+	bolt.Key = lkv1.EntityKey(lkv1.Source_SOURCE_ORCBREW, "kitchen-brew", lkv1.Kind_KIND_SPELL, "ember-dart")
+	bolt.Name, bolt.Slug = "Ember Dart", "ember-dart"
+	if err := st.Apply(ctx, []badgerstore.Write{{Entity: bolt, Vector: vec}}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: &lkv1.Common{SemanticQuery: "homebrew fire cantrip", Limit: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.GetUnderstood().GetDocuments(); !slices.Equal(got, []string{"kitchen-brew"}) {
+		t.Errorf("documents understood %q, want [kitchen-brew]", got)
+	}
+	if rs := resp.GetResults(); len(rs) == 0 || rs[0].GetEntity().GetName() != "Ember Dart" {
+		t.Errorf("first result %q, want the homebrew Ember Dart", names(rs))
 	}
 }
