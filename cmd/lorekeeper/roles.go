@@ -58,6 +58,10 @@ type nodeFlags struct {
 	// embedder, if set, wraps what the consumer embeds with (not a flag:
 	// tests share one cache of the model's vectors between nodes).
 	embedder func(natsconsume.Model) natsconsume.Model
+	// interceptor, if set, runs on every call to the gRPC listener (not a
+	// flag: the standalone server adds its loading warning to the answers
+	// of processes sharing its service).
+	interceptor grpc.UnaryServerInterceptor
 }
 
 func (n *nodeFlags) register(fs *flagSet) {
@@ -370,6 +374,9 @@ func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, bad
 	}
 	if tlsOpt != nil {
 		sopts.GRPCOptions = append(sopts.GRPCOptions, tlsOpt)
+	}
+	if cfg.interceptor != nil {
+		sopts.GRPCOptions = append(sopts.GRPCOptions, grpc.ChainUnaryInterceptor(cfg.interceptor))
 	}
 	srv := query.NewServer(svc, sopts)
 	ln, err := net.Listen("tcp", cfg.grpcAddr)

@@ -139,6 +139,7 @@ func runStandalone(ctx context.Context, args []string, stdin io.Reader, stdout, 
 	state := newStartState()
 	state.set("opening its data", false)
 	notice := &loadNotice{}
+	cfg.node.interceptor = notice.serve
 	backend := newBackendConn(state, notice.intercept, func() (string, bool) { return ownerState(cfg.dataDir) })
 	// The query service is in this process once it owns the data: MCP
 	// calls it there, not over loopback gRPC (query.NewInProcessConn).
@@ -528,13 +529,31 @@ func (n *loadNotice) set(msg string) {
 	n.msg.Store(&msg)
 }
 
+// intercept adds the warning to this process's own calls.
 func (n *loadNotice) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	if err := invoker(ctx, method, req, reply, cc, opts...); err != nil {
 		return err
 	}
+	n.add(reply)
+	return nil
+}
+
+// serve adds the warning to the answers of the gRPC listener: a process
+// sharing this one's service (a second client on the same data) knows
+// nothing of the load, and would answer "no creature named goblin" as if
+// final.
+func (n *loadNotice) serve(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	reply, err := handler(ctx, req)
+	if err == nil {
+		n.add(reply)
+	}
+	return reply, err
+}
+
+func (n *loadNotice) add(reply any) {
 	msg := n.msg.Load()
 	if msg == nil {
-		return nil
+		return
 	}
 	switch r := reply.(type) {
 	case *lkv1.LookupResponse:
@@ -542,5 +561,4 @@ func (n *loadNotice) intercept(ctx context.Context, method string, req, reply an
 	case *lkv1.SearchResponse:
 		r.Warnings = append(r.Warnings, *msg)
 	}
-	return nil
 }

@@ -284,6 +284,18 @@ func TestStandalone_desktopClient(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+	// A second client during the load shares the first's service, and
+	// hears from it that the content is still loading: a miss is not
+	// final. (Checked only while the first is still loading, which the
+	// rest of the catalogue takes far longer than this.)
+	during := startDesktop(t, bin, env)
+	out, err := during.lookupFireball(ctx)
+	stillLoading := !first.logged("LoreKeeper is ready")
+	if err != nil || stillLoading && !strings.Contains(strings.Join(out.Warnings, " "), "still loading") {
+		t.Errorf("a second client during the load: warnings %q, err %v; want the loading warning", out.Warnings, err)
+	}
+	t.Logf("second client during the load: first still loading %v, warnings %q", stillLoading, out.Warnings)
+	during.stop(t)
 	for !first.logged("LoreKeeper is ready") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no ready message after 10 minutes; messages: %v", first.logs)
@@ -312,7 +324,7 @@ func TestStandalone_desktopClient(t *testing.T) {
 
 	// A second client on the same HOME shares the first's service.
 	second := startDesktop(t, bin, env)
-	out, err := second.lookupFireball(ctx)
+	out, err = second.lookupFireball(ctx)
 	if err != nil {
 		t.Fatalf("second client: lookup_spell: %v", err)
 	}
