@@ -33,6 +33,7 @@ func (s *Server) resourceNotFoundMiddleware(next mcp.MethodHandler) mcp.MethodHa
 		uri := rr.Params.URI
 		res, err := next(ctx, method, req)
 		var je *jsonrpc.Error
+		//nolint:staticcheck // the SDK's own code for it, which its compatibility setting changes
 		if err == nil || !errors.As(err, &je) || je.Code != mcp.CodeResourceNotFound || !strings.HasPrefix(je.Message, "Resource not found") {
 			return res, err
 		}

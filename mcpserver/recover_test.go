@@ -18,7 +18,7 @@ func TestServer_RecoversPanics(t *testing.T) {
 	h := newHarness(t)
 	mcp.AddTool(h.srv.MCP(), &mcp.Tool{Name: "boom", Description: "panics"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		var m map[string]int
-		m["nil map"] = 1 // a real runtime panic, as a bug would make
+		m["nil map"] = 1 //nolint:staticcheck // a real runtime panic, as a bug would make
 		return nil, nil, nil
 	})
 	ctx := context.Background()

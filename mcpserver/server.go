@@ -209,7 +209,7 @@ func (s *Server) RunStdio(ctx context.Context) error {
 // goes on (guardLines).
 func (s *Server) RunIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	gr, gw := guardLines(r, w, s.log)
-	defer gr.Close() // unblocks the guard once the session is over
+	defer func() { _ = gr.Close() }() // unblocks the guard once the session is over
 	err := s.mcp.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(gr), Writer: nopWriteCloser{gw}})
 	if err != nil && ctx.Err() != nil {
 		return nil

@@ -21,7 +21,7 @@ import (
 	"github.com/dgraph-io/badger/v4/table"
 )
 
-// ErrDamaged: the store's files are damaged or inconsistent (a checksum
+// ErrDamaged reports that the store's files are damaged or inconsistent (a checksum
 // mismatch, a truncated or unreadable table, fewer entities than it
 // recorded, Badger refusing or panicking on open). Its content cannot be
 // trusted: rebuild it from the stream.

@@ -14,29 +14,6 @@ import (
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
-// recordDocument is the document key of e's source record: "core" for an
-// edition split out of a core record.
-func recordDocument(t testing.TB, e *lkv1.Entity) string {
-	t.Helper()
-	var r struct {
-		Document json.RawMessage `json:"document"`
-		V1Doc    string          `json:"document__slug"`
-	}
-	if err := json.Unmarshal(e.GetSourceRecord(), &r); err != nil {
-		t.Fatalf("%s: source record: %v", e.GetKey(), err)
-	}
-	if r.V1Doc != "" {
-		return r.V1Doc
-	}
-	var d struct{ Key string }
-	if json.Unmarshal(r.Document, &d) == nil && d.Key != "" {
-		return d.Key
-	}
-	var k string
-	_ = json.Unmarshal(r.Document, &k)
-	return k
-}
-
 type description struct {
 	Desc       string `json:"desc"`
 	Document   string `json:"document"`
