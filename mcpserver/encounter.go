@@ -49,16 +49,7 @@ var xpBudgetPerCharacter = [20][3]int{
 
 // xpByCR is the SRD's Experience Points by Challenge Rating (the same in
 // 5.1 and 5.2), used to choose the challenge ratings to look up.
-var xpByCR = []struct {
-	cr float64
-	xp int
-}{
-	{0, 10}, {0.125, 25}, {0.25, 50}, {0.5, 100}, {1, 200}, {2, 450}, {3, 700}, {4, 1100}, {5, 1800},
-	{6, 2300}, {7, 2900}, {8, 3900}, {9, 5000}, {10, 5900}, {11, 7200}, {12, 8400}, {13, 10000},
-	{14, 11500}, {15, 13000}, {16, 15000}, {17, 18000}, {18, 20000}, {19, 22000}, {20, 25000},
-	{21, 33000}, {22, 41000}, {23, 50000}, {24, 62000}, {25, 75000}, {26, 90000}, {27, 105000},
-	{28, 120000}, {29, 135000}, {30, 155000},
-}
+var xpByCR = lkv1.ChallengeXPs()
 
 // maxFoes is the largest group of one creature the prompt proposes.
 const maxFoes = 8
@@ -90,14 +81,14 @@ func encounterBudget(levels []int, difficulty string) (int, error) {
 // maxFoes still make a meaningful share of it (an eighth each).
 func crWindow(budget int) (lo, hi float64) {
 	for _, r := range xpByCR {
-		if r.xp <= budget {
-			hi = r.cr
+		if int(r.XP) <= budget {
+			hi = r.CR
 		}
 	}
 	lo = hi
 	for i := len(xpByCR) - 1; i >= 0; i-- {
-		if xpByCR[i].cr <= hi && xpByCR[i].xp*maxFoes >= budget {
-			lo = xpByCR[i].cr
+		if xpByCR[i].CR <= hi && int(xpByCR[i].XP)*maxFoes >= budget {
+			lo = xpByCR[i].CR
 		}
 	}
 	return lo, hi
@@ -174,10 +165,10 @@ func (s *Server) planEncounter(ctx context.Context, req *mcp.GetPromptRequest) (
 	var pools []crPool
 	for i := len(xpByCR) - 1; i >= 0; i-- {
 		r := xpByCR[i]
-		if r.cr < lo || r.cr > hi || r.xp > budget {
+		if r.CR < lo || r.CR > hi || int(r.XP) > budget {
 			continue
 		}
-		pool, err := s.crCandidates(ctx, r.cr, types, sources)
+		pool, err := s.crCandidates(ctx, r.CR, types, sources)
 		if err != nil {
 			return nil, s.promptFail(PromptPlanEncounter, err)
 		}

@@ -116,3 +116,23 @@ func v2Conditions(t testing.TB) int {
 	}
 	return n
 }
+
+// TestChallengeRatingXP_matchesTheBooks: the shared XP-by-CR table (which
+// gives homebrew monsters their XP) agrees with every SRD creature's own.
+func TestChallengeRatingXP_matchesTheBooks(t *testing.T) {
+	n := 0
+	for _, e := range snapshot(t) {
+		c := e.GetCreature()
+		if c == nil || c.GetExperiencePoints() == 0 || !strings.HasPrefix(e.GetDocument().GetKey(), "srd-") {
+			continue
+		}
+		n++
+		if xp, ok := lkv1.ChallengeRatingXP(c.GetChallengeRating()); !ok || xp != c.GetExperiencePoints() {
+			t.Errorf("%s: CR %s gives %d XP (%v), the book says %d", e.GetKey(), c.GetChallengeRatingText(), xp, ok, c.GetExperiencePoints())
+		}
+	}
+	if n == 0 {
+		t.Fatal("no SRD creature with XP in the snapshot")
+	}
+	t.Logf("%d SRD creatures agree", n)
+}

@@ -71,6 +71,11 @@ type File struct {
 	Warnings []string
 }
 
+// DecoderVersion is recorded with each import. Raise it when Decode reads
+// the same file into different entities: every file is then read again
+// (2: a monster without XP gets the SRD's for its challenge rating).
+const DecoderVersion = 2
+
 // Decode parses the OrcBrew file data, read from the bucket object named
 // object, into entities. It fails only when the file as a whole cannot be
 // read; unknown kinds and unusable entities become warnings.

@@ -206,7 +206,7 @@ func TestDecode_Creature(t *testing.T) {
 		HitPoints: 9, HitDice: "2d6+2", Speed: map[string]int32{"walk": 20, "fly": 40, "hover": 1}, SpeedText: "fly 40 ft., walk 20 ft.",
 		AbilityScores: &lkv1.AbilityScores{Strength: 6, Dexterity: 17}, SavingThrows: map[string]int32{"dexterity": 5},
 		Skills: map[string]int32{"stealth": 5}, DamageResistances: []string{"fire"}, ConditionImmunities: []string{"poisoned"},
-		Languages: "Infernal", HasLegendaryActions: true,
+		Languages: "Infernal", HasLegendaryActions: true, ExperiencePoints: 25, // the SRD's XP for CR 1/8
 	}
 	if !proto.Equal(c, want) {
 		t.Errorf("got  %v\nwant %v", c, want)
@@ -229,11 +229,15 @@ func TestDecode_ChallengeAndSpeedShapes(t *testing.T) {
 		wantCR   float64
 		wantText string
 		wantWalk int32
+		wantXP   int32 // the file's, else the SRD's for the rating
 	}{
-		{`:challenge 0.25 :speed "30 ft., climb 20 ft."`, 0.25, "1/4", 30},
-		{`:challenge 1/2 :speed "25 ft."`, 0, "", 25}, // 1/2 is not EDN: the file fails, see below
-		{`:challenge "1/2" :speed 40`, 0.5, "1/2", 40},
-		{`:challenge 17`, 17, "17", 0},
+		{`:challenge 0.25 :speed "30 ft., climb 20 ft."`, 0.25, "1/4", 30, 50},
+		{`:challenge 1/2 :speed "25 ft."`, 0, "", 25, 0}, // 1/2 is not EDN: the file fails, see below
+		{`:challenge "1/2" :speed 40`, 0.5, "1/2", 40, 100},
+		{`:challenge 17`, 17, "17", 0, 18000},
+		{`:challenge 0`, 0, "0", 0, 10},
+		{`:challenge 3 :xp 650`, 3, "3", 0, 650},
+		{`:challenge 1.5`, 1.5, "1.5", 0, 0}, // no rating of the table
 	}
 	for _, tt := range tests {
 		t.Run(tt.edn, func(t *testing.T) {
@@ -249,8 +253,9 @@ func TestDecode_ChallengeAndSpeedShapes(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := f.Entities[0].GetCreature()
-			if c.GetChallengeRating() != tt.wantCR || c.GetChallengeRatingText() != tt.wantText || c.GetSpeed()["walk"] != tt.wantWalk {
-				t.Errorf("got CR %v %q walk %d, want %v %q %d", c.GetChallengeRating(), c.GetChallengeRatingText(), c.GetSpeed()["walk"], tt.wantCR, tt.wantText, tt.wantWalk)
+			if c.GetChallengeRating() != tt.wantCR || c.GetChallengeRatingText() != tt.wantText || c.GetSpeed()["walk"] != tt.wantWalk || c.GetExperiencePoints() != tt.wantXP {
+				t.Errorf("got CR %v %q walk %d XP %d, want %v %q %d %d", c.GetChallengeRating(), c.GetChallengeRatingText(), c.GetSpeed()["walk"], c.GetExperiencePoints(),
+					tt.wantCR, tt.wantText, tt.wantWalk, tt.wantXP)
 			}
 		})
 	}

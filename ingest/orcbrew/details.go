@@ -378,6 +378,12 @@ func creatureDetails(r rec) (*lkv1.CreatureDetails, []*lkv1.TextBlock) {
 	}
 	c.PassivePerception = r.int32("passive-perception")
 	c.ExperiencePoints = r.int32("xp")
+	if c.ExperiencePoints == 0 && c.ChallengeRatingText != "" {
+		// OrcBrew files rarely say it (OrcPub works it out from the
+		// challenge rating): without it a homebrew monster has no XP on
+		// its card and no place in plan_encounter.
+		c.ExperiencePoints, _ = lkv1.ChallengeRatingXP(c.ChallengeRating)
+	}
 
 	var blocks []*lkv1.TextBlock
 	for i, t := range r.list("traits") {

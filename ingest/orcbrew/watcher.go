@@ -175,11 +175,11 @@ func (w *Watcher) sync(ctx context.Context, obs jetstream.ObjectStore, kv jetstr
 	if info.Deleted {
 		return w.remove(ctx, kv, name, prev)
 	}
-	if prev != nil && prev.GetDigest() == info.Digest {
+	if prev != nil && prev.GetDigest() == info.Digest && prev.GetDecoder() == DecoderVersion {
 		return nil // this version is done (or failed, and will fail again)
 	}
 	now := time.Now()
-	st := &lkv1.ImportState{Object: name, Digest: info.Digest, ImportedAt: timestamppb.New(now)}
+	st := &lkv1.ImportState{Object: name, Digest: info.Digest, ImportedAt: timestamppb.New(now), Decoder: DecoderVersion}
 	var data []byte
 	if limit := w.parse.MaxSize; info.Size > uint64(limit) {
 		err = fmt.Errorf("%w: object is %d bytes, over the limit of %d", edn.ErrTooLarge, info.Size, limit)
@@ -196,7 +196,7 @@ func (w *Watcher) sync(ctx context.Context, obs jetstream.ObjectStore, kv jetstr
 		if err == nil {
 			// What was read may be newer than info: record its own digest.
 			st.Digest = Digest(data)
-			if prev != nil && prev.GetDigest() == st.Digest {
+			if prev != nil && prev.GetDigest() == st.Digest && prev.GetDecoder() == DecoderVersion {
 				return nil
 			}
 		}

@@ -576,8 +576,11 @@ type ImportState struct {
 	// Book names found in the file.
 	Books []string `protobuf:"bytes,7,rep,name=books,proto3" json:"books,omitempty"`
 	// Keys of the entities the last good version brought (for tombstones).
-	EntityKeys    []string               `protobuf:"bytes,8,rep,name=entity_keys,json=entityKeys,proto3" json:"entity_keys,omitempty"`
-	ImportedAt    *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=imported_at,json=importedAt,proto3" json:"imported_at,omitempty"`
+	EntityKeys []string               `protobuf:"bytes,8,rep,name=entity_keys,json=entityKeys,proto3" json:"entity_keys,omitempty"`
+	ImportedAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=imported_at,json=importedAt,proto3" json:"imported_at,omitempty"`
+	// The decoder version that read it: a file read by an older decoder is
+	// read again (what the decoder now fills in, such as a monster's XP).
+	Decoder       uint32 `protobuf:"varint,10,opt,name=decoder,proto3" json:"decoder,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -675,6 +678,13 @@ func (x *ImportState) GetImportedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *ImportState) GetDecoder() uint32 {
+	if x != nil {
+		return x.Decoder
+	}
+	return 0
+}
+
 var File_lorekeeper_v1_events_proto protoreflect.FileDescriptor
 
 const file_lorekeeper_v1_events_proto_rawDesc = "" +
@@ -727,7 +737,7 @@ const file_lorekeeper_v1_events_proto_rawDesc = "" +
 	"\aremoved\x18\x04 \x01(\x04R\aremoved\x12\x1c\n" +
 	"\tunchanged\x18\x05 \x01(\x04R\tunchanged\x12\x16\n" +
 	"\x06errors\x18\x06 \x01(\x04R\x06errors\x12\x14\n" +
-	"\x05pages\x18\a \x01(\x04R\x05pages\"\xf1\x03\n" +
+	"\x05pages\x18\a \x01(\x04R\x05pages\"\x8b\x04\n" +
 	"\vImportState\x12\x16\n" +
 	"\x06object\x18\x01 \x01(\tR\x06object\x12\x16\n" +
 	"\x06digest\x18\x02 \x01(\tR\x06digest\x129\n" +
@@ -739,7 +749,9 @@ const file_lorekeeper_v1_events_proto_rawDesc = "" +
 	"\ventity_keys\x18\b \x03(\tR\n" +
 	"entityKeys\x12;\n" +
 	"\vimported_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\n" +
-	"importedAt\x1a9\n" +
+	"importedAt\x12\x18\n" +
+	"\adecoder\x18\n" +
+	" \x01(\rR\adecoder\x1a9\n" +
 	"\vCountsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"V\n" +

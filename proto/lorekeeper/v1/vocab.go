@@ -1,6 +1,7 @@
 package lorekeeperv1
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -167,6 +168,35 @@ func ChallengeRatingText(cr float64) string {
 		return "1/2"
 	}
 	return strconv.FormatFloat(cr, 'f', -1, 64)
+}
+
+// ChallengeXP is a row of the SRD's Experience Points by Challenge Rating
+// table (the same in SRD 5.1 and 5.2).
+type ChallengeXP struct {
+	CR float64
+	XP int32
+}
+
+var challengeXP = []ChallengeXP{
+	{0, 10}, {0.125, 25}, {0.25, 50}, {0.5, 100}, {1, 200}, {2, 450}, {3, 700}, {4, 1100}, {5, 1800},
+	{6, 2300}, {7, 2900}, {8, 3900}, {9, 5000}, {10, 5900}, {11, 7200}, {12, 8400}, {13, 10000},
+	{14, 11500}, {15, 13000}, {16, 15000}, {17, 18000}, {18, 20000}, {19, 22000}, {20, 25000},
+	{21, 33000}, {22, 41000}, {23, 50000}, {24, 62000}, {25, 75000}, {26, 90000}, {27, 105000},
+	{28, 120000}, {29, 135000}, {30, 155000},
+}
+
+// ChallengeXPs returns the SRD's Experience Points by Challenge Rating,
+// lowest rating first.
+func ChallengeXPs() []ChallengeXP { return slices.Clone(challengeXP) }
+
+// ChallengeRatingXP is the XP of a creature of challenge rating cr by the
+// SRD's table; ok is false for a rating the table does not have.
+func ChallengeRatingXP(cr float64) (xp int32, ok bool) {
+	i, found := slices.BinarySearchFunc(challengeXP, cr, func(r ChallengeXP, cr float64) int { return cmp.Compare(r.CR, cr) })
+	if !found {
+		return 0, false
+	}
+	return challengeXP[i].XP, true
 }
 
 // ParseChallengeRating reads a challenge rating written as a fraction or a
