@@ -343,8 +343,15 @@ func description(o obj) string {
 // leftover cross-reference markup becomes the text it stands for.
 func normalizeNewlines(s string) string {
 	s = strings.NewReplacer("\r\n", "\n", `\r\n`, "\n", `\n`, "\n").Replace(s)
+	s = boldGlued.ReplaceAllString(s, "**$1** $2")
 	return strings.TrimSpace(unmarkReferences(s))
 }
+
+// boldGlued is a bold label glued to the word after it ("**3/Day
+// Each:**Command", 31 of the Monstrous Menagerie's spell lists): markdown
+// does not close bold after punctuation followed by a letter, so the
+// label and the rest of the line would print with their asterisks.
+var boldGlued = regexp.MustCompile(`\*\*([^*\n]+?[:.])\*\*([[:alnum:]])`)
 
 var (
 	// "Sphere [Area of Effect]|XPHB|Sphere": the shape, written twice.

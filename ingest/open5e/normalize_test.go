@@ -3,6 +3,7 @@ package open5e_test
 import (
 	"encoding/json"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -177,4 +178,29 @@ func hashOf(t testing.TB, e *lkv1.Entity) string {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// TestNormalize_boldLabelsClose: no text of the snapshot keeps a bold
+// label glued to the next word ("**3/Day Each:**Command"), which markdown
+// prints with its asterisks.
+func TestNormalize_boldLabelsClose(t *testing.T) {
+	glued := regexp.MustCompile(`\*\*[^*\n]+?[:.]\*\*[[:alnum:]]`)
+	n := 0
+	for _, e := range snapshot(t) {
+		texts := []string{e.GetDescription(), e.GetHigherLevel()}
+		for _, b := range e.GetBlocks() {
+			texts = append(texts, b.GetText())
+		}
+		for _, s := range texts {
+			if m := glued.FindString(s); m != "" {
+				n++
+				if n <= 5 {
+					t.Errorf("%s: %q", e.GetKey(), m)
+				}
+			}
+		}
+	}
+	if n > 0 {
+		t.Errorf("%d texts with a bold label glued to the next word", n)
+	}
 }
