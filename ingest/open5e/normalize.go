@@ -344,7 +344,27 @@ func description(o obj) string {
 func normalizeNewlines(s string) string {
 	s = strings.NewReplacer("\r\n", "\n", `\r\n`, "\n", `\n`, "\n").Replace(s)
 	s = boldGlued.ReplaceAllString(s, "**$1** $2")
+	s = htmlBreaks(s)
 	return strings.TrimSpace(unmarkReferences(s))
+}
+
+// htmlBreak is an HTML line break, as the Black Flag SRD's creatures
+// write one within an action (42 texts).
+var htmlBreak = regexp.MustCompile(`(?i)<br\s*/?>`)
+
+// htmlBreaks makes the HTML line breaks of s new lines, except in a
+// table's rows, where a break within a cell has no other markdown.
+func htmlBreaks(s string) string {
+	if !strings.Contains(s, "<") {
+		return s
+	}
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(strings.TrimSpace(l), "|") {
+			lines[i] = htmlBreak.ReplaceAllString(l, "\n")
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // boldGlued is a bold label glued to the word after it ("**3/Day

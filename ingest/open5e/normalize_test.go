@@ -204,3 +204,28 @@ func TestNormalize_boldLabelsClose(t *testing.T) {
 		t.Errorf("%d texts with a bold label glued to the next word", n)
 	}
 }
+
+// TestNormalize_noHTMLBreaks: the snapshot's texts break lines as markdown
+// does, with an HTML break only within a table's cell.
+func TestNormalize_noHTMLBreaks(t *testing.T) {
+	n := 0
+	for _, e := range snapshot(t) {
+		texts := []string{e.GetDescription(), e.GetHigherLevel()}
+		for _, b := range e.GetBlocks() {
+			texts = append(texts, b.GetText())
+		}
+		for _, s := range texts {
+			for _, l := range strings.Split(s, "\n") {
+				if strings.Contains(strings.ToLower(l), "<br") && !strings.HasPrefix(strings.TrimSpace(l), "|") {
+					n++
+					if n <= 5 {
+						t.Errorf("%s: %q", e.GetKey(), l)
+					}
+				}
+			}
+		}
+	}
+	if n > 0 {
+		t.Errorf("%d lines with an HTML break outside a table", n)
+	}
+}
