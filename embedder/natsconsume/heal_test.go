@@ -87,12 +87,7 @@ func TestConsumer_PausesWithoutRoom(t *testing.T) {
 	diskFull := errors.New("disk full: 1 MiB free, below the margin of 64 MiB")
 	c := natsconsume.New(js, st, testModel(t), &natsconsume.Options{
 		RoomEvery: 50 * time.Millisecond,
-		Room: func() error {
-			if full.Load() {
-				return diskFull
-			}
-			return nil
-		},
+		Room:      roomUnless(&full, diskFull),
 	})
 	stop := runConsumer(t, c)
 	defer stop()
@@ -128,12 +123,7 @@ func TestConsumer_LagReadOnceDrained(t *testing.T) {
 		Batch:     8,
 		LagEvery:  time.Hour,
 		RoomEvery: 10 * time.Millisecond,
-		Room: func() error {
-			if hold.Load() {
-				return errors.New("held by the test")
-			}
-			return nil
-		},
+		Room:      roomUnless(&hold, errors.New("held by the test")),
 	})
 	stop := runConsumer(t, c)
 	defer stop()
@@ -149,5 +139,15 @@ func TestConsumer_LagReadOnceDrained(t *testing.T) {
 			t.Fatalf("lag still %d a minute after the stream was drained", n)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// roomUnless is an Options.Room that says err while no is set.
+func roomUnless(no *atomic.Bool, err error) func() error {
+	return func() error {
+		if no.Load() {
+			return err
+		}
+		return nil
 	}
 }

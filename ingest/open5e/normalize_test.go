@@ -3,6 +3,7 @@ package open5e_test
 import (
 	"encoding/json"
 	"errors"
+	"iter"
 	"regexp"
 	"strings"
 	"testing"
@@ -186,17 +187,11 @@ func hashOf(t testing.TB, e *lkv1.Entity) string {
 func TestNormalize_boldLabelsClose(t *testing.T) {
 	glued := regexp.MustCompile(`\*\*[^*\n]+?[:.]\*\*[[:alnum:]]`)
 	n := 0
-	for _, e := range snapshot(t) {
-		texts := []string{e.GetDescription(), e.GetHigherLevel()}
-		for _, b := range e.GetBlocks() {
-			texts = append(texts, b.GetText())
-		}
-		for _, s := range texts {
-			if m := glued.FindString(s); m != "" {
-				n++
-				if n <= 5 {
-					t.Errorf("%s: %q", e.GetKey(), m)
-				}
+	for key, s := range snapshotTexts(t) {
+		if m := glued.FindString(s); m != "" {
+			n++
+			if n <= 5 {
+				t.Errorf("%s: %q", key, m)
 			}
 		}
 	}
@@ -209,23 +204,36 @@ func TestNormalize_boldLabelsClose(t *testing.T) {
 // does, with an HTML break only within a table's cell.
 func TestNormalize_noHTMLBreaks(t *testing.T) {
 	n := 0
-	for _, e := range snapshot(t) {
-		texts := []string{e.GetDescription(), e.GetHigherLevel()}
-		for _, b := range e.GetBlocks() {
-			texts = append(texts, b.GetText())
-		}
-		for _, s := range texts {
-			for _, l := range strings.Split(s, "\n") {
-				if strings.Contains(strings.ToLower(l), "<br") && !strings.HasPrefix(strings.TrimSpace(l), "|") {
-					n++
-					if n <= 5 {
-						t.Errorf("%s: %q", e.GetKey(), l)
-					}
+	for key, s := range snapshotTexts(t) {
+		for _, l := range strings.Split(s, "\n") {
+			if strings.Contains(strings.ToLower(l), "<br") && !strings.HasPrefix(strings.TrimSpace(l), "|") {
+				n++
+				if n <= 5 {
+					t.Errorf("%s: %q", key, l)
 				}
 			}
 		}
 	}
 	if n > 0 {
 		t.Errorf("%d lines with an HTML break outside a table", n)
+	}
+}
+
+// snapshotTexts yields every text of the snapshot's entities (description,
+// higher levels, blocks) with its entity's key.
+func snapshotTexts(t *testing.T) iter.Seq2[string, string] {
+	es := snapshot(t)
+	return func(yield func(string, string) bool) {
+		for _, e := range es {
+			texts := []string{e.GetDescription(), e.GetHigherLevel()}
+			for _, b := range e.GetBlocks() {
+				texts = append(texts, b.GetText())
+			}
+			for _, s := range texts {
+				if !yield(e.GetKey(), s) {
+					return
+				}
+			}
+		}
 	}
 }
