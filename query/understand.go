@@ -322,11 +322,19 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 		return false
 	}
 	has := func(field string) bool { return hasKinds(fieldKinds[field]) }
+	// mark names the words a filter is read from; add takes them out of
+	// the question's other readings and its terms only if it keeps the
+	// filter: "legendary" of a lookup without creatures stays there to be
+	// read as a rarity, "concentration" of a rules lookup as a word.
+	var span [2]int
 	mark := func(from, to int) string {
-		for i := from; i < to; i++ {
+		span = [2]int{from, to}
+		return strings.Join(words[from:to], " ")
+	}
+	take := func() {
+		for i := span[0]; i < span[1]; i++ {
 			used[i] = true
 		}
-		return strings.Join(words[from:to], " ")
 	}
 	negated := func(i, reach int) bool {
 		for j := max(0, i-reach); j < i; j++ {
@@ -342,11 +350,13 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 		// filter counts once.
 		for _, g := range u.filters {
 			if g.field == f.field && g.report == f.report && g.negated == f.negated && slices.Equal(g.values, f.values) {
+				take()
 				return
 			}
 		}
 		if has(f.field) {
 			u.filters = append(u.filters, f)
+			take()
 		}
 	}
 	word := func(i int) string {

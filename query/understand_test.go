@@ -61,6 +61,9 @@ var understandCases = []understandCase{
 	{"search_dnd_content", "feats for a spellcaster", []string{"entity_type=feat"}},
 	{"lookup_creature", "a legendary dragon", []string{"legendary=true", "creature_type=dragon"}},
 	{"lookup_equipment", "legendary sword", []string{"rarity=legendary"}},
+	// A reading the lookup's kinds have no field for leaves its words to
+	// the others: "legendary dragon" of equipment is a rarity.
+	{"lookup_equipment", "legendary dragon scale armor", []string{"rarity=legendary", "category=armor"}},
 	{"search_dnd_content", "spells that affect all creatures in an area", nil},
 	// Said twice, a filter is read once.
 	{"lookup_creature", "a big dumb giant for my party, the weakest kind of giant", []string{"creature_type=giant", "order=challenge_rating asc"}},
