@@ -515,6 +515,17 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 					if inCreatureName(v, word(i-1)+" "+words[i]) || inCreatureName(v, words[i+n-1]+" "+word(i+n)) {
 						continue
 					}
+				case badgerstore.FieldProperty:
+					// Before "armor" a word is the armor's category
+					// ("light armor", "heavy armor"), not a weapon's
+					// property; before "weapon" the other way round.
+					if next := relevance.Stem(word(i + n)); next == "armor" || next == "armour" {
+						continue
+					}
+				case badgerstore.FieldArmorCategory:
+					if relevance.Stem(word(i+n)) == "weapon" {
+						continue
+					}
 				}
 				if byField[fv.field] == nil {
 					fields = append(fields, fv.field)
