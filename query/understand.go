@@ -102,6 +102,8 @@ var (
 		badgerstore.FieldCategory:            itemKinds,
 		badgerstore.FieldRarity:              itemKinds,
 		badgerstore.FieldKind:                lkv1.Kinds(),
+		badgerstore.FieldCost:                itemKinds,
+		badgerstore.FieldWeight:              itemKinds,
 	}
 )
 
@@ -417,6 +419,17 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 				addCompared(badgerstore.FieldLevel, float64(n), i, i+2)
 				i++
 			}
+		case units[word(i+1)].field != "":
+			// A price or a weight compared ("under 10 gp", "at most 5
+			// lb"); an amount alone ("a 10 gp gem") filters nothing.
+			x, err := strconv.ParseFloat(words[i], 64)
+			if b, from, to := compares(words, used, i, i+2); err == nil && x >= 0 && b != exactly {
+				u := units[word(i+1)]
+				if x, ok := inclusive(u.field, b, x*u.scale); ok {
+					add(rangeFilter(u.field, b, x, mark(from, to)))
+				}
+				i++
+			}
 		}
 	}
 	// Damage: "fire damage", "immune to fire", "cold resistance".
@@ -651,8 +664,10 @@ const (
 // Words comparing a number, after it ("or lower") or before it ("lower
 // than").
 var (
-	lowerWords  = map[string]bool{"lower": true, "less": true, "below": true, "under": true, "fewer": true, "weaker": true}
-	higherWords = map[string]bool{"higher": true, "more": true, "above": true, "over": true, "greater": true, "stronger": true, "up": true}
+	lowerWords = map[string]bool{"lower": true, "less": true, "below": true, "under": true, "fewer": true, "weaker": true,
+		"cheaper": true, "lighter": true}
+	higherWords = map[string]bool{"higher": true, "more": true, "above": true, "over": true, "greater": true, "stronger": true,
+		"up": true, "heavier": true}
 )
 
 // compares reads the comparison around the number words[from:to], and
@@ -706,6 +721,18 @@ func compares(words []string, used []bool, from, to int) (bound, int, int) {
 	return exactly, from, to
 }
 
+// units are the words after a price or a weight, with what they make of
+// the number: gold pieces, or pounds.
+var units = map[string]struct {
+	field string
+	scale float64
+}{
+	"gp": {badgerstore.FieldCost, 1}, "gold": {badgerstore.FieldCost, 1}, "sp": {badgerstore.FieldCost, 0.1},
+	"silver": {badgerstore.FieldCost, 0.1}, "cp": {badgerstore.FieldCost, 0.01}, "copper": {badgerstore.FieldCost, 0.01},
+	"lb": {badgerstore.FieldWeight, 1}, "lbs": {badgerstore.FieldWeight, 1}, "pound": {badgerstore.FieldWeight, 1},
+	"pounds": {badgerstore.FieldWeight, 1},
+}
+
 // crSteps are the challenge ratings, in order.
 var crSteps = func() []float64 {
 	s := []float64{0, 0.125, 0.25, 0.5}
@@ -717,9 +744,10 @@ var crSteps = func() []float64 {
 
 // inclusive turns a strict bound into an inclusive one over the field's
 // steps (challenge ratings, spell levels 0-9): below CR 1 is at most CR
-// 1/2. ok is false when nothing is left (below CR 0).
+// 1/2. ok is false when nothing is left (below CR 0). A price or a weight
+// has no steps: its bound stays as said.
 func inclusive(field string, b bound, x float64) (float64, bool) {
-	if b != below && b != above {
+	if b != below && b != above || field == badgerstore.FieldCost || field == badgerstore.FieldWeight {
 		return x, true
 	}
 	steps := crSteps
@@ -742,8 +770,13 @@ func inclusive(field string, b bound, x float64) (float64, bool) {
 // above) or at most (atMost, below) x, reported as the lookup's bound
 // filter ("cr_max", "level_min"). x is inclusive (see inclusive).
 func rangeFilter(field string, b bound, x float64, words string) softFilter {
-	f := softFilter{field: field, values: []string{lkv1.ChallengeRatingText(x)}, words: words}
-	name := map[string]string{badgerstore.FieldCR: "cr", badgerstore.FieldLevel: "level"}[field]
+	val := strconv.FormatFloat(x, 'f', -1, 64)
+	if field == badgerstore.FieldCR {
+		val = lkv1.ChallengeRatingText(x)
+	}
+	f := softFilter{field: field, values: []string{val}, words: words}
+	name := map[string]string{badgerstore.FieldCR: "cr", badgerstore.FieldLevel: "level",
+		badgerstore.FieldCost: "cost", badgerstore.FieldWeight: "weight"}[field]
 	if b == atLeast || b == above {
 		f.report = name + "_min"
 		f.match = func(v *badgerstore.View) badgerstore.Set { return v.Range(field, &x, nil) }

@@ -58,6 +58,10 @@ var understandCases = []understandCase{
 	{"lookup_creature", "no more than CR 4", []string{"cr_max=4"}},
 	{"lookup_creature", "fiends above CR 20", []string{"creature_type=fiend", "cr_min=21"}},
 	{"lookup_creature", "beasts below CR 0", []string{"creature_type=beast"}},
+	{"lookup_equipment", "a weapon under 10 gp", []string{"category=weapon", "cost_max=10"}},
+	{"lookup_equipment", "armor lighter than 20 lb", []string{"category=armor", "weight_max=20"}},
+	{"lookup_equipment", "gear of 5 sp or less", []string{"cost_max=0.5"}},
+	{"lookup_equipment", "a 50 gp gem", nil},
 	// "Legendary" of a creature, and the kind a search's question names.
 	{"search_dnd_content", "monsters with legendary actions CR 10 or lower", []string{"entity_type=creature", "legendary=true", "cr_max=10"}},
 	{"search_dnd_content", "feats for a spellcaster", []string{"entity_type=feat"}},
@@ -159,7 +163,8 @@ func TestUnderstand(t *testing.T) {
 // its kind has the field at all.
 func holds(e *lkv1.Entity, f *lkv1.UnderstoodFilter) (has, applies bool) {
 	fields := badgerstore.EntityFields(e)
-	for prefix, field := range map[string]string{"cr_": badgerstore.FieldCR, "level_": badgerstore.FieldLevel} {
+	for prefix, field := range map[string]string{"cr_": badgerstore.FieldCR, "level_": badgerstore.FieldLevel,
+		"cost_": badgerstore.FieldCost, "weight_": badgerstore.FieldWeight} {
 		if bound, ok := strings.CutPrefix(f.GetField(), prefix); ok {
 			x, ok := fields.Numbers[field]
 			want, _ := lkv1.ParseChallengeRating(f.GetValues()[0])
@@ -226,6 +231,7 @@ func TestUnderstood_matchesRankFirst(t *testing.T) {
 		{tool: "lookup_spell", q: "2024 concentration spells"},
 		{tool: "lookup_creature", q: "undead of CR 3 or lower that drain life"},
 		{tool: "lookup_spell", q: "at least 6th level necromancy"},
+		{tool: "lookup_equipment", q: "a finesse weapon under 10 gp"},
 	} {
 		t.Run(c.q, func(t *testing.T) {
 			var results []*lkv1.Result
