@@ -77,7 +77,7 @@ func TestSnapshotEntities_editionsSplit(t *testing.T) {
 				if doc.GetGameSystem() != d.GameSystem || doc.GetName() == "" || doc.GetName() == doc.GetKey() {
 					t.Errorf("%s: document %q %q (%s), want the catalogue's %s of game system %s", key, doc.GetKey(), doc.GetName(), doc.GetGameSystem(), d.Document, d.GameSystem)
 				}
-				if want := strings.TrimSpace(strings.ReplaceAll(d.Desc, "\r\n", "\n")); e.GetDescription() != want {
+				if want := open5e.PlainHyphens(strings.TrimSpace(strings.ReplaceAll(d.Desc, "\r\n", "\n"))); e.GetDescription() != want {
 					t.Errorf("%s: description %q, want its book's %q", key, e.GetDescription(), want)
 				}
 				var one struct{ Descriptions []description }

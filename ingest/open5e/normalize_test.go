@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/open5e"
 	"lorekeeper.dev/ingest/open5esnapshot"
@@ -216,6 +218,54 @@ func TestNormalize_noHTMLBreaks(t *testing.T) {
 	}
 	if n > 0 {
 		t.Errorf("%d lines with an HTML break outside a table", n)
+	}
+}
+
+// TestNormalize_plainHyphens: no string of any entity (texts, names, a
+// weapon's property notes) keeps the PDF's typesetting hyphens, which
+// printed "30-\u00ad\u2010\u2011foot radius" as three dashes, and every text
+// that had them says the same with plain ones.
+func TestNormalize_plainHyphens(t *testing.T) {
+	n, was := 0, 0
+	for _, e := range snapshot(t) {
+		raw := e.GetSourceRecord()
+		if strings.ContainsAny(string(raw), "\u00ad\u2010\u2011") || strings.Contains(string(raw), `\u00ad`) || strings.Contains(string(raw), `\u2011`) {
+			was++
+		}
+		c := proto.Clone(e).(*lkv1.Entity)
+		c.SourceRecord = nil
+		b, err := proto.Marshal(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := strings.IndexAny(string(b), "\u00ad\u2010\u2011"); i >= 0 {
+			n++
+			if n <= 5 {
+				t.Errorf("%s: %q", e.GetKey(), string(b[max(i-30, 0):min(i+20, len(b))]))
+			}
+		}
+	}
+	if n > 0 {
+		t.Errorf("%d entities with typesetting hyphens", n)
+	}
+	if was == 0 {
+		t.Error("no record of the snapshot has typesetting hyphens: the test checks nothing")
+	}
+	t.Logf("%d records had typesetting hyphens", was)
+}
+
+func TestPlainHyphens(t *testing.T) {
+	for in, want := range map[string]string{
+		"a 30-\u00ad\u2010\u2011foot radius": "a 30-foot radius",
+		"a 5-\u00adfoot\u2011square area":      "a 5-foot-square area",
+		"a 9th\u2010level slot":                "a 9th-level slot",
+		"archmage\u00ad\u00ad—their":          "archmage—their",
+		"long-\u00ad\u2010term":               "long-term",
+		"a plain - dash -- and en–dash":       "a plain - dash -- and en–dash",
+	} {
+		if got := open5e.PlainHyphens(in); got != want {
+			t.Errorf("PlainHyphens(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 

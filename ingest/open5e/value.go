@@ -34,11 +34,32 @@ func decodeObject(raw []byte) (obj, error) {
 func (o obj) str(k string) string {
 	switch v := o[k].(type) {
 	case string:
-		return strings.TrimSpace(v)
+		return plainHyphens(strings.TrimSpace(v))
 	case json.Number:
 		return v.String()
 	}
 	return ""
+}
+
+// typeset are the typesetting hyphens the SRD's PDF text carries: a soft
+// hyphen (U+00AD), a hyphen (U+2010) and a non-breaking hyphen (U+2011),
+// as runs after a plain one ("30-\u00ad\u2010\u2011foot radius", 82 texts)
+// or alone ("5-foot\u2011square", "9th\u2010level"). Each would print as
+// it is, or as two or three dashes.
+var typeset = regexp.MustCompile("-?[\u00ad\u2010\u2011]+")
+
+// plainHyphens makes each run of typesetting hyphens one plain hyphen, and
+// a soft hyphen alone (a line-break opportunity, never a letter) nothing.
+func plainHyphens(s string) string {
+	if !strings.ContainsAny(s, "\u00ad\u2010\u2011") {
+		return s
+	}
+	return typeset.ReplaceAllStringFunc(s, func(run string) string {
+		if strings.Trim(run, "\u00ad") == "" {
+			return ""
+		}
+		return "-"
+	})
 }
 
 func (o obj) num(k string) (float64, bool) {
@@ -111,7 +132,7 @@ func (o obj) strs(k string) []string {
 	var out []string
 	for _, v := range a {
 		if s, ok := v.(string); ok && strings.TrimSpace(s) != "" {
-			out = append(out, strings.TrimSpace(s))
+			out = append(out, plainHyphens(strings.TrimSpace(s)))
 		}
 	}
 	return out
