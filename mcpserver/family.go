@@ -58,6 +58,9 @@ func (s *Server) variants(ctx context.Context, req *lkv1.LookupEquipmentRequest,
 	seen := map[string]bool{}
 	for _, e := range results {
 		seen[e.Key] = true
+		for _, a := range e.Alternates {
+			seen[a.Key] = true // named already ("Also in")
+		}
 	}
 	var out []Variant
 	for _, p := range pats {

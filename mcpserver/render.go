@@ -528,7 +528,11 @@ func renderCitation(b *strings.Builder, e *Entity) {
 	}
 	fmt.Fprintf(b, "*Source: %s (%s) · %s%s*\n", src, strings.Join(parts, ", "), e.URI, score)
 	for _, a := range e.Alternates {
-		fmt.Fprintf(b, "*Also in: %s (%s) · %s*\n", a.DocumentName, a.DocumentKey, a.URI)
+		as := ""
+		if a.Name != "" {
+			as = " as " + a.Name
+		}
+		fmt.Fprintf(b, "*Also in: %s (%s)%s · %s*\n", a.DocumentName, a.DocumentKey, as, a.URI)
 	}
 }
 

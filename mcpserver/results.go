@@ -79,6 +79,7 @@ type Alternate struct {
 	DocumentKey  string `json:"document_key"`
 	DocumentName string `json:"document_name"`
 	GameSystem   string `json:"game_system,omitempty"`
+	Name         string `json:"name,omitempty" jsonschema:"This copy's name, when it is not the result's (SRD 5.1's Crossbow, light for SRD 5.2's Light Crossbow)."`
 }
 
 // Spell holds the spell fields.
@@ -329,7 +330,7 @@ func entityFromResult(r *lkv1.Result) Entity {
 		e.SimilarityScore = &s
 	}
 	for _, a := range r.GetAlternates() {
-		e.Alternates = append(e.Alternates, Alternate{Key: a.GetKey(), URI: a.GetUri(), DocumentKey: a.GetDocumentKey(), DocumentName: a.GetDocumentName(), GameSystem: a.GetGameSystem()})
+		e.Alternates = append(e.Alternates, Alternate{Key: a.GetKey(), URI: a.GetUri(), DocumentKey: a.GetDocumentKey(), DocumentName: a.GetDocumentName(), GameSystem: a.GetGameSystem(), Name: a.GetName()})
 	}
 	return e
 }

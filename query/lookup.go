@@ -493,11 +493,11 @@ func namePage(v *badgerstore.View, cand badgerstore.Set, cur *cursor, limit int,
 	byKind := map[lkv1.Kind]*lkv1.Result{}
 	v.InNameOrder(cand, func(slot uint32) bool {
 		if fold {
-			if name := v.Name(slot); name != run {
+			if name := v.NameKey(slot); name != run {
 				run = name
 				clear(byKind)
 			} else if r := byKind[v.Kind(slot)]; r != nil {
-				r.Alternates = append(r.Alternates, alternate(v, slot))
+				r.Alternates = append(r.Alternates, alternate(v, slot, r.GetEntity().GetName()))
 				last = slot
 				return true
 			}

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	rel "lorekeeper.dev/embedder/relevance"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 	"lorekeeper.dev/query"
 )
@@ -413,5 +414,82 @@ func TestLookup_ManyBooksOneName(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Errorf("%d entities returned over %d pages, want %d", len(got), pages, len(want))
+	}
+}
+
+// TestLookup_ReadingOrder: a name the catalogue writes head first
+// ("Crossbow, light", "Lantern, Hooded", "Minotaur, Ravening") is found by
+// the words people say ("light crossbow"), and is the same name as the
+// other books' entity so called: one result, the others its alternates,
+// each alternate named when its name is not the result's.
+func TestLookup_ReadingOrder(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	lookup := func(k lkv1.Kind, com *lkv1.Common) (*lkv1.LookupResponse, error) {
+		ks := []lkv1.Kind{k}
+		switch {
+		case k == lkv1.Kind_KIND_SPELL:
+			return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: com})
+		case k == lkv1.Kind_KIND_CREATURE:
+			return c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: com})
+		case slices.Contains(lkv1.EquipmentKinds(), k):
+			return c.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: com, Kinds: ks})
+		case slices.Contains(lkv1.RuleKinds(), k):
+			return c.LookupRules(ctx, &lkv1.LookupRulesRequest{Common: com, Kinds: ks})
+		default:
+			return c.LookupCharacterOptions(ctx, &lkv1.LookupCharacterOptionsRequest{Common: com, Kinds: ks})
+		}
+	}
+	// Every entity of a kind under each reading-order name, from the data.
+	type kindName struct {
+		kind lkv1.Kind
+		name string
+	}
+	same := map[kindName]map[string]string{} // -> key -> name
+	inverted := map[kindName]bool{}
+	for _, e := range snap.entities {
+		kn := kindName{e.GetKind(), rel.ReadingOrder(e.GetName())}
+		if same[kn] == nil {
+			same[kn] = map[string]string{}
+		}
+		same[kn][e.GetKey()] = e.GetName()
+		if kn.name != strings.ToLower(e.GetName()) {
+			inverted[kn] = true
+		}
+	}
+	if len(inverted) < 50 {
+		t.Fatalf("%d names written head first in the snapshot; the test wants many", len(inverted))
+	}
+	for _, kn := range []kindName{{lkv1.Kind_KIND_WEAPON, "light crossbow"}, {lkv1.Kind_KIND_ITEM, "hooded lantern"}, {lkv1.Kind_KIND_CREATURE, "ravening minotaur"}} {
+		if !inverted[kn] {
+			t.Errorf("%v %q: not written head first in the snapshot", kn.kind, kn.name)
+		}
+	}
+	for kn := range inverted {
+		resp, err := lookup(kn.kind, &lkv1.Common{Name: kn.name, Limit: 50})
+		if err != nil {
+			t.Fatalf("%v %q: %v", kn.kind, kn.name, err)
+		}
+		got := map[string]bool{}
+		for _, r := range resp.GetResults() {
+			if r.GetEntity().GetKind() != kn.kind {
+				continue
+			}
+			got[r.GetEntity().GetKey()] = true
+			for _, a := range r.GetAlternates() {
+				got[a.GetKey()] = true
+				if want := same[kn][a.GetKey()]; (a.GetName() != "") != (want != r.GetEntity().GetName()) || a.GetName() != "" && a.GetName() != want {
+					t.Errorf("%q: alternate %s named %q, its name %q, the result's %q", kn.name, a.GetKey(), a.GetName(), want, r.GetEntity().GetName())
+				}
+			}
+		}
+		if n := len(resp.GetResults()); n != 1 {
+			t.Errorf("%v %q: %d results, want one with the other books' copies its alternates", kn.kind, kn.name, n)
+		}
+		for key := range same[kn] {
+			if !got[key] {
+				t.Errorf("%v %q: %s (%q) not returned", kn.kind, kn.name, key, same[kn][key])
+			}
+		}
 	}
 }

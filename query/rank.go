@@ -145,7 +145,7 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text, terms string, cos *co
 			// in (NameFloor, 1), the rest scaled below NameFloor.
 			x.score *= relevance.NameFloor
 			if len(near) > 0 { // else no read of the slot's name
-				if sim, ok := near[v.Name(slot)]; ok {
+				if sim, ok := near[v.NameKey(slot)]; ok {
 					x.score = relevance.NearNameScore(sim)
 				}
 			}
@@ -172,7 +172,7 @@ func nearName(v *badgerstore.View, near map[string]float64, slot uint32) bool {
 	if len(near) == 0 {
 		return false
 	}
-	_, ok := near[v.Name(slot)]
+	_, ok := near[v.NameKey(slot)]
 	return ok
 }
 
@@ -511,7 +511,7 @@ func materialize(v *badgerstore.View, items []scored, cand badgerstore.Set, dedu
 	for _, sc := range items {
 		res := &lkv1.Result{}
 		if dedupe {
-			same := v.Postings(badgerstore.FieldName, v.Name(sc.slot))
+			same := v.Postings(badgerstore.FieldName, v.NameKey(sc.slot))
 			same.And(cand)
 			best := sc.slot
 			v.InNameOrder(same, func(slot uint32) bool {
@@ -522,7 +522,7 @@ func materialize(v *badgerstore.View, items []scored, cand badgerstore.Set, dedu
 			})
 			v.InNameOrder(same, func(slot uint32) bool {
 				if slot != best && v.Kind(slot) == v.Kind(sc.slot) {
-					res.Alternates = append(res.Alternates, alternate(v, slot))
+					res.Alternates = append(res.Alternates, alternate(v, slot, v.DisplayName(best)))
 				}
 				return true
 			})
@@ -605,14 +605,20 @@ func documentRank(key string) int {
 	}
 }
 
-func alternate(v *badgerstore.View, slot uint32) *lkv1.Alternate {
+// alternate is slot as a copy of the result named name: its own name only
+// when it is another ("Crossbow, light" of "Light Crossbow").
+func alternate(v *badgerstore.View, slot uint32, name string) *lkv1.Alternate {
 	d := v.Document(slot)
 	key := v.Key(slot)
-	return &lkv1.Alternate{
+	a := &lkv1.Alternate{
 		Key:          key,
 		Uri:          lkv1.EntityURI(key),
 		DocumentKey:  d.GetKey(),
 		DocumentName: d.GetName(),
 		GameSystem:   d.GetGameSystem(),
 	}
+	if n := v.DisplayName(slot); n != name {
+		a.Name = n
+	}
+	return a
 }

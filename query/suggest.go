@@ -215,7 +215,7 @@ func meaningSuggestions(v *badgerstore.View, cand badgerstore.Set, hits *vectorH
 		if len(out) == maxMeaningSuggestions {
 			break
 		}
-		if n := v.Name(slot); !seen[n] {
+		if n := v.NameKey(slot); !seen[n] {
 			seen[n] = true
 			out = append(out, suggestion(v, slot, min(max(cos.scores[slot], 0), 1), viaMeaning))
 		}

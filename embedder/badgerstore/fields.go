@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"lorekeeper.dev/embedder/relevance"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -119,8 +120,11 @@ func EntityFields(e *lkv1.Entity) Fields {
 	f.kw(FieldDocument, doc.GetKey())
 	f.kw(FieldSource, doc.GetSource().Slug())
 	f.kw(FieldGameSystem, doc.GetGameSystem())
-	f.kw(FieldName, e.GetName())
-	f.kw(FieldSlug, e.GetSlug(), lkv1.Slugify(e.GetName()))
+	// A name written head first ("Crossbow, light") is found in reading
+	// order too ("light crossbow").
+	read := relevance.ReadingOrder(e.GetName())
+	f.kw(FieldName, e.GetName(), read)
+	f.kw(FieldSlug, e.GetSlug(), lkv1.Slugify(e.GetName()), lkv1.Slugify(read))
 	f.kw(FieldKey, e.GetKey())
 	f.kw(FieldSourceKey, e.GetSourceKey())
 

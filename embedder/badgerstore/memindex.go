@@ -79,7 +79,7 @@ type docCounts struct {
 // candidates stays in cache.
 type SlotRef struct {
 	Kind   lkv1.Kind
-	NameID uint32 // the lower-case name's ID (View.NameOfID)
+	NameID uint32 // the ID of the name in reading order (View.NameOfID)
 	// Gen changes whenever the slot is freed: a slot remembered with its
 	// generation still holds the same entity (or a rewrite of it) while
 	// the two agree.
@@ -89,8 +89,13 @@ type SlotRef struct {
 type slotInfo struct {
 	key        string
 	name       string // as the source writes it
-	lname      string
-	nameID     uint32 // lname's ID (memIndex.nameIDs)
+	lname      string // lower-case, as written
+	// sname is lname in reading order (relevance.ReadingOrder): the name
+	// the entity is known by across books, so that SRD 5.1's "Crossbow,
+	// light" and SRD 5.2's "Light Crossbow" are one name. Name IDs, name
+	// trigrams and name order are of it.
+	sname  string
+	nameID uint32 // sname's ID (memIndex.nameIDs)
 	kind       lkv1.Kind
 	doc        string // lower-case document key
 	source     lkv1.Source
@@ -278,19 +283,23 @@ func (m *memIndex) putPrepared(e *lkv1.Entity, vec []float32, p prepared) {
 		si.dims = len(vec)
 		m.vectors++
 	}
-	id, ok := m.nameIDs[si.lname]
+	si.sname = si.lname
+	if r := relevance.ReadingOrder(si.lname); r != si.lname {
+		si.sname = r
+	}
+	id, ok := m.nameIDs[si.sname]
 	if !ok {
 		id = uint32(len(m.nameList))
-		m.nameIDs[si.lname] = id
-		m.nameList = append(m.nameList, si.lname)
+		m.nameIDs[si.sname] = id
+		m.nameList = append(m.nameList, si.sname)
 	}
 	si.nameID = id
-	if m.names[si.lname] == 0 {
-		for _, g := range relevance.Trigrams(si.lname) {
+	if m.names[si.sname] == 0 {
+		for _, g := range relevance.Trigrams(si.sname) {
 			m.trigrams[g] = append(m.trigrams[g], id)
 		}
 	}
-	m.names[si.lname]++
+	m.names[si.sname]++
 	m.count(&si, 1)
 	m.slots[slot] = si
 	m.refs[slot].Kind, m.refs[slot].NameID = si.kind, si.nameID
@@ -338,11 +347,11 @@ func (m *memIndex) unindex(slot uint32) {
 	if si.dims > 0 {
 		m.vectors--
 	}
-	m.names[si.lname]--
-	if m.names[si.lname] <= 0 {
-		delete(m.names, si.lname)
-		for _, g := range relevance.Trigrams(si.lname) {
-			id := m.nameIDs[si.lname]
+	m.names[si.sname]--
+	if m.names[si.sname] <= 0 {
+		delete(m.names, si.sname)
+		for _, g := range relevance.Trigrams(si.sname) {
+			id := m.nameIDs[si.sname]
 			m.trigrams[g] = slices.DeleteFunc(m.trigrams[g], func(n uint32) bool { return n == id })
 			if len(m.trigrams[g]) == 0 {
 				delete(m.trigrams, g)
@@ -442,7 +451,8 @@ func (m *memIndex) finish() {
 	}
 }
 
-// OrderKey is an entity's place in name order: its lower-case name, then
+// OrderKey is an entity's place in name order: its lower-case name in
+// reading order (the copies of a name in every book follow each other), then
 // its document's rank, then its key. It is a pure function of the entity,
 // so it holds its place whatever else is written: a page cursor.
 type OrderKey struct {
@@ -452,7 +462,7 @@ type OrderKey struct {
 }
 
 func orderKeyOf(s *slotInfo) OrderKey {
-	return OrderKey{Name: s.lname, DocRank: docRank(s), Key: s.key}
+	return OrderKey{Name: s.sname, DocRank: docRank(s), Key: s.key}
 }
 
 func (a OrderKey) compare(b OrderKey) int {

@@ -178,8 +178,13 @@ func (v *View) Slot(key string) (uint32, bool) {
 // Key returns the entity key in slot.
 func (v *View) Key(slot uint32) string { return v.m.slots[slot].key }
 
-// Name returns the lower-case name in slot.
+// Name returns the lower-case name in slot, as written.
 func (v *View) Name(slot uint32) string { return v.m.slots[slot].lname }
+
+// NameKey returns the name slot is known by across books: its lower-case
+// name in reading order (relevance.ReadingOrder), what NameID identifies
+// and name order sorts by.
+func (v *View) NameKey(slot uint32) string { return v.m.slots[slot].sname }
 
 // DisplayName returns the name in slot as the entity spells it.
 func (v *View) DisplayName(slot uint32) string { return v.m.slots[slot].name }
@@ -322,7 +327,7 @@ func (v *View) Vocabulary() []string { return v.m.vocab }
 // not modify it.
 func (v *View) ReversedVocabulary() []string { return v.m.rvocab }
 
-// NameID returns the ID of slot's lower-case name (see NameOfID): equal
+// NameID returns the ID of slot's name key (see NameKey, NameOfID): equal
 // names, equal IDs, so comparing them costs no string hashing.
 func (v *View) NameID(slot uint32) uint32 { return v.m.refs[slot].NameID }
 
@@ -333,7 +338,7 @@ func (v *View) NameIDs() int { return len(v.m.nameList) }
 // the character trigram g. Do not modify it.
 func (v *View) NamesWithTrigram(g string) []uint32 { return v.m.trigrams[g] }
 
-// NameOfID returns the lower-case name with ID id.
+// NameOfID returns the name key (see NameKey) with ID id.
 func (v *View) NameOfID(id uint32) string { return v.m.nameList[id] }
 
 // HasVectors reports whether any entity has a vector, and their length.

@@ -173,3 +173,22 @@ func EditDistance(a, b []rune) int {
 	}
 	return prev[len(b)]
 }
+
+// ReadingOrder returns a name the catalogue writes head first, the way a
+// price list or a monster book's index does ("Crossbow, light", "Lantern,
+// Hooded", "Minotaur, Ravening", "Gnome, Deep (Svirfneblin)"), in the
+// order people say it ("light crossbow", "hooded lantern", "ravening
+// minotaur", "deep gnome"), lower-case; any other name lower-case as it
+// is. A list ("Climbing, Swimming and Crawling") is no inversion.
+func ReadingOrder(name string) string {
+	s := strings.ToLower(strings.TrimSpace(name))
+	inner := s
+	if i := strings.LastIndex(inner, " ("); i > 0 && strings.HasSuffix(inner, ")") {
+		inner = inner[:i] // the gloss after an inverted name
+	}
+	head, tail, ok := strings.Cut(inner, ", ")
+	if !ok || head == "" || tail == "" || strings.Contains(tail, ",") || strings.Contains(" "+tail+" ", " and ") {
+		return s
+	}
+	return tail + " " + head
+}

@@ -157,6 +157,25 @@ func TestNormalizeName(t *testing.T) {
 	}
 }
 
+func TestReadingOrder(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"Crossbow, light", "light crossbow"},
+		{"Lantern, Hooded", "hooded lantern"},
+		{"Minotaur, Ravening", "ravening minotaur"},
+		{"Gnome, Deep (Svirfneblin)", "deep gnome"},
+		{"Case, Map or Scroll", "map or scroll case"},
+		{"Light Crossbow", "light crossbow"},
+		{"Giant Rat (Diseased)", "giant rat (diseased)"},
+		{"Climbing, Swimming and Crawling", "climbing, swimming and crawling"},
+		{"Food, Drink, and Lodging", "food, drink, and lodging"},
+		{"Wait, ", "wait,"},
+	} {
+		if got := relevance.ReadingOrder(tc.in); got != tc.want {
+			t.Errorf("ReadingOrder(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 func TestEditDistance(t *testing.T) {
 	for _, tc := range []struct {
 		a, b string

@@ -1102,12 +1102,15 @@ func (x *Result) GetAlternates() []*Alternate {
 }
 
 type Alternate struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
-	Uri           string                 `protobuf:"bytes,2,opt,name=uri,proto3" json:"uri,omitempty"`
-	DocumentKey   string                 `protobuf:"bytes,3,opt,name=document_key,json=documentKey,proto3" json:"document_key,omitempty"`
-	DocumentName  string                 `protobuf:"bytes,4,opt,name=document_name,json=documentName,proto3" json:"document_name,omitempty"`
-	GameSystem    string                 `protobuf:"bytes,5,opt,name=game_system,json=gameSystem,proto3" json:"game_system,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Key          string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	Uri          string                 `protobuf:"bytes,2,opt,name=uri,proto3" json:"uri,omitempty"`
+	DocumentKey  string                 `protobuf:"bytes,3,opt,name=document_key,json=documentKey,proto3" json:"document_key,omitempty"`
+	DocumentName string                 `protobuf:"bytes,4,opt,name=document_name,json=documentName,proto3" json:"document_name,omitempty"`
+	GameSystem   string                 `protobuf:"bytes,5,opt,name=game_system,json=gameSystem,proto3" json:"game_system,omitempty"`
+	// The name this copy has when it is not the result's: SRD 5.1's
+	// "Crossbow, light" for SRD 5.2's "Light Crossbow".
+	Name          string `protobuf:"bytes,6,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1173,6 +1176,13 @@ func (x *Alternate) GetDocumentName() string {
 func (x *Alternate) GetGameSystem() string {
 	if x != nil {
 		return x.GameSystem
+	}
+	return ""
+}
+
+func (x *Alternate) GetName() string {
+	if x != nil {
+		return x.Name
 	}
 	return ""
 }
@@ -2656,14 +2666,15 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\n" +
 	"alternates\x18\x04 \x03(\v2\x18.lorekeeper.v1.AlternateR\n" +
 	"alternatesB\x13\n" +
-	"\x11_similarity_score\"\x98\x01\n" +
+	"\x11_similarity_score\"\xac\x01\n" +
 	"\tAlternate\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x10\n" +
 	"\x03uri\x18\x02 \x01(\tR\x03uri\x12!\n" +
 	"\fdocument_key\x18\x03 \x01(\tR\vdocumentKey\x12#\n" +
 	"\rdocument_name\x18\x04 \x01(\tR\fdocumentName\x12\x1f\n" +
 	"\vgame_system\x18\x05 \x01(\tR\n" +
-	"gameSystem\"\xd9\x03\n" +
+	"gameSystem\x12\x12\n" +
+	"\x04name\x18\x06 \x01(\tR\x04name\"\xd9\x03\n" +
 	"\x0eLookupResponse\x12/\n" +
 	"\aresults\x18\x01 \x03(\v2\x15.lorekeeper.v1.ResultR\aresults\x120\n" +
 	"\aranking\x18\x02 \x01(\x0e2\x16.lorekeeper.v1.RankingR\aranking\x12'\n" +
