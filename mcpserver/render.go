@@ -419,7 +419,11 @@ func renderItem(b *strings.Builder, e *Entity) {
 		line(b, "Weight:", num(*it.WeightLb)+" lb.")
 	}
 	if w := it.Weapon; w != nil {
-		line(b, "Damage:", strings.TrimSpace(w.DamageDice+" "+w.DamageType))
+		if w.DamageDice == "" && w.DamageType == "" {
+			line(b, "Damage:", "none")
+		} else {
+			line(b, "Damage:", strings.TrimSpace(w.DamageDice+" "+w.DamageType))
+		}
 		var props []string
 		for _, p := range w.Properties {
 			switch {

@@ -484,6 +484,18 @@ func checkSpell(s *lkv1.SpellDetails, desc, higher string) []*lkv1.Correction {
 	return fixes
 }
 
+// checkWeapon drops the damage of a weapon that deals none: the Net, whose
+// record says "0" bludgeoning where SRD 5.1's table prints "—", which a
+// card would show and a damage-type filter find.
+func checkWeapon(w *lkv1.WeaponStats) []*lkv1.Correction {
+	if d := w.GetDamageDice(); d != "0" && d != "—" && d != "-" {
+		return nil
+	}
+	from := strings.TrimSpace(w.DamageDice + " " + w.DamageType)
+	w.DamageDice, w.DamageType = "", ""
+	return []*lkv1.Correction{{Field: "damage", SourceValue: from, CorrectedValue: "none"}}
+}
+
 var shieldName = regexp.MustCompile(`(?i)^shield$`)
 
 // checkArmor corrects a shield filed under another armor category (SRD

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"iter"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -252,6 +253,35 @@ func TestNormalize_plainHyphens(t *testing.T) {
 		t.Error("no record of the snapshot has typesetting hyphens: the test checks nothing")
 	}
 	t.Logf("%d records had typesetting hyphens", was)
+}
+
+// TestNormalize_weaponWithoutDamage: a weapon that deals no damage (the
+// Net, whose record says "0" bludgeoning) has no damage die and no damage
+// type, which a card would print and a damage-type filter find, and says
+// so in a correction.
+func TestNormalize_weaponWithoutDamage(t *testing.T) {
+	zero := 0
+	for _, e := range snapshot(t) {
+		w := e.GetItem().GetWeapon()
+		if w == nil {
+			continue
+		}
+		if strings.Contains(string(e.GetSourceRecord()), `"damage_dice":"0"`) {
+			zero++
+			if w.GetDamageDice() != "" || w.GetDamageType() != "" {
+				t.Errorf("%s: damage %q %q, want none", e.GetKey(), w.GetDamageDice(), w.GetDamageType())
+			}
+			if !slices.ContainsFunc(e.GetCorrections(), func(c *lkv1.Correction) bool { return c.GetField() == "damage" && c.GetCorrectedValue() == "none" }) {
+				t.Errorf("%s: the dropped damage is not recorded as a correction: %v", e.GetKey(), e.GetCorrections())
+			}
+		}
+		if w.GetDamageDice() == "0" {
+			t.Errorf("%s: damage die 0", e.GetKey())
+		}
+	}
+	if zero == 0 {
+		t.Error("no weapon record of the snapshot says damage 0: the test checks nothing")
+	}
 }
 
 func TestPlainHyphens(t *testing.T) {

@@ -24,7 +24,9 @@ func normalizeV2(ep Endpoint, o obj, e *lkv1.Entity, cat *Catalog) string {
 		e.Corrections = fixes
 		e.Details = &lkv1.Entity_Creature{Creature: c}
 	case "weapons":
-		e.Details = &lkv1.Entity_Item{Item: &lkv1.ItemDetails{Category: "weapon", Weapon: weaponV2(o)}}
+		w := weaponV2(o)
+		e.Corrections = checkWeapon(w)
+		e.Details = &lkv1.Entity_Item{Item: &lkv1.ItemDetails{Category: "weapon", Weapon: w}}
 	case "armor":
 		a := armorV2(o)
 		e.Corrections = checkArmor(a, o.str("name"))
@@ -33,6 +35,9 @@ func normalizeV2(ep Endpoint, o obj, e *lkv1.Entity, cat *Catalog) string {
 		it := itemV2(o, ep.Name == "magicitems")
 		if it.Armor != nil {
 			e.Corrections = checkArmor(it.Armor, o.obj("armor").str("name"))
+		}
+		if it.Weapon != nil {
+			e.Corrections = append(e.Corrections, checkWeapon(it.Weapon)...)
 		}
 		e.Details = &lkv1.Entity_Item{Item: it}
 	case "classes":
