@@ -141,7 +141,11 @@ type vocabulary struct {
 	maxWords int
 	types    map[string]bool // stemmed creature types
 	damage   map[string]bool // stemmed damage types
-	docs     []docWords
+	// casters are the spellcasting classes by lower-case name, with the
+	// highest spell level each character level reaches, from the
+	// catalogue's classes' caster types.
+	casters map[string]func(level int) int
+	docs    []docWords
 }
 
 // docWords are the ways a question names a document.
@@ -160,8 +164,19 @@ func vocabularyOf(v *badgerstore.View) *vocabulary {
 }
 
 func buildVocabulary(v *badgerstore.View) *vocabulary {
-	voc := &vocabulary{phrases: map[string][]fieldValue{}, types: map[string]bool{}, damage: map[string]bool{}}
+	voc := &vocabulary{phrases: map[string][]fieldValue{}, types: map[string]bool{}, damage: map[string]bool{},
+		casters: map[string]func(int) int{}}
 	v.Values(badgerstore.FieldDamageType, func(val string, _ int) { voc.damage[relevance.Stem(val)] = true })
+	v.Postings(badgerstore.FieldKind, lkv1.Kind_KIND_CLASS.Slug()).Each(func(slot uint32) bool {
+		e, err := v.Entity(slot)
+		if err != nil {
+			return true
+		}
+		if f := spellLevelAt[strings.ToLower(e.GetCharacterOption().GetCasterType())]; f != nil {
+			voc.casters[strings.ToLower(e.GetName())] = f
+		}
+		return true
+	})
 	for _, f := range vocabFields {
 		total, most := 0, 0
 		vals := map[string]int{}
@@ -205,6 +220,16 @@ func buildVocabulary(v *badgerstore.View) *vocabulary {
 		voc.docs = append(voc.docs, dw)
 	}
 	return voc
+}
+
+// spellLevelAt is, per caster type as the catalogue's classes give it, the
+// highest spell level a character of a level casts (SRD 5.1 and 5.2 agree):
+// a full caster's 9th at 17th level, a half caster's 5th at 17th, a pact
+// caster's 5th slots at 9th (its Mystic Arcanum aside).
+var spellLevelAt = map[string]func(level int) int{
+	"full": func(l int) int { return min((l+1)/2, 9) },
+	"half": func(l int) int { return min((l+3)/4, 5) * min(l/2, 1) },
+	"pact": func(l int) int { return min((l+1)/2, 5) },
 }
 
 // questionWords splits text into lower-case words: letters and digits,
@@ -251,6 +276,40 @@ var negations = map[string]bool{"no": true, "not": true, "without": true, "never
 // ordinals are spell levels as the books write them.
 var ordinals = map[string]int{"1st": 1, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5, "6th": 6, "7th": 7, "8th": 8, "9th": 9,
 	"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8, "ninth": 9}
+
+// character returns the spell levels of the caster class a level is said
+// of ("5th level wizard", "level 5 clerics"), or nil: not a caster class,
+// or the level is a spell's ("3rd level wizard spell").
+func (voc *vocabulary) character(class, next string) func(int) int {
+	if st := relevance.Stem(next); st == "spell" || st == "cantrip" {
+		return nil
+	}
+	if f := voc.casters[class]; f != nil {
+		return f
+	}
+	return voc.casters[strings.TrimSuffix(class, "s")] // "wizards", "ranger's"
+}
+
+// ordinalNumber is a character level written as an ordinal ("5th",
+// "twelfth" is not: players write levels in digits), 1 to 20, or 0.
+func ordinalNumber(w string) int {
+	if n := ordinals[w]; n > 0 {
+		return n
+	}
+	if len(w) < 3 {
+		return 0
+	}
+	switch w[len(w)-2:] {
+	case "st", "nd", "rd", "th":
+		if n, err := strconv.Atoi(w[:len(w)-2]); err == nil && n >= 1 && n <= 20 {
+			return n
+		}
+	}
+	return 0
+}
+
+// damageNouns are the things a damage type before them says deal it.
+var damageNouns = map[string]bool{"spell": true, "cantrip": true, "weapon": true, "attack": true}
 
 // damageRelations are the words before ("immune to fire") or after ("fire
 // resistance") a damage type that make it a creature's defence.
@@ -408,6 +467,20 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 			i = j
 		case stems[i] == "cantrip":
 			addCompared(badgerstore.FieldLevel, 0, i, i+1)
+		case ordinalNumber(words[i]) > 0 && word(i+1) == "level" && voc.character(word(i+2), word(i+3)) != nil:
+			// "a 5th level wizard": the character's level, whose spells
+			// go up to the 3rd ("a 3rd level wizard spell" is the spell's).
+			if n := voc.character(word(i+2), word(i+3))(ordinalNumber(words[i])); n > 0 {
+				add(rangeFilter(badgerstore.FieldLevel, atMost, float64(n), mark(i, i+2)))
+			}
+			i++
+		case words[i] == "level" && voc.character(word(i+2), word(i+3)) != nil:
+			if l, err := strconv.Atoi(word(i + 1)); err == nil && l >= 1 && l <= 20 {
+				if n := voc.character(word(i+2), word(i+3))(l); n > 0 {
+					add(rangeFilter(badgerstore.FieldLevel, atMost, float64(n), mark(i, i+2)))
+				}
+				i++
+			}
 		case ordinals[words[i]] > 0 && word(i+1) == "level":
 			addCompared(badgerstore.FieldLevel, float64(ordinals[words[i]]), i, i+2)
 			i++
@@ -453,6 +526,9 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 			add(keywordFilter(rel, []string{words[i]}, false, mark(from, to)))
 		case word(i+1) == "damage":
 			add(keywordFilter(badgerstore.FieldDamageType, []string{words[i]}, false, mark(i, i+2)))
+		case damageNouns[relevance.Stem(word(i+1))]:
+			// "fire spells", "a cold cantrip", "piercing weapons".
+			add(keywordFilter(badgerstore.FieldDamageType, []string{words[i]}, false, mark(i, i+1)))
 		}
 	}
 	// Switches (the words themselves): concentration, ritual, stealth, ranged or melee, simple or
