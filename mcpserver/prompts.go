@@ -154,7 +154,10 @@ func differences(a, b *Entity) []difference {
 			{"XP", str(func(e *Entity) string { return thousands(e.Creature.ExperiencePoints) })},
 			{"armor class", str(func(e *Entity) string { return strconv.Itoa(int(e.Creature.ArmorClass)) })},
 			{"hit points", str(func(e *Entity) string {
-				return strings.TrimSpace(fmt.Sprintf("%d %s", e.Creature.HitPoints, e.Creature.HitDice))
+				if e.Creature.HitDice == "" {
+					return strconv.Itoa(int(e.Creature.HitPoints))
+				}
+				return fmt.Sprintf("%d (%s)", e.Creature.HitPoints, e.Creature.HitDice) // as a stat block prints them
 			})},
 			{"size", str(func(e *Entity) string { return e.Creature.Size })},
 			{"type", str(func(e *Entity) string { return e.Creature.Type })},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -213,7 +214,11 @@ func TestMCP_editionsPromptsErrors(t *testing.T) {
 		if got := uris(emb); len(got) != 2 || !strings.Contains(got[0], ":srd-2014:") || !strings.Contains(got[1], ":a5e-ag:") {
 			t.Errorf("compare_editions(grappled, a5e) embeds %v, want SRD 5.1's and A5E's", got)
 		}
-		_ = text
+		// Hit points as a stat block prints them, "7 (2d6)", not "7 2d6".
+		text, _ = getPrompt(t, cs, "compare_editions", map[string]string{"name": "goblin"})
+		if !regexp.MustCompile(`- hit points: \d+ \(\d+d\d+[^)]*\) → \d+ \(\d+d\d+[^)]*\)`).MatchString(text) {
+			t.Errorf("compare_editions(goblin): hit points not as a stat block prints them:\n%s", text)
+		}
 	})
 
 	t.Run("explain_rule per edition", func(t *testing.T) {
