@@ -7,7 +7,10 @@ import (
 	"context"
 	"errors"
 	mrand "math/rand/v2"
+	"strconv"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"lorekeeper.dev/ingest"
 )
@@ -155,6 +158,11 @@ func (f *Fetcher) untilDue(ctx context.Context) time.Duration {
 	if err != nil {
 		return 0
 	}
+	if v := normalizerOf(ctx, kv); v < NormalizerVersion {
+		f.log.Info("the last Open5e resync read the records with an older normalizer; resyncing now to store what it changes",
+			"last_run", last.Format(time.RFC3339), "normalizer", v, "current", NormalizerVersion)
+		return 0
+	}
 	if now := time.Now(); last.After(now) {
 		// A clock set wrong, or a hand edit: trusted, it would put the
 		// next run off until after that date.
@@ -163,4 +171,18 @@ func (f *Fetcher) untilDue(ctx context.Context) time.Duration {
 		last = now
 	}
 	return max(0, time.Until(last.Add(f.opts.Interval)))
+}
+
+// normalizerOf is the NormalizerVersion the last full resync recorded: 1
+// before versions were recorded.
+func normalizerOf(ctx context.Context, kv jetstream.KeyValue) int {
+	e, err := kv.Get(ctx, NormalizerKey)
+	if err != nil {
+		return 1
+	}
+	v, err := strconv.Atoi(string(e.Value()))
+	if err != nil {
+		return 1
+	}
+	return v
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -84,5 +85,67 @@ func TestFetcher_Run_futureLastRun(t *testing.T) {
 	}
 	if l := logs.String(); !strings.Contains(l, "in the future; treating it as now") || !strings.Contains(l, "2100-01-01") {
 		t.Errorf("log does not say the last run's time was in the future:\n%s", l)
+	}
+}
+
+// TestFetcher_Run_olderNormalizer: a full resync records the normalizer's
+// version; a store last resynced by an older one (no version recorded) is
+// resynced at once on start, not an interval later, and says why; one
+// resynced by this one waits for its interval.
+func TestFetcher_Run_olderNormalizer(t *testing.T) {
+	js := ingesttest.JetStream(t, nil)
+	up := newUpstream(t)
+	ctx := context.Background()
+	first := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions")})
+	if _, err := first.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, ingest.StateBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := kv.Get(ctx, open5e.NormalizerKey)
+	if err != nil || string(e.Value()) != strconv.Itoa(open5e.NormalizerVersion) {
+		t.Fatalf("a full resync recorded normalizer %v (%v), want %d", e, err, open5e.NormalizerVersion)
+	}
+	run := func(t *testing.T, within time.Duration) (ran bool, log string) {
+		logs := &logBuffer{}
+		done := make(chan struct{}, 1)
+		f := fetcher(t, js, up.srv.URL, &open5e.Options{
+			Endpoints: endpoints("v2/conditions"),
+			Interval:  time.Hour,
+			Logger:    slog.New(slog.NewTextHandler(logs, nil)),
+			Progress: func(p open5e.Progress) {
+				if p.Finished {
+					select {
+					case done <- struct{}{}:
+					default:
+					}
+				}
+			},
+		})
+		runCtx, cancel := context.WithCancel(ctx)
+		stopped := make(chan struct{})
+		go func() { _ = f.Run(runCtx); close(stopped) }()
+		defer func() { cancel(); <-stopped }()
+		select {
+		case <-done:
+			return true, logs.String()
+		case <-time.After(within):
+			return false, logs.String()
+		}
+	}
+	if ran, _ := run(t, 2*time.Second); ran {
+		t.Error("resynced at once although the last run (just now) used this normalizer")
+	}
+	if err := kv.Delete(ctx, open5e.NormalizerKey); err != nil {
+		t.Fatal(err)
+	}
+	ran, log := run(t, 30*time.Second)
+	if !ran {
+		t.Fatal("no resync within 30 s of a start after a resync by an older normalizer")
+	}
+	if !strings.Contains(log, "older normalizer") {
+		t.Errorf("the log does not say why it resynced at once:\n%s", log)
 	}
 }

@@ -86,7 +86,8 @@ func (f *Fetcher) sync(ctx context.Context, eps []Endpoint) (sum Summary, err er
 	if ctx.Err() == nil && len(eps) == len(f.opts.Endpoints) {
 		// Only a full run resets the schedule.
 		_, perr := kv.Put(context.WithoutCancel(ctx), LastRunKey, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
-		err = errors.Join(err, perr)
+		_, nerr := kv.Put(context.WithoutCancel(ctx), NormalizerKey, []byte(strconv.Itoa(NormalizerVersion)))
+		err = errors.Join(err, perr, nerr)
 	}
 	return sum, err
 }
