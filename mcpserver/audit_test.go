@@ -180,6 +180,8 @@ var (
 	// possibly after a block's name: "[Column data]".
 	placeholderLine = regexp.MustCompile(`(?m)^(?:\*\*\*[^*]+\*\*\*\s*|-\s*)?\[[^\[\]()]{1,40}\]\s*$`)
 	knownStandIns   = regexp.MustCompile(`(?i)\[(column data|none provided)\]`)
+	// zeroWorth is a price standing in for none: a free material "worth 0 gp".
+	zeroWorth = regexp.MustCompile(`(?i)\bworth 0(?:\.0+)? gp\b`)
 	// emptyBlockLine is a block's name with no text after it.
 	emptyBlockLine = regexp.MustCompile(`^\*\*\*[^*]+\.\*\*\*\s*$`)
 	// boldLine is a bold line standing as a heading.
@@ -188,7 +190,8 @@ var (
 
 func auditPlaceholders(card string) []string {
 	out := placeholderLine.FindAllString(card, -1)
-	return append(out, knownStandIns.FindAllString(card, -1)...)
+	out = append(out, knownStandIns.FindAllString(card, -1)...)
+	return append(out, zeroWorth.FindAllString(card, -1)...)
 }
 
 // auditHeadings finds the headings with nothing under them before the

@@ -76,7 +76,8 @@ func renderSpell(b *strings.Builder, e *Entity) {
 	comp := s.Components
 	if s.MaterialSpecified != "" {
 		m := strings.TrimSuffix(s.MaterialSpecified, ".")
-		if s.MaterialCostGP != nil {
+		if s.MaterialCostGP != nil && *s.MaterialCostGP > 0 {
+			// Spells That Don't Suck gives 64 free materials a cost of 0.
 			m += fmt.Sprintf(", worth %s gp", num(*s.MaterialCostGP))
 		}
 		if s.MaterialConsumed {
