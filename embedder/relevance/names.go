@@ -1,6 +1,7 @@
 package relevance
 
 import (
+	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -176,12 +177,16 @@ func EditDistance(a, b []rune) int {
 
 // ReadingOrder returns a name the catalogue writes head first, the way a
 // price list or a monster book's index does ("Crossbow, light", "Lantern,
-// Hooded", "Minotaur, Ravening", "Gnome, Deep (Svirfneblin)"), in the
-// order people say it ("light crossbow", "hooded lantern", "ravening
-// minotaur", "deep gnome"), lower-case; any other name lower-case as it
-// is. A list ("Climbing, Swimming and Crawling") is no inversion.
+// Hooded", "Minotaur, Ravening", "Gnome, Deep (Svirfneblin)", "Longsword
+// (+1)"), in the order people say it ("light crossbow", "hooded lantern",
+// "ravening minotaur", "deep gnome", "+1 longsword"), lower-case; any
+// other name lower-case as it is. A list ("Climbing, Swimming and
+// Crawling") is no inversion.
 func ReadingOrder(name string) string {
 	s := strings.ToLower(strings.TrimSpace(name))
+	if m := plusSuffix.FindStringSubmatch(s); m != nil {
+		return m[2] + " " + ReadingOrder(m[1])
+	}
 	inner := s
 	if i := strings.LastIndex(inner, " ("); i > 0 && strings.HasSuffix(inner, ")") {
 		inner = inner[:i] // the gloss after an inverted name
@@ -192,3 +197,7 @@ func ReadingOrder(name string) string {
 	}
 	return tail + " " + head
 }
+
+// plusSuffix is a magic weapon's or armor's bonus written after its name:
+// "longsword (+1)", "longsword, +1".
+var plusSuffix = regexp.MustCompile(`^(.+?),? \(?(\+[1-9])\)?$`)

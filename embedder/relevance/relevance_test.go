@@ -169,6 +169,11 @@ func TestReadingOrder(t *testing.T) {
 		{"Climbing, Swimming and Crawling", "climbing, swimming and crawling"},
 		{"Food, Drink, and Lodging", "food, drink, and lodging"},
 		{"Wait, ", "wait,"},
+		{"Longsword (+1)", "+1 longsword"},
+		{"Longsword, +2", "+2 longsword"},
+		{"Crossbow, light (+3)", "+3 light crossbow"},
+		{"+1 Longsword", "+1 longsword"},
+		{"Spell Scroll (1st level)", "spell scroll (1st level)"},
 	} {
 		if got := relevance.ReadingOrder(tc.in); got != tc.want {
 			t.Errorf("ReadingOrder(%q) = %q, want %q", tc.in, got, tc.want)
