@@ -284,6 +284,79 @@ func TestNormalize_weaponWithoutDamage(t *testing.T) {
 	}
 }
 
+// TestNormalize_legendaryActions: a creature's legendary actions are
+// offered once, as legendary actions, with their opening paragraph as the
+// paragraph before them: no action that is a legendary action's twin
+// ("Wing Attack (Costs 2 Actions)" beside the legendary "Wing Attack"), no
+// block that is the opening sentence ("The vampire can take 1 legendary
+// action"); each such record's fix is a recorded correction.
+func TestNormalize_legendaryActions(t *testing.T) {
+	intro := regexp.MustCompile(`(?i)^the .+ can take \w+ legendary actions?\.?$`)
+	cost := regexp.MustCompile(`(?i)^(.+?)\s*\(costs? \d+ actions?\)$`)
+	twins, intros := 0, 0
+	for _, e := range snapshot(t) {
+		if e.GetCreature() == nil {
+			continue
+		}
+		legendary := map[string]bool{}
+		for _, b := range e.GetBlocks() {
+			if b.GetType() == "legendary_action" {
+				legendary[strings.ToLower(b.GetName())] = true
+			}
+		}
+		for _, b := range e.GetBlocks() {
+			if intro.MatchString(b.GetName()) {
+				t.Errorf("%s: block %q is the legendary actions' opening", e.GetKey(), b.GetName())
+			}
+			if m := cost.FindStringSubmatch(b.GetName()); m != nil && b.GetType() != "legendary_action" && legendary[strings.ToLower(m[1])] {
+				t.Errorf("%s: %s %q is also a legendary action", e.GetKey(), b.GetType(), b.GetName())
+			}
+		}
+		var rec struct {
+			Actions []struct {
+				Name       string `json:"name"`
+				ActionType string `json:"action_type"`
+			} `json:"actions"`
+		}
+		if err := json.Unmarshal(e.GetSourceRecord(), &rec); err != nil {
+			continue // a v1 record
+		}
+		srcLegendary := map[string]bool{}
+		for _, a := range rec.Actions {
+			if a.ActionType == "LEGENDARY_ACTION" {
+				srcLegendary[strings.ToLower(a.Name)] = true
+			}
+		}
+		fixed := 0
+		for _, a := range rec.Actions {
+			if m := cost.FindStringSubmatch(a.Name); m != nil && a.ActionType != "LEGENDARY_ACTION" && srcLegendary[strings.ToLower(m[1])] {
+				twins++
+				fixed++
+			}
+			if a.ActionType == "LEGENDARY_ACTION" && intro.MatchString(a.Name) {
+				intros++
+				fixed++
+				if e.GetCreature().GetLegendaryIntro() == "" || e.GetCreature().GetLegendaryActionsPerRound() == 0 {
+					t.Errorf("%s: no opening paragraph or count from %q", e.GetKey(), a.Name)
+				}
+			}
+		}
+		listed := 0
+		for _, c := range e.GetCorrections() {
+			if c.GetField() == "listed_as" {
+				listed++
+			}
+		}
+		if listed != fixed {
+			t.Errorf("%s: %d corrections for %d misfiled legendary blocks", e.GetKey(), listed, fixed)
+		}
+	}
+	if twins == 0 || intros == 0 {
+		t.Errorf("the snapshot's records have %d legendary twins and %d openings as blocks: the test checks nothing", twins, intros)
+	}
+	t.Logf("%d legendary twins and %d openings as blocks in the records", twins, intros)
+}
+
 func TestPlainHyphens(t *testing.T) {
 	for in, want := range map[string]string{
 		"a 30-\u00ad\u2010\u2011foot radius": "a 30-foot radius",

@@ -30,7 +30,8 @@ const NormalizerKey = "last-run-normalizer"
 // correction): a store resynced by an older normalizer is resynced at the
 // next start, not at the next scheduled run a day later, and gets the
 // changed entities alone (unchanged content hashes publish nothing).
-// 2: typesetting hyphens made plain, the Net's damage dropped.
+// 2: typesetting hyphens made plain, the Net's damage dropped, legendary
+// actions filed as actions or as their opening paragraph put right.
 const NormalizerVersion = 2
 
 // StatePrefix starts the state bucket key of every endpoint's resync state.

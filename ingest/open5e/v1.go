@@ -252,7 +252,7 @@ func creatureV1(o obj, e *lkv1.Entity) *lkv1.CreatureDetails {
 
 var (
 	passive          = regexp.MustCompile(`(?i)passive perception\s+(\d+)`)
-	legendaryPerTurn = regexp.MustCompile(`(?i)\bcan take (\d+|one|two|three|four|five) legendary actions`)
+	legendaryPerTurn = regexp.MustCompile(`(?i)\bcan take (\d+|one|two|three|four|five) legendary actions?\b`)
 )
 
 // legendaryPerRound reads "can take 3 legendary actions" from the

@@ -305,13 +305,59 @@ func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock, []*lkv1.Correc
 		if cost := a.int32("legendary_action_cost"); typ == "legendary_action" && cost > 1 {
 			b.LegendaryCost = cost
 		}
+		if typ == "legendary_action" && legendaryIntroName.MatchString(b.Name) {
+			// "The vampire can take 1 legendary action." filed as an
+			// action of its own (66 Monstrous Menagerie creatures): the
+			// paragraph before the legendary actions.
+			c.LegendaryIntro = strings.TrimSuffix(b.Name, ".") + ". " + b.Text
+			c.LegendaryActionsPerRound = legendaryPerRound(b.Name)
+			fixes = append(fixes, &lkv1.Correction{Subject: b.Name, Field: "listed_as",
+				SourceValue: "a legendary action", CorrectedValue: "the legendary actions' opening paragraph"})
+			continue
+		}
 		var f []*lkv1.Correction
 		b.Attack, f = checkAttacks(b.Name, b.Text, a.objs("attacks"))
 		fixes = append(fixes, f...)
 		fixes = append(fixes, checkUsage(b)...)
 		blocks = append(blocks, b)
 	}
-	return c, blocks, fixes
+	blocks, f := dropLegendaryTwins(blocks)
+	return c, blocks, append(fixes, f...)
+}
+
+// legendaryIntroName is the opening sentence of the legendary actions as a
+// block's name.
+var legendaryIntroName = regexp.MustCompile(`(?i)^the .+ can take (\d+|one|two|three|four|five) legendary actions?\.?$`)
+
+// costsActions is a legendary action's cost written in its name:
+// "Wing Attack (Costs 2 Actions)".
+var costsActions = regexp.MustCompile(`(?i)^(.+?)\s*\(costs? \d+ actions?\)$`)
+
+// dropLegendaryTwins leaves out the actions that are a legendary action
+// filed twice, once as an action with its cost in its name ("Wing Attack
+// (Costs 2 Actions)", 113 blocks in four Kobold Press and Black Flag books):
+// a card would offer it as an action of the creature's turn.
+func dropLegendaryTwins(blocks []*lkv1.TextBlock) ([]*lkv1.TextBlock, []*lkv1.Correction) {
+	legendary := map[string]bool{}
+	for _, b := range blocks {
+		if b.Type == "legendary_action" {
+			legendary[strings.ToLower(strings.TrimSpace(b.Name))] = true
+		}
+	}
+	if len(legendary) == 0 {
+		return blocks, nil
+	}
+	var fixes []*lkv1.Correction
+	out := blocks[:0]
+	for _, b := range blocks {
+		if m := costsActions.FindStringSubmatch(b.Name); b.Type != "legendary_action" && m != nil && legendary[strings.ToLower(m[1])] {
+			fixes = append(fixes, &lkv1.Correction{Subject: b.Name, Field: "listed_as",
+				SourceValue: "an action and a legendary action", CorrectedValue: "a legendary action"})
+			continue
+		}
+		out = append(out, b)
+	}
+	return out, fixes
 }
 
 func speeds(o obj) (map[string]int32, string) {
