@@ -564,6 +564,23 @@ func TestAudit_unreadableTextShowsNoSummary(t *testing.T) {
 	}
 }
 
+// A creature's card lists the saving throws a 2014 stat block does: those
+// beyond the ability's modifier (SRD 5.2 and Black Flag give all six).
+func TestRender_proficientSavesOnly(t *testing.T) {
+	e := Entity{Kind: "creature", Name: "Test Dragon", Creature: &Creature{
+		AbilityScores: map[string]int32{"strength": 26, "dexterity": 10, "constitution": 29, "intelligence": 18, "wisdom": 15, "charisma": 23},
+		SavingThrows:  map[string]int32{"strength": 8, "dexterity": 6, "constitution": 9, "intelligence": 4, "wisdom": 8, "charisma": 6},
+	}}
+	card := renderEntity(&e)
+	if !strings.Contains(card, "**Saving Throws** Dex +6, Wis +8  \n") {
+		t.Errorf("card does not list exactly the proficient saves (Dex +6, Wis +8):\n%s", card)
+	}
+	e.Creature.SavingThrows = map[string]int32{"strength": 8, "intelligence": 4}
+	if card := renderEntity(&e); strings.Contains(card, "Saving Throws") {
+		t.Errorf("saves equal to the modifiers listed:\n%s", card)
+	}
+}
+
 // The card never shows a placeholder, even one that reaches it.
 func TestRender_placeholders(t *testing.T) {
 	e := Entity{Kind: "class", Name: "Test", Description: "[Column data]", CharacterOption: &CharacterOption{},

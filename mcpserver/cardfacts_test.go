@@ -174,6 +174,11 @@ var cardFacts = map[string]cardFact{
 	"creature.saving_throws": func(e *Entity, card, _ string) []string {
 		var out []string
 		for a, v := range e.Creature.SavingThrows {
+			if plainSave(e.Creature, a, v) {
+				// The ability table's modifier says it.
+				out = append(out, need(card, "a saving throw", fmt.Sprintf("%d (%s)", e.Creature.AbilityScores[a], signed(v)))...)
+				continue
+			}
 			out = append(out, need(card, "a saving throw", abbrev(a)+" "+signed(v))...)
 		}
 		return out

@@ -172,7 +172,7 @@ func renderCreature(b *strings.Builder, e *Entity) {
 
 	var saves []string
 	for _, a := range lkv1.Abilities() {
-		if v, ok := c.SavingThrows[a]; ok {
+		if v, ok := c.SavingThrows[a]; ok && !plainSave(c, a, v) {
 			saves = append(saves, abbrev(a)+" "+signed(v))
 		}
 	}
@@ -269,6 +269,14 @@ func showInitiative(e *Entity) bool {
 	}
 	dex, ok := c.AbilityScores["dexterity"]
 	return !ok || modifier(dex) != *c.InitiativeBonus
+}
+
+// plainSave reports whether a saving throw is only the ability's modifier,
+// which the ability table shows already: SRD 5.2 and Black Flag list all
+// six saves, a 2014 stat block only those a creature is proficient in.
+func plainSave(c *Creature, ability string, v int32) bool {
+	score, ok := c.AbilityScores[ability]
+	return ok && score > 0 && modifier(score) == v
 }
 
 // writeLegendaryIntro writes the paragraph before the legendary actions,
