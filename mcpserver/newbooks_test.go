@@ -31,7 +31,10 @@ func card(p *lkv1.Entity) string {
 	return renderEntity(&e)
 }
 
-// wordGap is two spaces between words, where a5e-mm's records lost a comma.
+// wordGap is two spaces between words, where a5e-mm's records lost a comma;
+// lostApostrophe a contraction written without its apostrophe, lost with them.
+var lostApostrophe = regexp.MustCompile(`(?i)\b(doesnt|isnt|dont|hasnt|arent|cant|wasnt|didnt)\b`)
+
 var wordGap = regexp.MustCompile(`[\p{L}\p{N})]  [\p{L}\p{N}]`)
 
 func TestCards_monstrousMenagerie(t *testing.T) {
@@ -46,7 +49,7 @@ func TestCards_monstrousMenagerie(t *testing.T) {
 			t.Errorf("aboleth card lacks %q:\n%s", want, c)
 		}
 	}
-	n, gaps := 0, 0
+	n, gaps, contractions := 0, 0, 0
 	for _, e := range snapshot(t) {
 		if e.GetDocument().GetKey() != "a5e-mm" {
 			continue
@@ -55,15 +58,22 @@ func TestCards_monstrousMenagerie(t *testing.T) {
 		if e.GetDocument().GetGameSystem() != "a5e" {
 			t.Errorf("%s: game system %q", e.GetKey(), e.GetDocument().GetGameSystem())
 		}
-		if g := wordGap.FindAllString(card(e), -1); len(g) > 0 {
+		c := card(e)
+		if g := wordGap.FindAllString(c, -1); len(g) > 0 {
 			gaps += len(g)
 			if gaps < 5 {
 				t.Errorf("%s: a comma still lost: %q", e.GetKey(), g)
 			}
 		}
+		if g := lostApostrophe.FindAllString(c, -1); len(g) > 0 {
+			contractions += len(g)
+			if contractions < 5 {
+				t.Errorf("%s: a contraction without its apostrophe: %q", e.GetKey(), g)
+			}
+		}
 	}
-	if n == 0 || gaps > 0 {
-		t.Errorf("%d a5e-mm cards, %d lost commas left", n, gaps)
+	if n == 0 || gaps > 0 || contractions > 0 {
+		t.Errorf("%d a5e-mm cards, %d lost commas and %d lost apostrophes left", n, gaps, contractions)
 	}
 }
 

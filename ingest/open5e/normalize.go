@@ -233,13 +233,25 @@ var droppedCommas = map[string]bool{"a5e-mm": true, "menagerie": true}
 // and before a word or number; after "**1/Day:**" it is only a space.
 var droppedComma = regexp.MustCompile(`([\p{L}\p{N}).])  ([\p{L}\p{N}])`)
 
-// restoreCommas puts the commas back into every text of e.
+// droppedApostrophe is a contraction that lost its apostrophe with the
+// commas ("doesnt", 120 times; "isnt", "hasnt"): unambiguous, unlike a
+// possessive ("the vampires lair"), which stays as it is.
+var droppedApostrophe = regexp.MustCompile(`(?i)\b(does|is|do|has|are|was|were|did|could|would|should|have|had|ca)nt\b`)
+
+// restoreCommas puts the commas, and the contractions' apostrophes, back
+// into every text of e.
 func restoreCommas(e *lkv1.Entity) {
-	fix := func(s string) string { return droppedComma.ReplaceAllString(s, "$1, $2") }
+	fix := func(s string) string {
+		s = droppedComma.ReplaceAllString(s, "$1, $2")
+		return droppedApostrophe.ReplaceAllString(s, "${1}n't")
+	}
 	e.Description = fix(e.Description)
 	e.HigherLevel = fix(e.HigherLevel)
 	for _, b := range e.Blocks {
 		b.Text = fix(b.Text)
+	}
+	if c := e.GetCreature(); c != nil {
+		c.Languages = fix(c.Languages) // "understands but cant speak Sylvan"
 	}
 }
 

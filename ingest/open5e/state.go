@@ -31,7 +31,8 @@ const NormalizerKey = "last-run-normalizer"
 // next start, not at the next scheduled run a day later, and gets the
 // changed entities alone (unchanged content hashes publish nothing).
 // 2: typesetting hyphens made plain, the Net's damage dropped, legendary
-// actions filed as actions or as their opening paragraph put right.
+// actions filed as actions or as their opening paragraph put right, the
+// Monstrous Menagerie's contractions given back their apostrophes.
 const NormalizerVersion = 2
 
 // StatePrefix starts the state bucket key of every endpoint's resync state.
