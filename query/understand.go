@@ -64,11 +64,12 @@ type softFilter struct {
 
 // ordering is a superlative over a numeric field.
 type ordering struct {
-	field string // as reported
-	desc  bool
-	words string
-	value func(e *lkv1.Entity) (float64, bool)
-	kinds []lkv1.Kind
+	field  string // as reported
+	desc   bool
+	words  string
+	value  func(e *lkv1.Entity) (float64, bool)
+	kinds  []lkv1.Kind
+	column string // orderField.column
 }
 
 // fieldKinds are the kinds holding each filter field (as EntityFields
@@ -308,6 +309,10 @@ func ordinalNumber(w string) int {
 	return 0
 }
 
+// partyNouns are the words a level is said of when it is the party's.
+var partyNouns = map[string]bool{"party": true, "player": true, "group": true, "character": true, "pc": true, "pcs": true,
+	"adventurer": true, "hero": true, "team": true}
+
 // damageNouns are the things a damage type before them says deal it.
 var damageNouns = map[string]bool{"spell": true, "cantrip": true, "weapon": true, "attack": true}
 
@@ -467,6 +472,19 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 			i = j
 		case stems[i] == "cantrip":
 			addCompared(badgerstore.FieldLevel, 0, i, i+1)
+		case words[i] == "level" && partyNouns[relevance.Stem(word(i+2))] || ordinalNumber(words[i]) > 0 && word(i+1) == "level" && partyNouns[relevance.Stem(word(i+2))]:
+			// "for a level 8 party", "5th level players": a monster's
+			// challenge rating is the level of a party of four that can
+			// defeat it without a death (the SRD's definition), so those
+			// of the party's level and below.
+			l := ordinalNumber(words[i])
+			if l == 0 {
+				l, _ = strconv.Atoi(word(i + 1))
+			}
+			if l >= 1 && l <= 20 {
+				add(rangeFilter(badgerstore.FieldCR, atMost, float64(l), mark(i, i+3)))
+				i += 2
+			}
 		case ordinalNumber(words[i]) > 0 && word(i+1) == "level" && voc.character(word(i+2), word(i+3)) != nil:
 			// "a 5th level wizard": the character's level, whose spells
 			// go up to the 3rd ("a 3rd level wizard spell" is the spell's).
@@ -1051,40 +1069,43 @@ type orderField struct {
 	name  string
 	kinds []lkv1.Kind
 	value func(e *lkv1.Entity) (float64, bool)
+	// column is the number field holding the value for the entities
+	// having one (badgerstore.EntityFields), or "" (a weapon's range).
+	column string
 }
 
 var (
 	orderRange = orderField{"range", weaponKinds, func(e *lkv1.Entity) (float64, bool) {
 		w := e.GetItem().GetWeapon()
 		return float64(max(w.GetRangeLong(), w.GetRangeNormal())), w != nil
-	}}
+	}, ""}
 	orderAC = orderField{"armor_class", []lkv1.Kind{lkv1.Kind_KIND_CREATURE, lkv1.Kind_KIND_ARMOR}, func(e *lkv1.Entity) (float64, bool) {
 		if c := e.GetCreature(); c != nil {
 			return float64(c.GetArmorClass()), true
 		}
 		a := e.GetItem().GetArmor()
 		return float64(a.GetAcBase()), a != nil
-	}}
+	}, badgerstore.FieldArmorClass}
 	orderCR = orderField{"challenge_rating", creatureKinds, func(e *lkv1.Entity) (float64, bool) {
 		c := e.GetCreature()
 		return c.GetChallengeRating(), c != nil
-	}}
+	}, badgerstore.FieldCR}
 	orderHP = orderField{"hit_points", creatureKinds, func(e *lkv1.Entity) (float64, bool) {
 		c := e.GetCreature()
 		return float64(c.GetHitPoints()), c != nil
-	}}
+	}, badgerstore.FieldHitPoints}
 	orderLevel = orderField{"level", spellKinds, func(e *lkv1.Entity) (float64, bool) {
 		s := e.GetSpell()
 		return float64(s.GetLevel()), s != nil
-	}}
+	}, badgerstore.FieldLevel}
 	orderCost = orderField{"cost_gp", itemKinds, func(e *lkv1.Entity) (float64, bool) {
 		it := e.GetItem()
 		return it.GetCostGp(), it != nil && it.CostGp != nil
-	}}
+	}, badgerstore.FieldCost}
 	orderWeight = orderField{"weight_lb", itemKinds, func(e *lkv1.Entity) (float64, bool) {
 		it := e.GetItem()
 		return it.GetWeightLb(), it != nil && it.WeightLb != nil
-	}}
+	}, badgerstore.FieldWeight}
 )
 
 // fieldNouns name a numeric field after a superlative ("highest AC").
@@ -1133,7 +1154,7 @@ func readOrder(words, stems []string, used []bool, has func(kinds []lkv1.Kind) b
 	pick := func(fields []orderField, desc bool, words string) *ordering {
 		for _, f := range fields {
 			if has(f.kinds) {
-				return &ordering{field: f.name, desc: desc, words: words, value: f.value, kinds: f.kinds}
+				return &ordering{field: f.name, desc: desc, words: words, value: f.value, kinds: f.kinds, column: f.column}
 			}
 		}
 		return nil

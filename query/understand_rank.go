@@ -92,9 +92,17 @@ func (o *ordering) apply(v *badgerstore.View, items []scored, complete float32) 
 		i     int
 		value float64
 	}
+	// Those without a value cannot be ordered: left out before the best
+	// are chosen, so that "cheapest heavy armor" orders the armor with a
+	// price, not the first magic armors (none has one).
+	var withValue badgerstore.Set
+	if o.column != "" {
+		withValue = v.Range(o.column, nil, nil)
+	}
 	var chosen []valued
 	for i, x := range items {
-		if x.tier == top && (filtered || x.hit && x.score >= relevance.RelativeFloor*best) && slices.Contains(o.kinds, v.Kind(x.slot)) {
+		if x.tier == top && (filtered || x.hit && x.score >= relevance.RelativeFloor*best) && slices.Contains(o.kinds, v.Kind(x.slot)) &&
+			(o.column == "" || withValue.Has(x.slot)) {
 			chosen = append(chosen, valued{i: i})
 		}
 	}

@@ -3,6 +3,7 @@ package query_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,6 +62,10 @@ var understandCases = []understandCase{
 	{"lookup_spell", "5th level wizard spells", []string{"level=5", "class=wizard"}},
 	{"lookup_spell", "cold cantrips", []string{"level=0", "damage_type=cold"}},
 	{"lookup_equipment", "piercing weapons", []string{"category=weapon", "damage_type=piercing"}},
+	// A party's level bounds a monster's challenge rating (the SRD's definition).
+	{"lookup_creature", "something I can throw at level 8 players", []string{"cr_max=8"}},
+	{"lookup_creature", "undead horde for a level 3 party in a crypt", []string{"cr_max=3", "creature_type=undead"}},
+	{"lookup_creature", "a boss for my 5th level party", []string{"cr_max=5"}},
 	{"lookup_spell", "healing up to 2nd level", []string{"level_max=2"}},
 	{"lookup_spell", "level 3 or higher necromancy", []string{"level_min=3", "school=necromancy"}},
 	{"lookup_creature", "no more than CR 4", []string{"cr_max=4"}},
@@ -304,28 +309,40 @@ func TestUnderstood_superlative(t *testing.T) {
 		understandCase
 		value func(e *lkv1.Entity) float64
 		kinds []lkv1.Kind // lookup_equipment's kinds filter
+		books bool        // every book, not SRD 5.1's alone
 	}{
 		{understandCase{tool: "lookup_equipment", q: "best medium armor that won't ruin my stealth rolls"}, func(e *lkv1.Entity) float64 {
 			return float64(e.GetItem().GetArmor().GetAcBase())
-		}, nil},
+		}, nil, false},
 		{understandCase{tool: "lookup_creature", q: "the strongest fiend"}, func(e *lkv1.Entity) float64 {
 			return e.GetCreature().GetChallengeRating()
-		}, nil},
+		}, nil, false},
 		{understandCase{tool: "lookup_creature", q: "the weakest undead"}, func(e *lkv1.Entity) float64 {
 			return -e.GetCreature().GetChallengeRating()
-		}, nil},
+		}, nil, false},
 		{understandCase{tool: "lookup_equipment", q: "bow with the longest range"}, func(e *lkv1.Entity) float64 {
 			return float64(e.GetItem().GetWeapon().GetRangeLong())
-		}, nil},
+		}, nil, false},
 		// Every item matching the filters is ordered, those whose text
 		// has none of the question's other words too (Plate, among the
 		// armor).
 		{understandCase{tool: "lookup_equipment", q: "heavy armor with the best armor class"}, func(e *lkv1.Entity) float64 {
 			return float64(e.GetItem().GetArmor().GetAcBase())
-		}, []lkv1.Kind{lkv1.Kind_KIND_ARMOR}},
+		}, []lkv1.Kind{lkv1.Kind_KIND_ARMOR}, false},
+		// Among magic armor without a price, the priced armor is ordered
+		// (NaN: no value, compared with nothing).
+		{understandCase{tool: "lookup_equipment", q: "the cheapest heavy armor"}, func(e *lkv1.Entity) float64 {
+			if e.GetItem().CostGp == nil {
+				return math.NaN()
+			}
+			return -e.GetItem().GetCostGp()
+		}, nil, true},
 	} {
 		t.Run(c.q, func(t *testing.T) {
 			com := &lkv1.Common{Limit: 100, Documents: docs("srd-2014")}
+			if c.books {
+				com.Documents = nil
+			}
 			resp, err := c.call(ctx, cl, com)
 			if c.kinds != nil {
 				com.SemanticQuery = c.q
@@ -354,6 +371,9 @@ func TestUnderstood_superlative(t *testing.T) {
 				t.Fatalf("%d results match: nothing to order", len(matching))
 			}
 			best := c.value(matching[0].GetEntity())
+			if math.IsNaN(best) {
+				t.Fatalf("first is %s, which has no value to order by", matching[0].GetEntity().GetName())
+			}
 			for _, r := range matching {
 				if x := c.value(r.GetEntity()); x > best {
 					t.Errorf("first is %s (%g); %s has %g", matching[0].GetEntity().GetName(), best, r.GetEntity().GetName(), x)
