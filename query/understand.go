@@ -973,7 +973,7 @@ func inCreatureName(v *badgerstore.View, phrase string) bool {
 	return v.Memo("creature-name\x00"+phrase, func() any {
 		found := false
 		for _, name := range relevance.NamesSharingTrigrams(v, phrase, 0) {
-			if strings.Contains(name, phrase) {
+			if containsWords(name, phrase) { // whole words: "hydra dragon" holds no "a dragon"
 				s := v.Postings(badgerstore.FieldName, name)
 				s.Each(func(slot uint32) bool {
 					found = v.Kind(slot) == lkv1.Kind_KIND_CREATURE

@@ -64,6 +64,7 @@ var understandCases = []understandCase{
 	{"lookup_equipment", "piercing weapons", []string{"category=weapon", "damage_type=piercing"}},
 	// A party's level bounds a monster's challenge rating (the SRD's definition).
 	{"lookup_creature", "something I can throw at level 8 players", []string{"cr_max=8"}},
+	{"lookup_creature", "a dragon I can throw at level 8 players", []string{"cr_max=8", "creature_type=dragon"}},
 	{"lookup_creature", "undead horde for a level 3 party in a crypt", []string{"cr_max=3", "creature_type=undead"}},
 	{"lookup_creature", "a boss for my 5th level party", []string{"cr_max=5"}},
 	{"lookup_spell", "healing up to 2nd level", []string{"level_max=2"}},
