@@ -356,8 +356,73 @@ func description(o obj) string {
 func normalizeNewlines(s string) string {
 	s = strings.NewReplacer("\r\n", "\n", `\r\n`, "\n", `\n`, "\n").Replace(s)
 	s = boldGlued.ReplaceAllString(s, "**$1** $2")
+	s = htmlMarkdown(s)
 	s = htmlBreaks(s)
+	s = gluedSentence.ReplaceAllString(s, "$1. $2")
+	s = spacedComma.ReplaceAllString(s, "$1,$2")
 	return strings.TrimSpace(unmarkReferences(s))
+}
+
+var (
+	// gluedSentence is a sentence run into the next without a space
+	// ("on impact.In either case", most in Tome of Beasts 3): two
+	// lower-case letters before the stop, so that no initial or
+	// abbreviation ("e.g.") is split.
+	gluedSentence = regexp.MustCompile(`([a-z]{2})\.([A-Z][a-z])`)
+	// spacedComma is a space before a comma ("cast _moonbeam_ , with",
+	// in Level Up's magic items).
+	spacedComma = regexp.MustCompile(`(\S) ,(\s)`)
+)
+
+var (
+	htmlTable   = regexp.MustCompile(`(?is)<table[^>]*>(.*?)</table>`)
+	htmlRow     = regexp.MustCompile(`(?is)<tr[^>]*>(.*?)</tr>`)
+	htmlCell    = regexp.MustCompile(`(?is)<t[hd][^>]*>(.*?)</t[hd]>`)
+	htmlHeading = regexp.MustCompile(`(?is)\s*<h[1-6][^>]*>(.*?)</h[1-6]>\s*`)
+	htmlItem    = regexp.MustCompile(`(?is)\s*<li[^>]*>(.*?)</li>`)
+	htmlList    = regexp.MustCompile(`(?is)\s*</?[uo]l[^>]*>\s*`)
+	htmlQuote   = regexp.MustCompile(`(?is)\s*<blockquote[^>]*>(.*?)</blockquote>\s*`)
+	htmlTag     = regexp.MustCompile(`(?s)<[^<>]+>`)
+	htmlInline  = strings.NewReplacer("<em>", "*", "</em>", "*", "<i>", "*", "</i>", "*",
+		"<strong>", "**", "</strong>", "**", "<b>", "**", "</b>", "**")
+	blankLines = regexp.MustCompile(`\n{3,}`)
+)
+
+// htmlMarkdown makes the HTML a few records write (nine Spells That Don't
+// Suck spells: tables, lists, headings, emphasis, quotes) markdown, as
+// every other text is. Line breaks are htmlBreaks'.
+func htmlMarkdown(s string) string {
+	if !strings.Contains(s, "</") {
+		return s
+	}
+	s = htmlInline.Replace(s)
+	s = htmlTable.ReplaceAllStringFunc(s, func(t string) string {
+		var b strings.Builder
+		for i, row := range htmlRow.FindAllStringSubmatch(t, -1) {
+			cells := htmlCell.FindAllStringSubmatch(row[1], -1)
+			if len(cells) == 0 {
+				continue
+			}
+			b.WriteString("|")
+			for _, c := range cells {
+				text := strings.Join(strings.Fields(htmlTag.ReplaceAllString(c[1], "")), " ")
+				b.WriteString(" " + strings.ReplaceAll(text, "|", "\\|") + " |")
+			}
+			b.WriteString("\n")
+			if i == 0 {
+				b.WriteString("|" + strings.Repeat("---|", len(cells)) + "\n")
+			}
+		}
+		return "\n\n" + b.String() + "\n"
+	})
+	s = htmlHeading.ReplaceAllString(s, "\n\n##### $1\n\n")
+	s = htmlItem.ReplaceAllString(s, "\n- $1")
+	s = htmlList.ReplaceAllString(s, "\n\n")
+	s = htmlQuote.ReplaceAllStringFunc(s, func(q string) string {
+		inner := strings.TrimSpace(htmlQuote.FindStringSubmatch(q)[1])
+		return "\n\n> " + strings.ReplaceAll(inner, "\n", "\n> ") + "\n\n"
+	})
+	return blankLines.ReplaceAllString(s, "\n\n")
 }
 
 // htmlBreak is an HTML line break, as the Black Flag SRD's creatures

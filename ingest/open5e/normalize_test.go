@@ -372,6 +372,50 @@ func TestPlainHyphens(t *testing.T) {
 	}
 }
 
+// TestNormalize_noHTML: the snapshot's texts are markdown, the few written
+// in HTML (tables, lists, headings, emphasis) made markdown; a line break
+// within a table's cell stays (TestNormalize_noHTMLBreaks).
+func TestNormalize_noHTML(t *testing.T) {
+	tag := regexp.MustCompile(`(?i)</?(em|strong|i|b|li|ul|ol|h[1-6]|table|thead|tbody|tr|td|th|blockquote)\b[^>]*>`)
+	n, tables := 0, 0
+	for key, s := range snapshotTexts(t) {
+		if m := tag.FindString(s); m != "" {
+			n++
+			if n <= 5 {
+				t.Errorf("%s: %q", key, m)
+			}
+		}
+		if strings.Contains(s, "| Stage | Condition | Effects |\n|---|---|---|\n| 1 | Clear | — |") {
+			tables++
+		}
+	}
+	if n > 0 {
+		t.Errorf("%d texts with HTML", n)
+	}
+	if tables == 0 {
+		t.Error("Alter Weather's HTML table is not a markdown table")
+	}
+}
+
+// TestNormalize_spacing: no sentence of the snapshot runs into the next
+// ("on impact.In either case") and no comma has a space before it ("cast
+// _moonbeam_ , with").
+func TestNormalize_spacing(t *testing.T) {
+	bad := regexp.MustCompile(`[a-z]{2}\.[A-Z][a-z]|\S ,\s`)
+	n := 0
+	for key, s := range snapshotTexts(t) {
+		if m := bad.FindString(s); m != "" {
+			n++
+			if n <= 5 {
+				t.Errorf("%s: %q", key, m)
+			}
+		}
+	}
+	if n > 0 {
+		t.Errorf("%d texts with a sentence run on or a spaced comma", n)
+	}
+}
+
 // snapshotTexts yields every text of the snapshot's entities (description,
 // higher levels, blocks) with its entity's key.
 func snapshotTexts(t *testing.T) iter.Seq2[string, string] {

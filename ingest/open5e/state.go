@@ -32,7 +32,8 @@ const NormalizerKey = "last-run-normalizer"
 // changed entities alone (unchanged content hashes publish nothing).
 // 2: typesetting hyphens made plain, the Net's damage dropped, legendary
 // actions filed as actions or as their opening paragraph put right, the
-// Monstrous Menagerie's contractions given back their apostrophes.
+// Monstrous Menagerie's contractions given back their apostrophes, HTML made
+// markdown, run-on sentences and spaced commas mended.
 const NormalizerVersion = 2
 
 // StatePrefix starts the state bucket key of every endpoint's resync state.
