@@ -2,3 +2,9 @@ package open5e
 
 // PlainHyphens is plainHyphens, for the external tests.
 var PlainHyphens = plainHyphens
+
+// MendRunOns is mendRunOns, for the external tests.
+var MendRunOns = mendRunOns
+
+// RestoreApostrophes is restoreApostrophes, for the external tests.
+var RestoreApostrophes = restoreApostrophes

@@ -233,17 +233,54 @@ var droppedCommas = map[string]bool{"a5e-mm": true, "menagerie": true}
 // and before a word or number; after "**1/Day:**" it is only a space.
 var droppedComma = regexp.MustCompile(`([\p{L}\p{N}).])  ([\p{L}\p{N}])`)
 
-// droppedApostrophe is a contraction that lost its apostrophe with the
-// commas ("doesnt", 120 times; "isnt", "hasnt"): unambiguous, unlike a
-// possessive ("the vampires lair"), which stays as it is.
-var droppedApostrophe = regexp.MustCompile(`(?i)\b(does|is|do|has|are|was|were|did|could|would|should|have|had|ca)nt\b`)
+// contracted are the words whose contraction with "not" lost its
+// apostrophe with the commas ("doesnt", 120 times; "isnt", "hasnt"):
+// unambiguous, unlike a possessive ("the vampires lair"), which stays as
+// it is.
+var contracted = map[string]bool{"does": true, "is": true, "do": true, "has": true, "are": true, "was": true,
+	"were": true, "did": true, "could": true, "would": true, "should": true, "have": true, "had": true, "ca": true}
+
+// restoreApostrophes gives the contractions of s their apostrophe back
+// ("doesnt" -> "doesn't"). A scan for "nt" at a word's end, not a regexp:
+// it reads every text of the book.
+func restoreApostrophes(s string) string {
+	letter := func(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+	var b strings.Builder
+	last := 0
+	for i := 0; ; {
+		j := strings.Index(s[i:], "nt")
+		if j < 0 {
+			break
+		}
+		at := i + j
+		i = at + 2
+		if i < len(s) && (letter(s[i]) || s[i] == '\'') {
+			continue
+		}
+		start := at
+		for start > 0 && letter(s[start-1]) {
+			start--
+		}
+		if start > 0 && s[start-1] == '\'' || !contracted[strings.ToLower(s[start:at])] {
+			continue
+		}
+		b.WriteString(s[last:at])
+		b.WriteString("n't")
+		last = i
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
 
 // restoreCommas puts the commas, and the contractions' apostrophes, back
 // into every text of e.
 func restoreCommas(e *lkv1.Entity) {
 	fix := func(s string) string {
 		s = droppedComma.ReplaceAllString(s, "$1, $2")
-		return droppedApostrophe.ReplaceAllString(s, "${1}n't")
+		return restoreApostrophes(s)
 	}
 	e.Description = fix(e.Description)
 	e.HigherLevel = fix(e.HigherLevel)
@@ -349,30 +386,55 @@ func description(o obj) string {
 	return strings.Join(parts, "\n\n")
 }
 
+var newlines = strings.NewReplacer("\r\n", "\n", `\r\n`, "\n", `\n`, "\n")
+
 // normalizeNewlines makes a source text plain markdown: CRLF and the
 // escaped newlines some SRD 5.1 items carry (a backslash and an n, which
 // printed "\n\n" and broke their tables) become newlines, and SRD 5.2's
 // leftover cross-reference markup becomes the text it stands for.
 func normalizeNewlines(s string) string {
-	s = strings.NewReplacer("\r\n", "\n", `\r\n`, "\n", `\n`, "\n").Replace(s)
+	s = newlines.Replace(s)
 	s = boldGlued.ReplaceAllString(s, "**$1** $2")
 	s = htmlMarkdown(s)
 	s = htmlBreaks(s)
-	s = gluedSentence.ReplaceAllString(s, "$1. $2")
-	s = spacedComma.ReplaceAllString(s, "$1,$2")
+	s = mendRunOns(s)
+	if strings.Contains(s, " ,") { // rare: the regexp reads every text slowly
+		s = spacedComma.ReplaceAllString(s, "$1,$2")
+	}
 	return strings.TrimSpace(unmarkReferences(s))
 }
 
-var (
-	// gluedSentence is a sentence run into the next without a space
-	// ("on impact.In either case", most in Tome of Beasts 3): two
-	// lower-case letters before the stop, so that no initial or
-	// abbreviation ("e.g.") is split.
-	gluedSentence = regexp.MustCompile(`([a-z]{2})\.([A-Z][a-z])`)
-	// spacedComma is a space before a comma ("cast _moonbeam_ , with",
-	// in Level Up's magic items).
-	spacedComma = regexp.MustCompile(`(\S) ,(\s)`)
-)
+// spacedComma is a space before a comma ("cast _moonbeam_ , with", in
+// Level Up's magic items).
+var spacedComma = regexp.MustCompile(`(\S) ,(\s)`)
+
+// mendRunOns puts a space after a full stop run into the next sentence
+// ("on impact.In either case", most in Tome of Beasts 3): two lower-case
+// letters before it and a capitalised word after, so that no initial or
+// abbreviation ("e.g.") is split. A scan, not a regexp: it reads every
+// text of a load.
+func mendRunOns(s string) string {
+	lower := func(c byte) bool { return 'a' <= c && c <= 'z' }
+	var b strings.Builder
+	last := 0
+	for i := strings.IndexByte(s, '.'); i >= 0; {
+		if i >= 2 && i+2 < len(s) && lower(s[i-2]) && lower(s[i-1]) && 'A' <= s[i+1] && s[i+1] <= 'Z' && lower(s[i+2]) {
+			b.WriteString(s[last : i+1])
+			b.WriteByte(' ')
+			last = i + 1
+		}
+		j := strings.IndexByte(s[i+1:], '.')
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
 
 var (
 	htmlTable   = regexp.MustCompile(`(?is)<table[^>]*>(.*?)</table>`)

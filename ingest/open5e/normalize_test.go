@@ -357,14 +357,47 @@ func TestNormalize_legendaryActions(t *testing.T) {
 	t.Logf("%d legendary twins and %d openings as blocks in the records", twins, intros)
 }
 
+func TestMendRunOns(t *testing.T) {
+	for in, want := range map[string]string{
+		"on impact.In either case":      "on impact. In either case",
+		"steam.Darkness: its eyes.Then": "steam. Darkness: its eyes. Then",
+		"e.g.The":                       "e.g.The",
+		"St.Cuthbert and 5 ft.Then":     "St.Cuthbert and 5 ft. Then",
+		"ends.":                         "ends.",
+		"a.B":                           "a.B",
+		"no stop at all":                "no stop at all",
+		"ON IMPACT.IN EITHER":           "ON IMPACT.IN EITHER",
+	} {
+		if got := open5e.MendRunOns(in); got != want {
+			t.Errorf("MendRunOns(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestRestoreApostrophes(t *testing.T) {
+	for in, want := range map[string]string{
+		"it doesnt speak":           "it doesn't speak",
+		"Isnt it. Cant. hasnt":      "Isn't it. Can't. hasn't",
+		"a giant point of the hunt": "a giant point of the hunt",
+		"it doesn't already":        "it doesn't already",
+		"wont and dont":             "wont and don't",
+		"pants, Dont":               "pants, Don't",
+		"doesnt":                    "doesn't",
+	} {
+		if got := open5e.RestoreApostrophes(in); got != want {
+			t.Errorf("RestoreApostrophes(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestPlainHyphens(t *testing.T) {
 	for in, want := range map[string]string{
 		"a 30-\u00ad\u2010\u2011foot radius": "a 30-foot radius",
-		"a 5-\u00adfoot\u2011square area":      "a 5-foot-square area",
-		"a 9th\u2010level slot":                "a 9th-level slot",
-		"archmage\u00ad\u00ad—their":          "archmage—their",
-		"long-\u00ad\u2010term":               "long-term",
-		"a plain - dash -- and en–dash":       "a plain - dash -- and en–dash",
+		"a 5-\u00adfoot\u2011square area":    "a 5-foot-square area",
+		"a 9th\u2010level slot":              "a 9th-level slot",
+		"archmage\u00ad\u00ad—their":         "archmage—their",
+		"long-\u00ad\u2010term":              "long-term",
+		"a plain - dash -- and en–dash":      "a plain - dash -- and en–dash",
 	} {
 		if got := open5e.PlainHyphens(in); got != want {
 			t.Errorf("PlainHyphens(%q) = %q, want %q", in, got, want)
