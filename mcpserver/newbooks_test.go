@@ -201,7 +201,7 @@ func TestCards_higherLevelWithoutCastingOptions(t *testing.T) {
 		n++
 		text := strings.TrimSpace(strings.ReplaceAll(rec.HigherLevel, "\r\n", "\n"))
 		if i := strings.Index(text, "<"); i >= 0 {
-			// What follows is HTML, shown as markdown (TestNormalize_noHTML).
+			// What follows is HTML, shown as markdown (TestNormalize_cleanTexts).
 			text = strings.TrimSpace(text[:i])
 		}
 		c := card(e)

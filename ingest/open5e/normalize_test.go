@@ -184,22 +184,42 @@ func hashOf(t testing.TB, e *lkv1.Entity) string {
 	return h
 }
 
-// TestNormalize_boldLabelsClose: no text of the snapshot keeps a bold
-// label glued to the next word ("**3/Day Each:**Command"), which markdown
-// prints with its asterisks.
-func TestNormalize_boldLabelsClose(t *testing.T) {
-	glued := regexp.MustCompile(`\*\*[^*\n]+?[:.]\*\*[[:alnum:]]`)
-	n := 0
-	for key, s := range snapshotTexts(t) {
-		if m := glued.FindString(s); m != "" {
-			n++
-			if n <= 5 {
-				t.Errorf("%s: %q", key, m)
+// TestNormalize_cleanTexts: no text of the snapshot keeps what some books'
+// records carry and a card would print as it is, and the HTML tables are
+// markdown ones.
+func TestNormalize_cleanTexts(t *testing.T) {
+	for _, c := range []struct {
+		what string
+		re   *regexp.Regexp
+	}{
+		{`a bold label glued to the next word ("**3/Day Each:**Command"), which markdown prints with its asterisks`,
+			regexp.MustCompile(`\*\*[^*\n]+?[:.]\*\*[[:alnum:]]`)},
+		{"HTML (tables, lists, headings, emphasis), where every other text is markdown",
+			regexp.MustCompile(`(?i)</?(em|strong|i|b|li|ul|ol|h[1-6]|table|thead|tbody|tr|td|th|blockquote)\b[^>]*>`)},
+		{`a sentence run into the next ("on impact.In either case")`, regexp.MustCompile(`[a-z]{2}\.[A-Z][a-z]`)},
+		{`a space before a comma ("cast _moonbeam_ , with")`, regexp.MustCompile(`\S ,\s`)},
+	} {
+		n := 0
+		for key, s := range snapshotTexts(t) {
+			if m := c.re.FindString(s); m != "" {
+				n++
+				if n <= 5 {
+					t.Errorf("%s: %q", key, m)
+				}
 			}
 		}
+		if n > 0 {
+			t.Errorf("%d texts with %s", n, c.what)
+		}
 	}
-	if n > 0 {
-		t.Errorf("%d texts with a bold label glued to the next word", n)
+	tables := 0
+	for _, s := range snapshotTexts(t) {
+		if strings.Contains(s, "| Stage | Condition | Effects |\n|---|---|---|\n| 1 | Clear | — |") {
+			tables++
+		}
+	}
+	if tables == 0 {
+		t.Error("Alter Weather's HTML table is not a markdown table")
 	}
 }
 
@@ -357,95 +377,46 @@ func TestNormalize_legendaryActions(t *testing.T) {
 	t.Logf("%d legendary twins and %d openings as blocks in the records", twins, intros)
 }
 
-func TestMendRunOns(t *testing.T) {
-	for in, want := range map[string]string{
-		"on impact.In either case":      "on impact. In either case",
-		"steam.Darkness: its eyes.Then": "steam. Darkness: its eyes. Then",
-		"e.g.The":                       "e.g.The",
-		"St.Cuthbert and 5 ft.Then":     "St.Cuthbert and 5 ft. Then",
-		"ends.":                         "ends.",
-		"a.B":                           "a.B",
-		"no stop at all":                "no stop at all",
-		"ON IMPACT.IN EITHER":           "ON IMPACT.IN EITHER",
+// TestTextFixes: the scans that mend the books' texts, case by case.
+func TestTextFixes(t *testing.T) {
+	for _, fix := range []struct {
+		name  string
+		fn    func(string) string
+		cases map[string]string
+	}{
+		{"MendRunOns", open5e.MendRunOns, map[string]string{
+			"on impact.In either case":      "on impact. In either case",
+			"steam.Darkness: its eyes.Then": "steam. Darkness: its eyes. Then",
+			"e.g.The":                       "e.g.The",
+			"St.Cuthbert and 5 ft.Then":     "St.Cuthbert and 5 ft. Then",
+			"ends.":                         "ends.",
+			"a.B":                           "a.B",
+			"no stop at all":                "no stop at all",
+			"ON IMPACT.IN EITHER":           "ON IMPACT.IN EITHER",
+		}},
+		{"RestoreApostrophes", open5e.RestoreApostrophes, map[string]string{
+			"it doesnt speak":           "it doesn't speak",
+			"Isnt it. Cant. hasnt":      "Isn't it. Can't. hasn't",
+			"a giant point of the hunt": "a giant point of the hunt",
+			"it doesn't already":        "it doesn't already",
+			"wont and dont":             "wont and don't",
+			"pants, Dont":               "pants, Don't",
+			"doesnt":                    "doesn't",
+		}},
+		{"PlainHyphens", open5e.PlainHyphens, map[string]string{
+			"a 30-\u00ad\u2010\u2011foot radius": "a 30-foot radius",
+			"a 5-\u00adfoot\u2011square area":    "a 5-foot-square area",
+			"a 9th\u2010level slot":              "a 9th-level slot",
+			"archmage\u00ad\u00ad—their":         "archmage—their",
+			"long-\u00ad\u2010term":              "long-term",
+			"a plain - dash -- and en–dash":      "a plain - dash -- and en–dash",
+		}},
 	} {
-		if got := open5e.MendRunOns(in); got != want {
-			t.Errorf("MendRunOns(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestRestoreApostrophes(t *testing.T) {
-	for in, want := range map[string]string{
-		"it doesnt speak":           "it doesn't speak",
-		"Isnt it. Cant. hasnt":      "Isn't it. Can't. hasn't",
-		"a giant point of the hunt": "a giant point of the hunt",
-		"it doesn't already":        "it doesn't already",
-		"wont and dont":             "wont and don't",
-		"pants, Dont":               "pants, Don't",
-		"doesnt":                    "doesn't",
-	} {
-		if got := open5e.RestoreApostrophes(in); got != want {
-			t.Errorf("RestoreApostrophes(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestPlainHyphens(t *testing.T) {
-	for in, want := range map[string]string{
-		"a 30-\u00ad\u2010\u2011foot radius": "a 30-foot radius",
-		"a 5-\u00adfoot\u2011square area":    "a 5-foot-square area",
-		"a 9th\u2010level slot":              "a 9th-level slot",
-		"archmage\u00ad\u00ad—their":         "archmage—their",
-		"long-\u00ad\u2010term":              "long-term",
-		"a plain - dash -- and en–dash":      "a plain - dash -- and en–dash",
-	} {
-		if got := open5e.PlainHyphens(in); got != want {
-			t.Errorf("PlainHyphens(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-// TestNormalize_noHTML: the snapshot's texts are markdown, the few written
-// in HTML (tables, lists, headings, emphasis) made markdown; a line break
-// within a table's cell stays (TestNormalize_noHTMLBreaks).
-func TestNormalize_noHTML(t *testing.T) {
-	tag := regexp.MustCompile(`(?i)</?(em|strong|i|b|li|ul|ol|h[1-6]|table|thead|tbody|tr|td|th|blockquote)\b[^>]*>`)
-	n, tables := 0, 0
-	for key, s := range snapshotTexts(t) {
-		if m := tag.FindString(s); m != "" {
-			n++
-			if n <= 5 {
-				t.Errorf("%s: %q", key, m)
+		for in, want := range fix.cases {
+			if got := fix.fn(in); got != want {
+				t.Errorf("%s(%q) = %q, want %q", fix.name, in, got, want)
 			}
 		}
-		if strings.Contains(s, "| Stage | Condition | Effects |\n|---|---|---|\n| 1 | Clear | — |") {
-			tables++
-		}
-	}
-	if n > 0 {
-		t.Errorf("%d texts with HTML", n)
-	}
-	if tables == 0 {
-		t.Error("Alter Weather's HTML table is not a markdown table")
-	}
-}
-
-// TestNormalize_spacing: no sentence of the snapshot runs into the next
-// ("on impact.In either case") and no comma has a space before it ("cast
-// _moonbeam_ , with").
-func TestNormalize_spacing(t *testing.T) {
-	bad := regexp.MustCompile(`[a-z]{2}\.[A-Z][a-z]|\S ,\s`)
-	n := 0
-	for key, s := range snapshotTexts(t) {
-		if m := bad.FindString(s); m != "" {
-			n++
-			if n <= 5 {
-				t.Errorf("%s: %q", key, m)
-			}
-		}
-	}
-	if n > 0 {
-		t.Errorf("%d texts with a sentence run on or a spaced comma", n)
 	}
 }
 

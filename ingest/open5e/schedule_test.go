@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/ingesttest"
 	"lorekeeper.dev/ingest/open5e"
@@ -32,21 +34,29 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
+// afterSync is a JetStream and an upstream after one full resync of
+// v2/conditions, and the state bucket it wrote.
+func afterSync(t *testing.T) (jetstream.JetStream, *upstream, jetstream.KeyValue) {
+	t.Helper()
+	js := ingesttest.JetStream(t, nil)
+	up := newUpstream(t)
+	first := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions")})
+	if _, err := first.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(t.Context(), ingest.StateBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js, up, kv
+}
+
 // TestFetcher_Run_futureLastRun: a last-run time in the future (a clock
 // set wrong, a hand edit; the issue set 2100-01-01) is taken as now and
 // logged, so the next run comes one interval later, not in 2100.
 func TestFetcher_Run_futureLastRun(t *testing.T) {
-	js := ingesttest.JetStream(t, nil)
-	up := newUpstream(t)
+	js, up, kv := afterSync(t)
 	ctx := context.Background()
-	first := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions")})
-	if _, err := first.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(ctx, ingest.StateBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := kv.Put(ctx, open5e.LastRunKey, []byte("2100-01-01T00:00:00Z")); err != nil {
 		t.Fatal(err)
 	}
@@ -93,17 +103,8 @@ func TestFetcher_Run_futureLastRun(t *testing.T) {
 // resynced at once on start, not an interval later, and says why; one
 // resynced by this one waits for its interval.
 func TestFetcher_Run_olderNormalizer(t *testing.T) {
-	js := ingesttest.JetStream(t, nil)
-	up := newUpstream(t)
+	js, up, kv := afterSync(t)
 	ctx := context.Background()
-	first := fetcher(t, js, up.srv.URL, &open5e.Options{Endpoints: endpoints("v2/conditions")})
-	if _, err := first.Sync(ctx); err != nil {
-		t.Fatal(err)
-	}
-	kv, err := js.KeyValue(ctx, ingest.StateBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
 	e, err := kv.Get(ctx, open5e.NormalizerKey)
 	if err != nil || string(e.Value()) != strconv.Itoa(open5e.NormalizerVersion) {
 		t.Fatalf("a full resync recorded normalizer %v (%v), want %d", e, err, open5e.NormalizerVersion)
