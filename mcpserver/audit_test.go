@@ -581,6 +581,21 @@ func TestRender_proficientSavesOnly(t *testing.T) {
 	}
 }
 
+// A summary line names the other books holding the same entity, and the
+// name a book gives it when it is another.
+func TestRenderSummaries_alsoIn(t *testing.T) {
+	out := &LookupOutput{Count: 2, Ranking: "structured", Results: []Entity{
+		{Name: "Giant Hyena", Summary: "Large beast, CR 1", DocumentName: "System Reference Document 5.1", DocumentKey: "srd-2014",
+			URI: "lorekeeper://entity/x", Alternates: []Alternate{{DocumentKey: "srd-2024"}, {DocumentKey: "bfrd", Name: "Hyena, Giant"}}},
+		{Name: "Bulette", Summary: "Large monstrosity, CR 5", DocumentName: "System Reference Document 5.1", DocumentKey: "srd-2014", URI: "lorekeeper://entity/y"},
+	}}
+	text := renderSummaries("creature", out)
+	if !strings.Contains(text, "lorekeeper://entity/x · also in srd-2024, bfrd (as Hyena, Giant)\n") ||
+		!strings.Contains(text, "lorekeeper://entity/y\n") {
+		t.Errorf("summaries:\n%s", text)
+	}
+}
+
 // The card never shows a placeholder, even one that reaches it.
 func TestRender_placeholders(t *testing.T) {
 	e := Entity{Kind: "class", Name: "Test", Description: "[Column data]", CharacterOption: &CharacterOption{},

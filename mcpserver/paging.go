@@ -191,11 +191,28 @@ func renderSummaries(noun string, out *LookupOutput) string {
 	b.WriteString("\n")
 	for i := range out.Results {
 		e := &out.Results[i]
-		fmt.Fprintf(&b, "- **%s** — %s. *%s (%s)* · %s\n", e.Name, e.Summary, e.DocumentName, e.DocumentKey, e.URI)
+		fmt.Fprintf(&b, "- **%s** — %s. *%s (%s)* · %s%s\n", e.Name, e.Summary, e.DocumentName, e.DocumentKey, e.URI, alsoIn(e.Alternates))
 	}
 	renderVariants(&b, out.Variants)
 	b.WriteString(pageNote(out.NextCursor, out.Total, out.Count))
 	return b.String()
+}
+
+// alsoIn names a summary's copies in other books, by document key (and
+// name, when theirs is another): " · also in srd-2024, bfrd (as Hyena,
+// Giant)". Their URIs are in the structured result.
+func alsoIn(alts []Alternate) string {
+	if len(alts) == 0 {
+		return ""
+	}
+	keys := make([]string, len(alts))
+	for i, a := range alts {
+		keys[i] = a.DocumentKey
+		if a.Name != "" {
+			keys[i] += " (as " + a.Name + ")"
+		}
+	}
+	return " · also in " + strings.Join(keys, ", ")
 }
 
 // pageNote tells the reader how to get the next page, if there is one.
