@@ -210,7 +210,7 @@ func TestMCP_editionsPromptsErrors(t *testing.T) {
 		if len(emb) != 2 || strings.Contains(text, "- hit points:") {
 			t.Errorf("compare_editions(owlbear): %d embedded; hit points listed as a difference:\n%s", len(emb), text)
 		}
-		text, emb = getPrompt(t, cs, "compare_editions", map[string]string{"name": "grappled", "edition": "a5e"})
+		_, emb = getPrompt(t, cs, "compare_editions", map[string]string{"name": "grappled", "edition": "a5e"})
 		if got := uris(emb); len(got) != 2 || !strings.Contains(got[0], ":srd-2014:") || !strings.Contains(got[1], ":a5e-ag:") {
 			t.Errorf("compare_editions(grappled, a5e) embeds %v, want SRD 5.1's and A5E's", got)
 		}
