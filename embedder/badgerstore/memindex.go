@@ -87,15 +87,15 @@ type SlotRef struct {
 }
 
 type slotInfo struct {
-	key        string
-	name       string // as the source writes it
-	lname      string // lower-case, as written
+	key   string
+	name  string // as the source writes it
+	lname string // lower-case, as written
 	// sname is lname in reading order (relevance.ReadingOrder): the name
 	// the entity is known by across books, so that SRD 5.1's "Crossbow,
 	// light" and SRD 5.2's "Light Crossbow" are one name. Name IDs, name
 	// trigrams and name order are of it.
-	sname  string
-	nameID uint32 // sname's ID (memIndex.nameIDs)
+	sname      string
+	nameID     uint32 // sname's ID (memIndex.nameIDs)
 	kind       lkv1.Kind
 	doc        string // lower-case document key
 	source     lkv1.Source

@@ -184,6 +184,9 @@ func EditDistance(a, b []rune) int {
 // Crawling") is no inversion.
 func ReadingOrder(name string) string {
 	s := strings.ToLower(strings.TrimSpace(name))
+	if !strings.Contains(s, ", ") && !strings.Contains(s, "+") {
+		return s // nearly every name: no regexp read
+	}
 	if m := plusSuffix.FindStringSubmatch(s); m != nil {
 		return m[2] + " " + ReadingOrder(m[1])
 	}
