@@ -225,3 +225,33 @@ func firstDiff(a, b []string) string {
 	}
 	return "none"
 }
+
+// TestSearch_classNamedByFilter: a class a question reads as a spell
+// filter ("wizard spell slots": wizard spells ranked first) is also the
+// class it names: the class is on the first page, first among classes.
+func TestSearch_classNamedByFilter(t *testing.T) {
+	cl := client(t)
+	for _, q := range []string{"wizard spell slots", "how many spell slots does a 5th level wizard have", "cleric spells"} {
+		resp, err := cl.Search(context.Background(), &lkv1.SearchRequest{Query: q, Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(resp.GetUnderstood().GetFilters(), func(f *lkv1.UnderstoodFilter) bool { return f.GetField() == "class" }) {
+			t.Fatalf("%q: no class understood: %v", q, resp.GetUnderstood())
+		}
+		found := false
+		for _, g := range resp.GetGroups() {
+			if g.GetKind() == lkv1.Kind_KIND_CLASS {
+				rs := g.GetResults()
+				found = len(rs) > 0 && strings.Contains(strings.ToLower(q), strings.ToLower(rs[0].GetEntity().GetName()))
+			}
+		}
+		if !found {
+			var kinds []string
+			for _, g := range resp.GetGroups() {
+				kinds = append(kinds, g.GetKind().Slug())
+			}
+			t.Errorf("%q: the class it names is not first among the first page's classes (groups %v)", q, kinds)
+		}
+	}
+}

@@ -219,6 +219,15 @@ func (u *understanding) prepare(v *badgerstore.View, q string) {
 	for _, n := range u.names {
 		name(v.Postings(badgerstore.FieldName, n), relevance.NearNameScore(namedSim))
 	}
+	// A class read as a spell filter ("wizard spell slots") names the
+	// class too, for the kinds that hold classes.
+	for _, f := range u.filters {
+		if f.field == badgerstore.FieldClass && !f.negated {
+			classes := v.Postings(badgerstore.FieldName, f.values...)
+			classes.And(v.Postings(badgerstore.FieldKind, lkv1.Kind_KIND_CLASS.Slug()))
+			name(classes, relevance.NearNameScore(namedSim))
+		}
+	}
 	if rest := u.rest; rest != "" && rest != relevance.NormalizeName(q) {
 		name(v.Postings(badgerstore.FieldName, rest), relevance.NearNameScore(1))
 		alias, _ := matchAliasName(v, v.All(), rest)
