@@ -142,11 +142,7 @@ type vocabulary struct {
 	maxWords int
 	types    map[string]bool // stemmed creature types
 	damage   map[string]bool // stemmed damage types
-	// casters are the spellcasting classes by lower-case name, with the
-	// highest spell level each character level reaches, from the
-	// catalogue's classes' caster types.
-	casters map[string]func(level int) int
-	docs    []docWords
+	docs     []docWords
 }
 
 // docWords are the ways a question names a document.
@@ -165,19 +161,8 @@ func vocabularyOf(v *badgerstore.View) *vocabulary {
 }
 
 func buildVocabulary(v *badgerstore.View) *vocabulary {
-	voc := &vocabulary{phrases: map[string][]fieldValue{}, types: map[string]bool{}, damage: map[string]bool{},
-		casters: map[string]func(int) int{}}
+	voc := &vocabulary{phrases: map[string][]fieldValue{}, types: map[string]bool{}, damage: map[string]bool{}}
 	v.Values(badgerstore.FieldDamageType, func(val string, _ int) { voc.damage[relevance.Stem(val)] = true })
-	v.Postings(badgerstore.FieldKind, lkv1.Kind_KIND_CLASS.Slug()).Each(func(slot uint32) bool {
-		e, err := v.Entity(slot)
-		if err != nil {
-			return true
-		}
-		if f := spellLevelAt[strings.ToLower(e.GetCharacterOption().GetCasterType())]; f != nil {
-			voc.casters[strings.ToLower(e.GetName())] = f
-		}
-		return true
-	})
 	for _, f := range vocabFields {
 		total, most := 0, 0
 		vals := map[string]int{}
@@ -281,14 +266,33 @@ var ordinals = map[string]int{"1st": 1, "2nd": 2, "3rd": 3, "4th": 4, "5th": 5, 
 // character returns the spell levels of the caster class a level is said
 // of ("5th level wizard", "level 5 clerics"), or nil: not a caster class,
 // or the level is a spell's ("3rd level wizard spell").
-func (voc *vocabulary) character(class, next string) func(int) int {
-	if st := relevance.Stem(next); st == "spell" || st == "cantrip" {
+func character(v *badgerstore.View, class, next string) func(int) int {
+	if st := relevance.Stem(next); st == "spell" || st == "cantrip" || class == "" {
 		return nil
 	}
-	if f := voc.casters[class]; f != nil {
+	if f := casterOf(v, class); f != nil {
 		return f
 	}
-	return voc.casters[strings.TrimSuffix(class, "s")] // "wizards", "ranger's"
+	return casterOf(v, strings.TrimSuffix(class, "s")) // "wizards", "ranger's"
+}
+
+// casterOf is spellLevelAt of the caster type the catalogue's class named
+// name gives (any book's that gives one), or nil, remembered by the view:
+// it reads the few classes of that name, only when a question says a
+// level and a word after it.
+func casterOf(v *badgerstore.View, name string) func(int) int {
+	return v.Memo("caster\x00"+name, func() any {
+		classes := v.Postings(badgerstore.FieldName, name)
+		classes.And(v.Postings(badgerstore.FieldKind, lkv1.Kind_KIND_CLASS.Slug()))
+		var f func(int) int
+		classes.Each(func(slot uint32) bool {
+			if e, err := v.Entity(slot); err == nil {
+				f = spellLevelAt[strings.ToLower(e.GetCharacterOption().GetCasterType())]
+			}
+			return f == nil
+		})
+		return f
+	}).(func(int) int)
 }
 
 // ordinalNumber is a character level written as an ordinal ("5th",
@@ -485,16 +489,16 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 				add(rangeFilter(badgerstore.FieldCR, atMost, float64(l), mark(i, i+3)))
 				i += 2
 			}
-		case ordinalNumber(words[i]) > 0 && word(i+1) == "level" && voc.character(word(i+2), word(i+3)) != nil:
+		case ordinalNumber(words[i]) > 0 && word(i+1) == "level" && character(v, word(i+2), word(i+3)) != nil:
 			// "a 5th level wizard": the character's level, whose spells
 			// go up to the 3rd ("a 3rd level wizard spell" is the spell's).
-			if n := voc.character(word(i+2), word(i+3))(ordinalNumber(words[i])); n > 0 {
+			if n := character(v, word(i+2), word(i+3))(ordinalNumber(words[i])); n > 0 {
 				add(rangeFilter(badgerstore.FieldLevel, atMost, float64(n), mark(i, i+2)))
 			}
 			i++
-		case words[i] == "level" && voc.character(word(i+2), word(i+3)) != nil:
+		case words[i] == "level" && character(v, word(i+2), word(i+3)) != nil:
 			if l, err := strconv.Atoi(word(i + 1)); err == nil && l >= 1 && l <= 20 {
-				if n := voc.character(word(i+2), word(i+3))(l); n > 0 {
+				if n := character(v, word(i+2), word(i+3))(l); n > 0 {
 					add(rangeFilter(badgerstore.FieldLevel, atMost, float64(n), mark(i, i+2)))
 				}
 				i++
