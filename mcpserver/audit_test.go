@@ -584,11 +584,12 @@ func TestRender_proficientSavesOnly(t *testing.T) {
 // A summary line names the other books holding the same entity, and the
 // name a book gives it when it is another.
 func TestRenderSummaries_alsoIn(t *testing.T) {
-	out := &LookupOutput{Count: 2, Ranking: "structured", Results: []Entity{
-		{Name: "Giant Hyena", Summary: "Large beast, CR 1", DocumentName: "System Reference Document 5.1", DocumentKey: "srd-2014",
+	// As the tool makes a summary of a lookup's results.
+	out := &LookupOutput{Count: 2, Ranking: "structured", Results: summaries([]Entity{
+		{Name: "Giant Hyena", Kind: "creature", DocumentName: "System Reference Document 5.1", DocumentKey: "srd-2014",
 			URI: "lorekeeper://entity/x", Alternates: []Alternate{{DocumentKey: "srd-2024"}, {DocumentKey: "bfrd", Name: "Hyena, Giant"}}},
-		{Name: "Bulette", Summary: "Large monstrosity, CR 5", DocumentName: "System Reference Document 5.1", DocumentKey: "srd-2014", URI: "lorekeeper://entity/y"},
-	}}
+		{Name: "Bulette", Kind: "creature", DocumentName: "System Reference Document 5.1", DocumentKey: "srd-2014", URI: "lorekeeper://entity/y"},
+	})}
 	text := renderSummaries("creature", out)
 	if !strings.Contains(text, "lorekeeper://entity/x · also in srd-2024, bfrd (as Hyena, Giant)\n") ||
 		!strings.Contains(text, "lorekeeper://entity/y\n") {

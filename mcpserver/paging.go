@@ -110,6 +110,9 @@ func summaries(es []Entity) []Entity {
 			URI: e.URI, Key: e.Key, Slug: e.Slug, Kind: e.Kind, Name: e.Name, SimilarityScore: e.SimilarityScore,
 			Document: e.Document, DocumentKey: e.DocumentKey, DocumentName: e.DocumentName,
 			DocumentSource: e.DocumentSource, GameSystem: e.GameSystem, Summary: keyFacts(e),
+			// The other books' copies, named on the line only: their
+			// URIs would grow a summary's structured result by half.
+			also: alsoIn(e.Alternates),
 		}
 	}
 	return out
@@ -191,7 +194,7 @@ func renderSummaries(noun string, out *LookupOutput) string {
 	b.WriteString("\n")
 	for i := range out.Results {
 		e := &out.Results[i]
-		fmt.Fprintf(&b, "- **%s** — %s. *%s (%s)* · %s%s\n", e.Name, e.Summary, e.DocumentName, e.DocumentKey, e.URI, alsoIn(e.Alternates))
+		fmt.Fprintf(&b, "- **%s** — %s. *%s (%s)* · %s%s\n", e.Name, e.Summary, e.DocumentName, e.DocumentKey, e.URI, e.also)
 	}
 	renderVariants(&b, out.Variants)
 	b.WriteString(pageNote(out.NextCursor, out.Total, out.Count))

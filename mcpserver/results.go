@@ -49,6 +49,8 @@ type Entity struct {
 	Corrections []Correction `json:"corrections,omitempty" jsonschema:"Where the source's structured data contradicted its own text: the text won, and the fields above carry its value."`
 
 	Summary string `json:"summary,omitempty" jsonschema:"With detail summary: the key facts; read the URI for the rest."`
+	// also is a summary's "also in ..." (alsoIn): text only.
+	also string
 }
 
 // Correction is one structured field corrected from the entity's own text.
