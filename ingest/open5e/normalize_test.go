@@ -223,6 +223,28 @@ func TestNormalize_cleanTexts(t *testing.T) {
 	}
 }
 
+// TestNormalize_languagesSpaced: a creature's languages are a list with a
+// space after each comma ("Common, Draconic"; Black Flag writes
+// "Common,Draconic").
+func TestNormalize_languagesSpaced(t *testing.T) {
+	bad := regexp.MustCompile(`,\pL`)
+	n, was := 0, 0
+	for _, e := range snapshot(t) {
+		if bad.Match(e.GetSourceRecord()) && strings.Contains(string(e.GetSourceRecord()), `"as_string"`) {
+			was++
+		}
+		if l := e.GetCreature().GetLanguages(); bad.MatchString(l) {
+			n++
+			if n <= 5 {
+				t.Errorf("%s: languages %q", e.GetKey(), l)
+			}
+		}
+	}
+	if n > 0 || was == 0 {
+		t.Errorf("%d creatures' languages without a space after a comma (%d records with such a comma)", n, was)
+	}
+}
+
 // TestNormalize_noHTMLBreaks: the snapshot's texts break lines as markdown
 // does, with an HTML break only within a table's cell.
 func TestNormalize_noHTMLBreaks(t *testing.T) {

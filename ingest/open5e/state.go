@@ -33,7 +33,8 @@ const NormalizerKey = "last-run-normalizer"
 // 2: typesetting hyphens made plain, the Net's damage dropped, legendary
 // actions filed as actions or as their opening paragraph put right, the
 // Monstrous Menagerie's contractions given back their apostrophes, HTML made
-// markdown, run-on sentences and spaced commas mended.
+// markdown, run-on sentences and spaced commas mended, Black Flag's languages
+// spaced.
 const NormalizerVersion = 2
 
 // StatePrefix starts the state bucket key of every endpoint's resync state.

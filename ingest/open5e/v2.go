@@ -204,6 +204,9 @@ func castingTimeText(s string) string {
 	return s
 }
 
+// unspacedComma is a comma with a word right after it.
+var unspacedComma = regexp.MustCompile(`,(\pL)`)
+
 var actionTypes = map[string]string{
 	"ACTION":           "action",
 	"BONUS_ACTION":     "bonus_action",
@@ -242,6 +245,8 @@ func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock, []*lkv1.Correc
 	} else {
 		c.Languages = o.str("languages")
 	}
+	// "Common,Draconic": Black Flag's 125 lists lack the space.
+	c.Languages = unspacedComma.ReplaceAllString(c.Languages, ", $1")
 	c.Speed, c.SpeedText = speeds(o.obj("speed"))
 	if a := o.obj("ability_scores"); a != nil {
 		c.AbilityScores = &lkv1.AbilityScores{
