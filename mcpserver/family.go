@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -29,17 +28,14 @@ type Variant struct {
 	DocumentKey string `json:"document_key"`
 }
 
-var plusPrefix = regexp.MustCompile(`^\+(\d)\s+(.+)$`)
-
 // familyPatterns are the name patterns of name's family: "<name> (*",
-// "<name> *", "<first> *<last>", and for "+1 x" "x (+1)" and "x, +1".
+// "<name> *", "<first> *<last>". A bonus said first ("+1 longsword") has
+// none: the lookup itself finds "Longsword (+1)", "Longsword, +1" and
+// "Longsword +1", the names in reading order (relevance.ReadingOrder).
 func familyPatterns(name string) []string {
 	n := strings.Join(strings.Fields(strings.ToLower(name)), " ")
-	if n == "" || strings.ContainsAny(n, "*%") {
+	if n == "" || strings.ContainsAny(n, "*%") || strings.HasPrefix(n, "+") {
 		return nil
-	}
-	if m := plusPrefix.FindStringSubmatch(n); m != nil {
-		return []string{m[2] + " (+" + m[1] + ")", m[2] + ", +" + m[1], m[2] + " +" + m[1]}
 	}
 	out := []string{n + " (*", n + " *"}
 	if w := strings.Fields(n); len(w) >= 2 {

@@ -476,7 +476,7 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 			i = j
 		case stems[i] == "cantrip":
 			addCompared(badgerstore.FieldLevel, 0, i, i+1)
-		case words[i] == "level" && partyNouns[relevance.Stem(word(i+2))] || ordinalNumber(words[i]) > 0 && word(i+1) == "level" && partyNouns[relevance.Stem(word(i+2))]:
+		case partyNouns[relevance.Stem(word(i+2))] && (words[i] == "level" || ordinalNumber(words[i]) > 0 && word(i+1) == "level"):
 			// "for a level 8 party", "5th level players": a monster's
 			// challenge rating is the level of a party of four that can
 			// defeat it without a death (the SRD's definition), so those
