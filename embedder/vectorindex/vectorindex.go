@@ -30,7 +30,7 @@ type (
 	Range = driver.Range
 	// Filter restricts a search; all its conditions must hold.
 	Filter = driver.Filter
-	// Hit is a search result: cosine similarity (within 1e-3), highest
+	// Hit is a search result: cosine similarity (within 2e-3), highest
 	// first.
 	Hit = driver.Hit
 	// FieldSchema declares a payload field filters use.

@@ -22,6 +22,78 @@ func BenchmarkDot512(b *testing.B) {
 			dotInt16Generic(x, y)
 		}
 	})
+	x8 := make([]int8, len(x))
+	for i := range x8 {
+		x8[i] = int8(i%7*10 - 30)
+	}
+	b.Run("kernel8", func(b *testing.B) {
+		for b.Loop() {
+			dotInt8(x8, y)
+		}
+	})
+}
+
+// TestDotInt8 checks the 8-bit kernel in use against the generic one and
+// the exact sum (full-scale 8-bit lanes times 16-bit ones stay inside
+// int32 for these lengths), for every length class.
+func TestDotInt8(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	for n := 0; n <= 200; n++ {
+		a := make([]int8, n)
+		b := make([]int16, n+5) // longer b: only b[:len(a)] counts
+		for i := range b {
+			b[i] = int16(r.IntN(2*fixedOne+1) - fixedOne)
+		}
+		var want int64
+		for i := range a {
+			a[i] = int8(r.IntN(256) - 128)
+			want += int64(a[i]) * int64(b[i])
+		}
+		if got, gen := dotInt8(a, b), dotInt8Generic(a, b); got != gen || int64(got) != want {
+			t.Errorf("dotInt8(n=%d) = %d, generic %d, exact %d", n, got, gen, want)
+		}
+	}
+}
+
+// TestQuantize8 checks 8-bit rows' scores against the float64 cosine:
+// each within the rounding's bound (half a step of the row's scale per
+// component, times the query's 1-norm), and rounded, not truncated: over
+// many pairs the error's RMS is near a uniform rounding error's, step/√12
+// (truncating doubles it).
+func TestQuantize8(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, dims := range []int{256, 384, 512, 768} {
+		var sq, steps float64
+		const pairs = 400
+		for range pairs {
+			u, v := unit(r, dims), unit(r, dims)
+			row := make([]int8, dims)
+			scale := quantize8(row, u)
+			q := make([]int16, dims)
+			quantize(q, v)
+			var cos, norm1, big float64
+			for i := range u {
+				cos += float64(u[i]) * float64(v[i])
+				norm1 += math.Abs(float64(v[i]))
+				big = max(big, math.Abs(float64(u[i])))
+			}
+			got := float64(float32(dotInt8(row, q)) * scale)
+			step := big / 127
+			if bound := step/2*norm1 + math.Sqrt(float64(dims))/fixedOne; math.Abs(got-cos) > bound {
+				t.Errorf("dims %d: 8-bit score %v, cosine %v: off by more than %v", dims, got, cos, bound)
+			}
+			sq += (got - cos) * (got - cos)
+			steps += step
+		}
+		rms, want := math.Sqrt(sq/pairs), steps/pairs/math.Sqrt(12)
+		if rms > 1.25*want {
+			t.Errorf("dims %d: RMS error %.2g, want about %.2g (a rounding's)", dims, rms, want)
+		}
+	}
+	row := []int8{5, 5}
+	if s := quantize8(row, []float32{0, 0}); s != 0 || row[0] != 0 || row[1] != 0 {
+		t.Errorf("zero vector: scale %v, row %v; want 0 and zeros", s, row)
+	}
 }
 
 // TestDotInt16 checks the 16-bit kernel in use against the generic one,

@@ -2,17 +2,17 @@
 // similarity against every vector held in memory (no approximate neighbour
 // graph: every candidate is scored).
 //
-// Vectors are L2-normalised on insert and kept in 16-bit fixed point in one
-// contiguous []int16 (6 MB for 6,000 points of 512 dimensions), so a search
-// is an integer dot product per candidate and a bounded heap. Scoring
-// thousands of vectors is bound by memory bandwidth, and half the bytes of
-// float32 take half the time and memory; a score is within sqrt(dims)/32767
-// of the float32 cosine (7e-4 at 512 dimensions) and typically within 2e-5. A Filter's
-// IDs restrict the scan to those candidates first; keyword, range and bool
-// conditions are then evaluated on the payload, kept as interned terms
-// (payload.go). Nothing is persisted: the
-// storage package keeps the vectors in Badger and loads them at start
-// through Upsert.
+// Vectors are L2-normalised on insert and kept in fixed point in one
+// contiguous array (rows.go): 8 bits per component with a scale per vector
+// for 256 or more dimensions (5 MB for 10,000 points of 512 dimensions),
+// 16 bits below that. A search is an integer dot product per candidate
+// and a bounded heap. Scoring thousands of vectors is bound by memory
+// bandwidth, and fewer bytes take less time; an 8-bit score is within
+// about 1e-3 of the float32 cosine, a 16-bit one within sqrt(dims)/32767.
+// A Filter's IDs restrict the scan to those candidates first; keyword,
+// range and bool conditions are then evaluated on the payload, kept as
+// interned terms (payload.go). Nothing is persisted: the storage package
+// keeps the vectors in Badger and loads them at start through Upsert.
 //
 // Searches run concurrently under a read lock; a write takes the lock
 // exclusively, after normalising its vectors outside it.
@@ -39,7 +39,7 @@ type Index struct {
 
 	mu       sync.RWMutex
 	ids      []string
-	vecs     []int16  // len(ids)*dims, row i is point i, unit length in fixed point (fixedOne is 1)
+	vecs     rows     // row i is point i's unit vector (rows.go)
 	payloads []record // see payload.go
 	dict     dictionary
 	pos      map[string]int
@@ -103,7 +103,7 @@ var _ driver.Index = (*Index)(nil)
 
 // New returns an empty driver for vectors of dims dimensions.
 func New(dims int) *Index {
-	return &Index{dims: dims, pos: make(map[string]int), dict: newDictionary()}
+	return &Index{dims: dims, vecs: newRows(dims, 0), pos: make(map[string]int), dict: newDictionary()}
 }
 
 // Open returns a portable index over a new embedded driver, with
@@ -128,11 +128,11 @@ func (x *Index) Dimensions() int { return x.dims }
 // is taken, so searches wait only for the copy in and the payloads'
 // encoding (a few map lookups each).
 func (x *Index) Upsert(ctx context.Context, points []driver.Point) error {
-	buf := make([]int16, len(points)*x.dims)
+	buf := newRows(x.dims, len(points))
 	unit := make([]float32, x.dims)
 	for i := range points {
 		normalize(unit, points[i].Vector)
-		quantize(buf[i*x.dims:(i+1)*x.dims], unit)
+		buf.set(buf.push(), unit)
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -140,13 +140,12 @@ func (x *Index) Upsert(ctx context.Context, points []driver.Point) error {
 		// Grow once for a bulk load instead of doubling repeatedly.
 		x.ids = slices.Grow(x.ids, fresh)
 		x.payloads = slices.Grow(x.payloads, fresh)
-		x.vecs = slices.Grow(x.vecs, fresh*x.dims)
+		x.vecs.grow(fresh)
 	}
 	for i := range points {
-		row := buf[i*x.dims : (i+1)*x.dims]
 		rec := x.dict.encode(points[i].Payload)
 		if j, ok := x.pos[points[i].ID]; ok {
-			copy(x.vecs[j*x.dims:(j+1)*x.dims], row)
+			x.vecs.copyRow(j, &buf, i)
 			x.payloads[j] = rec
 			continue
 		}
@@ -154,7 +153,7 @@ func (x *Index) Upsert(ctx context.Context, points []driver.Point) error {
 		x.gen++
 		x.ids = append(x.ids, points[i].ID)
 		x.payloads = append(x.payloads, rec)
-		x.vecs = append(x.vecs, row...)
+		x.vecs.copyRow(x.vecs.push(), &buf, i)
 	}
 	return nil
 }
@@ -173,14 +172,14 @@ func (x *Index) Delete(ctx context.Context, ids []string) error {
 		if j != last {
 			x.ids[j] = x.ids[last]
 			x.payloads[j] = x.payloads[last]
-			copy(x.vecs[j*x.dims:(j+1)*x.dims], x.vecs[last*x.dims:])
+			x.vecs.copyRow(j, &x.vecs, last)
 			x.pos[x.ids[j]] = j
 		}
 		x.ids[last] = ""
 		x.payloads[last] = nil
 		x.ids = x.ids[:last]
 		x.payloads = x.payloads[:last]
-		x.vecs = x.vecs[:last*x.dims]
+		x.vecs.truncate(last)
 		delete(x.pos, id)
 	}
 	return nil
@@ -234,7 +233,7 @@ func (x *Index) Count(ctx context.Context) (int, error) {
 func (x *Index) Close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.ids, x.vecs, x.payloads, x.pos, x.dict = nil, nil, nil, map[string]int{}, newDictionary()
+	x.ids, x.vecs, x.payloads, x.pos, x.dict = nil, newRows(x.dims, 0), nil, map[string]int{}, newDictionary()
 	x.gen++
 	return nil
 }
@@ -365,9 +364,7 @@ func (x *Index) query(vector []float32) []int16 {
 
 // score is the similarity of the fixed-point query q and point j. The
 // caller holds the lock.
-func (x *Index) score(q []int16, j int) float32 {
-	return float32(float64(dotInt16(q, x.vecs[j*x.dims:(j+1)*x.dims])) / (fixedOne * fixedOne))
-}
+func (x *Index) score(q []int16, j int) float32 { return x.vecs.score(q, j) }
 
 // resolve finds the rows of ids, sorted for Scores. The caller holds the
 // lock.
@@ -400,7 +397,8 @@ const parallelMin = 32768
 
 // scoresParallelMin is parallelMin for Scores, which keeps no heap: the
 // 22,000 candidates of a kind at 46,000 entities take 1.3-1.6 ms on two
-// cores instead of 2.7-3.0 ms on one (BenchmarkSearch/n=100000/scores22000).
+// cores instead of 2.7-3.0 ms on one, 16-bit rows
+// (BenchmarkSearch/n=100000/scores22000).
 const scoresParallelMin = 4096
 
 // normalize writes v/|v| into dst.

@@ -60,6 +60,7 @@ func RunConformanceTests(t *testing.T, newHarness HarnessMaker) {
 		{"ScaleInvariance", testScaleInvariance},
 		{"Limit", testLimit},
 		{"Scores", testScores},
+		{"ScoresOfEmbeddings", testScoresOfEmbeddings},
 		{"Filters", testFilters},
 		{"FiltersOnFieldsNoPointHolds", testFiltersNoHolder},
 		{"InvalidFilter", testInvalidFilter},
@@ -84,10 +85,17 @@ func RunConformanceTests(t *testing.T, newHarness HarnessMaker) {
 const dims = 8
 
 // tolerance is how far a score may be from the exact cosine here: the
-// drivers allow 1e-3 (the embedded one keeps vectors in 16-bit fixed
-// point), and for these 8-dimensional points that rounding stays under
-// sqrt(8)/32767 < 1e-4.
+// drivers allow more for vectors of many dimensions (embeddingTolerance),
+// and the embedded one keeps these 8-dimensional points in 16-bit fixed
+// point, whose rounding stays under sqrt(8)/32767 < 1e-4.
 const tolerance = 1e-4
+
+// embeddingDims and embeddingTolerance are testScoresOfEmbeddings' vectors
+// and how far their scores may be from the exact cosine (driver.Hit).
+const (
+	embeddingDims      = 512
+	embeddingTolerance = 2e-3
+)
 
 func open(t *testing.T, h Harness, d int) *vectorindex.Index {
 	t.Helper()
@@ -344,6 +352,104 @@ func upsertAngled(t *testing.T, x *vectorindex.Index) map[string]float64 {
 	}
 	upsert(t, x, pts...)
 	return angles
+}
+
+// testScoresOfEmbeddings: vectors shaped like an embedding model's (512
+// dense dimensions, the shape the embedded driver keeps in 8 bits) score
+// within embeddingTolerance of their exact cosine through Scores and
+// Search, also after deletes moved other points into their rows, and
+// Search ranks them by it.
+func testScoresOfEmbeddings(t *testing.T, h Harness) {
+	x := open(t, h, embeddingDims)
+	r := rand.New(rand.NewPCG(11, 12))
+	dense := func() []float64 {
+		v := make([]float64, embeddingDims)
+		var n float64
+		for i := range v {
+			v[i] = r.NormFloat64()
+			n += v[i] * v[i]
+		}
+		for i := range v {
+			v[i] /= math.Sqrt(n)
+		}
+		return v
+	}
+	const n = 400
+	vecs := map[string][]float64{}
+	var pts []vectorindex.Point
+	var ids []string
+	for i := range n {
+		id := fmt.Sprint("v", i)
+		v := dense()
+		vecs[id] = v
+		ids = append(ids, id)
+		f := make([]float32, len(v))
+		for j, c := range v {
+			f[j] = float32(c * 3) // not unit length: drivers normalise
+		}
+		pts = append(pts, vectorindex.Point{ID: id, Vector: f})
+	}
+	upsert(t, x, pts...)
+	// Deletes move the last rows into the holes (embedded driver).
+	var gone []string
+	for i := 0; i < n; i += 7 {
+		gone = append(gone, ids[i])
+		delete(vecs, ids[i])
+	}
+	if err := x.Delete(t.Context(), gone); err != nil {
+		t.Fatalf("Delete: %v", err)
+	}
+	ids = slices.DeleteFunc(ids, func(id string) bool { return vecs[id] == nil })
+	var worst float64
+	for qi := range 10 {
+		// A query near a point (as a question near its answer) and one at
+		// random.
+		qv := dense()
+		if qi%2 == 0 {
+			p := vecs[ids[r.IntN(len(ids))]]
+			for j := range qv {
+				qv[j] = p[j] + 0.5*qv[j]
+			}
+		}
+		q := make([]float32, len(qv))
+		var qn float64
+		for j, c := range qv {
+			q[j] = float32(c)
+			qn += c * c
+		}
+		exact := func(id string) float64 {
+			var d float64
+			for j, c := range vecs[id] {
+				d += c * qv[j]
+			}
+			return d / math.Sqrt(qn)
+		}
+		got, err := x.Scores(t.Context(), q, ids, nil)
+		if err != nil {
+			t.Fatalf("Scores: %v", err)
+		}
+		for i, id := range ids {
+			d := math.Abs(float64(got[i]) - exact(id))
+			worst = max(worst, d)
+			if d > embeddingTolerance {
+				t.Errorf("query %d: score of %s = %v, cosine %v", qi, id, got[i], exact(id))
+			}
+		}
+		hits := search(t, x, q, nil, len(ids))
+		if len(hits) != len(ids) {
+			t.Fatalf("query %d: Search gave %d hits of %d points", qi, len(hits), len(ids))
+		}
+		for k, hit := range hits {
+			if d := math.Abs(float64(hit.Score) - exact(hit.ID)); d > embeddingTolerance {
+				t.Errorf("query %d: Search scores %s %v, cosine %v", qi, hit.ID, hit.Score, exact(hit.ID))
+			}
+			// Ranked by the cosine, up to the scores' own error.
+			if k > 0 && exact(hit.ID) > exact(hits[k-1].ID)+2*embeddingTolerance {
+				t.Errorf("query %d: Search ranks %s (cosine %v) below %s (%v)", qi, hit.ID, exact(hit.ID), hits[k-1].ID, exact(hits[k-1].ID))
+			}
+		}
+	}
+	t.Logf("largest difference from the cosine: %.2g", worst)
 }
 
 func testOrdering(t *testing.T, h Harness) {
