@@ -210,9 +210,14 @@ func relevance(t *testing.T, cl lkv1.QueryServiceClient) {
 		t.Logf("goals not reached: top-5 share %.3f (goal 0.95), MRR %.3f (goal 0.85)", total.share(), total.mrr())
 	}
 	// A lookup's BM25 reading only the words not read as filters brought
-	// both files from 89.1 % / 0.763 to 89.9 % / 0.772.
-	if total.share() < 0.898 || total.mrr() < 0.77 {
-		t.Errorf("all: top-5 share %.3f, MRR %.3f; want at least 0.898 and 0.77 (goals 0.95 and 0.85)", total.share(), total.mrr())
+	// both files from 89.1 % / 0.763 to 89.9 % / 0.772. Spells given the
+	// classes their books name (most Deep Magic spells had none) took it
+	// to 89.1 % / 0.770: "warlock cantrip that blasts someone with a stream
+	// of cold beer" wants Ale-dritch Blast, a bard, druid and wizard
+	// cantrip, and Deep Magic's warlock cantrips now rank above it, as the
+	// understood class says they must.
+	if total.share() < 0.891 || total.mrr() < 0.77 {
+		t.Errorf("all: top-5 share %.3f, MRR %.3f; want at least 0.891 and 0.77 (goals 0.95 and 0.85)", total.share(), total.mrr())
 	}
 	// relevance.jsonl's MRR floor was 0.81 (0.820 measured on the whole
 	// catalogue) until the core conditions were split per edition (issue

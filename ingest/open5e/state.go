@@ -35,7 +35,9 @@ const NormalizerKey = "last-run-normalizer"
 // Monstrous Menagerie's contractions given back their apostrophes, HTML made
 // markdown, run-on sentences and spaced commas mended, Black Flag's languages
 // spaced.
-const NormalizerVersion = 2
+// 3: spells given the classes their v1 records name (no SRD 5.1 spell was
+// a paladin's; most of Deep Magic's lacked their classes).
+const NormalizerVersion = 3
 
 // StatePrefix starts the state bucket key of every endpoint's resync state.
 const StatePrefix = "sync."

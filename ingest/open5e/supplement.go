@@ -2,6 +2,7 @@ package open5e
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"lorekeeper.dev/ingest"
@@ -28,6 +29,11 @@ var supplements = []supplement{
 	// race)"), only the book's grouping; nor the paragraph before the
 	// legendary actions ("can take 3 legendary actions").
 	{Endpoint{"v2", "creatures", lkv1.Kind_KIND_CREATURE}, Endpoint{"v1", "monsters", lkv1.Kind_KIND_CREATURE}, mergeV1Creatures},
+	// Spell classes: the v2 records of SRD 5.1 name no paladin spell, and
+	// those of Deep Magic, the Adventurer's Guide, Tome of Heroes and the
+	// other Kobold Press books miss most of the classes their v1 records'
+	// "Classes:" line names.
+	{Endpoint{"v2", "spells", lkv1.Kind_KIND_SPELL}, Endpoint{"v1", "spells", lkv1.Kind_KIND_SPELL}, mergeV1SpellClasses},
 	// SRD weapons' and armor's cost, weight and text, from their item
 	// twins (twins.go).
 	{Endpoint{"v2", "weapons", lkv1.Kind_KIND_WEAPON}, Endpoint{"v2", "items", lkv1.Kind_KIND_ITEM}, mergeItemTwins},
@@ -101,4 +107,78 @@ func mergeV1Creatures(v2, v1 []*lkv1.Entity, cat *Catalog) []*lkv1.Entity {
 		}
 	}
 	return changed
+}
+
+// mergeV1SpellClasses gives each v2 spell the classes its v1 record in the
+// same book names and it lacks. A v1 class counts if v2 spells name it
+// too, or a class they name within one letter ("Sorceror"): v1's lists
+// also hold a feat ("Ritual Caster") and classes no book of the catalogue
+// has. It returns the spells it changed.
+func mergeV1SpellClasses(v2, v1 []*lkv1.Entity, cat *Catalog) []*lkv1.Entity {
+	known := map[string]bool{}
+	for _, e := range v2 {
+		for _, c := range e.GetSpell().GetClasses() {
+			known[c] = true
+		}
+	}
+	class := func(c string) string {
+		if known[c] {
+			return c
+		}
+		near := ""
+		for k := range known {
+			if oneEdit(c, k) {
+				if near != "" {
+					return "" // two classes as near: neither
+				}
+				near = k
+			}
+		}
+		return near
+	}
+	twins := map[string][]string{}
+	for _, e := range v1 {
+		if s := e.GetSpell(); s != nil {
+			for _, k := range v2Twins(cat, e) {
+				twins[k] = s.GetClasses()
+			}
+		}
+	}
+	var changed []*lkv1.Entity
+	for _, e := range v2 {
+		s := e.GetSpell()
+		if s == nil {
+			continue
+		}
+		more := false
+		for _, c := range twins[twinKey(e.GetDocument().GetKey(), e)] {
+			if c = class(c); c != "" && !slices.Contains(s.Classes, c) {
+				s.Classes, more = append(s.Classes, c), true
+			}
+		}
+		if more {
+			slices.Sort(s.Classes)
+			changed = append(changed, e)
+		}
+	}
+	return changed
+}
+
+// oneEdit reports whether a and b differ by one letter changed, added or
+// removed.
+func oneEdit(a, b string) bool {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	if len(a)-len(b) > 1 || a == b {
+		return false
+	}
+	i := 0
+	for i < len(b) && a[i] == b[i] {
+		i++
+	}
+	if len(a) == len(b) {
+		return a[i+1:] == b[i+1:]
+	}
+	return a[i+1:] == b[i:]
 }

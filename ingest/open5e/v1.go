@@ -123,12 +123,20 @@ func spellV1(o obj) *lkv1.SpellDetails {
 		MaterialSpecified: o.str("material"),
 		Subclasses:        strings.Join(nonEmpty(o.str("archetype"), o.str("circles")), "; "),
 	}
-	if lists := o.strs("spell_lists"); len(lists) > 0 {
-		for _, l := range lists {
-			s.Classes = append(s.Classes, lkv1.Slugify(l))
+	// Open5e's spell_lists miss classes the book's own line (dnd_class)
+	// names: no SRD 5.1 spell is on the paladin's list. That line also
+	// names the classes whose subclasses grant the spell (archetype
+	// "Paladin: Ancients", a druid's circles): those have it through the
+	// subclass (Subclasses), not on their list.
+	for _, l := range o.strs("spell_lists") {
+		s.Classes = append(s.Classes, lkv1.Slugify(l))
+	}
+	archetype := strings.ToLower(o.str("archetype"))
+	for _, c := range splitList(o.str("dnd_class"), lkv1.Slugify) {
+		viaSubclass := strings.Contains(archetype, c+":") || (c == "druid" && o.str("circles") != "")
+		if !viaSubclass && !slices.Contains(s.Classes, c) {
+			s.Classes = append(s.Classes, c)
 		}
-	} else {
-		s.Classes = splitList(o.str("dnd_class"), lkv1.Slugify)
 	}
 	if m := gpIn.FindStringSubmatch(s.MaterialSpecified); m != nil {
 		if f, ok := parseAmount(m[1]); ok {
