@@ -525,11 +525,45 @@ var (
 // Cover"). Table rows ("|Task Difficulty|DC|") do not match: a reference's
 // printed words follow its source's abbreviation directly.
 func unmarkReferences(s string) string {
+	s = unlinkSRD(s)
 	if !strings.Contains(s, "|") {
 		return s
 	}
 	s = areaReference.ReplaceAllString(s, "")
 	return ruleReference.ReplaceAllString(s, "$1")
+}
+
+// unlinkSRD replaces the links SRD 5.1's rules carry in their text ("the
+// srd:web spell", "knock it srd:prone", "described in
+// srd:actions-in-combat") by the words of the key they link ("the web
+// spell", "knock it prone").
+func unlinkSRD(s string) string {
+	const link = "srd:"
+	alnum := func(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
+	var b strings.Builder
+	last := 0
+	for i := strings.Index(s, link); i >= 0; {
+		end := i + len(link)
+		for end < len(s) && (s[end] == '-' || alnum(s[end]) && s[end] > 'Z') {
+			end++
+		}
+		wordBefore := i > 0 && alnum(s[i-1])
+		if key := strings.Trim(s[i+len(link):end], "-"); key != "" && !wordBefore {
+			b.WriteString(s[last:i])
+			b.WriteString(strings.ReplaceAll(key, "-", " "))
+			last = i + len(link) + len(key)
+		}
+		j := strings.Index(s[end:], link)
+		if j < 0 {
+			break
+		}
+		i = end + j
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
 }
 
 // titleFromKey turns "chaotic-evil" into "Chaotic Evil".

@@ -199,6 +199,7 @@ func TestNormalize_cleanTexts(t *testing.T) {
 			regexp.MustCompile(`(?i)</?(em|strong|i|b|li|ul|ol|h[1-6]|table|thead|tbody|tr|td|th|blockquote)\b[^>]*>`)},
 		{`a sentence run into the next ("on impact.In either case")`, regexp.MustCompile(`[a-z]{2}\.[A-Z][a-z]`)},
 		{`a space before a comma ("cast _moonbeam_ , with")`, regexp.MustCompile(`\S ,\s`)},
+		{`a link's markup ("the srd:grappled condition")`, regexp.MustCompile(`\bsrd:[a-z]`)},
 	} {
 		n := 0
 		for key, s := range snapshotTexts(t) {
@@ -221,6 +222,15 @@ func TestNormalize_cleanTexts(t *testing.T) {
 	}
 	if tables == 0 {
 		t.Error("Alter Weather's HTML table is not a markdown table")
+	}
+	unlinked := 0
+	for _, s := range snapshotTexts(t) {
+		if strings.Contains(s, "you subject the target to the grappled condition") || strings.Contains(s, "concentrating on the web spell and ready magic missile") {
+			unlinked++
+		}
+	}
+	if unlinked < 2 {
+		t.Errorf("%d of 2 linked texts read as the words they link", unlinked)
 	}
 }
 
