@@ -255,3 +255,62 @@ func TestSearch_classNamedByFilter(t *testing.T) {
 		}
 	}
 }
+
+// TestSearch_featureNamed: a question saying a class feature's name ("how
+// does sneak attack work") puts a class or subclass that has it first,
+// for every feature of the SRD 5.1 classes that names no entity itself.
+func TestSearch_featureNamed(t *testing.T) {
+	st := snapshotStore(t)
+	svc := query.NewService(st, snap.emb, nil)
+	names := map[string]bool{}
+	holders := map[string]map[string]bool{} // feature -> keys of what has it
+	for _, e := range snap.entities {
+		names[strings.ToLower(e.GetName())] = true
+		for _, b := range e.GetBlocks() {
+			if b.GetType() == "feature" && e.GetCharacterOption() != nil {
+				f := strings.ToLower(b.GetName())
+				if holders[f] == nil {
+					holders[f] = map[string]bool{}
+				}
+				holders[f][e.GetKey()] = true
+			}
+		}
+	}
+	tried, missed := 0, 0
+	for _, e := range snap.entities {
+		if e.GetKind() != lkv1.Kind_KIND_CLASS || e.GetDocument().GetKey() != "srd-2014" {
+			continue
+		}
+		for _, b := range e.GetBlocks() {
+			f := strings.ToLower(b.GetName())
+			if b.GetType() != "feature" || names[f] {
+				continue
+			}
+			tried++
+			q := "how does " + f + " work"
+			resp, err := svc.Search(t.Context(), &lkv1.SearchRequest{Query: q, Limit: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var best *lkv1.Result
+			for _, g := range resp.GetGroups() {
+				for _, r := range g.GetResults() {
+					if best == nil || r.GetSimilarityScore() > best.GetSimilarityScore() {
+						best = r
+					}
+				}
+			}
+			if best == nil || !holders[f][best.GetEntity().GetKey()] {
+				missed++
+				t.Logf("%q: first %v, not what has the feature (%d entities)", q, best.GetEntity().GetName(), len(holders[f]))
+			}
+		}
+	}
+	// Known misses: a name of more than maxNamedWords words ("tongue of
+	// the sun and moon"), or holding words read as filters first ("destroy
+	// undead": a creature type; "beast spells": the kind).
+	if tried < 20 || float64(missed) > 0.05*float64(tried) {
+		t.Errorf("%d of %d features' questions put something else first; want at most 5%%", missed, tried)
+	}
+	t.Logf("%d of %d features' questions put what has the feature first", tried-missed, tried)
+}

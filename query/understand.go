@@ -906,14 +906,16 @@ func keywordFilter(field string, values []string, negated bool, words string) so
 const maxNamedWords = 4
 
 // namedIn returns the stored names a question's words (those not read as
-// filters) say, longest first, when the question is mostly names ("what
-// does Fireball do", "vampire weaknesses"): names inside a description
-// ("a cross between an owl and a bear") are not what it asks for.
+// filters) say, entities' or their features' ("sneak attack"), longest
+// first, when the question is mostly names ("what does Fireball do",
+// "vampire weaknesses", "how does sneak attack work"): names inside a
+// description ("a cross between an owl and a bear") are not what it asks
+// for.
 func namedIn(v *badgerstore.View, words []string, used []bool) (out []string) {
 	taken := make([]bool, len(words))
 	content := 0
 	for i, w := range words {
-		if !used[i] && !stopword(w) {
+		if !used[i] && !stopword(w) && !asking[w] {
 			content++
 		}
 	}
@@ -934,7 +936,7 @@ func namedIn(v *badgerstore.View, words []string, used []bool) (out []string) {
 				continue
 			}
 			phrase := strings.Join(words[i:i+n], " ")
-			if nameExists(v, phrase) {
+			if nameExists(v, phrase) || !v.Postings(badgerstore.FieldFeature, phrase).Empty() {
 				out = append(out, phrase)
 				for j := i; j < i+n; j++ {
 					taken[j] = true
@@ -944,6 +946,11 @@ func namedIn(v *badgerstore.View, words []string, used []bool) (out []string) {
 	}
 	return out
 }
+
+// asking are the question words BM25 keeps (its stop words hold "what",
+// "which", "who", "when"), which say no more of what is asked than those:
+// "how does rage work" is mostly the name "rage".
+var asking = map[string]bool{"how": true, "why": true, "where": true}
 
 // nameExists reports whether some entity is named name (lower-case),
 // through the name trigrams: only the names with name's rarest trigram

@@ -218,6 +218,9 @@ func (u *understanding) prepare(v *badgerstore.View, q string) {
 	// words, below a near name of the whole question.
 	for _, n := range u.names {
 		name(v.Postings(badgerstore.FieldName, n), relevance.NearNameScore(namedSim))
+		// A feature's name names what has it ("how does sneak attack
+		// work": the rogue).
+		name(v.Postings(badgerstore.FieldFeature, n), relevance.NearNameScore(namedSim))
 	}
 	// A class read as a spell filter ("wizard spell slots") names the
 	// class too, for the kinds that hold classes.

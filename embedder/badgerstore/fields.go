@@ -60,6 +60,10 @@ const (
 	FieldCategory            = "category"
 	FieldParent              = "parent"  // parent key, name and slug, lower-case
 	FieldSection             = "section" // rule section slug and name, lower-case
+	// FieldFeature is the names of a class's, subclass's or background's
+	// features, lower-case ("sneak attack"), matched in memory (not a
+	// vector payload): "how does sneak attack work" names the rogue.
+	FieldFeature             = "feature"
 	fieldAbilityStrength     = FieldAbilityPrefix + "strength"
 	fieldAbilityDexterity    = FieldAbilityPrefix + "dexterity"
 	fieldAbilityConstitution = FieldAbilityPrefix + "constitution"
@@ -191,6 +195,11 @@ func EntityFields(e *lkv1.Entity) Fields {
 	case *lkv1.Entity_CharacterOption:
 		co := d.CharacterOption
 		f.kw(FieldParent, co.GetParentKey(), co.GetParentName(), lkv1.Slugify(co.GetParentName()))
+		for _, b := range e.GetBlocks() {
+			if b.GetType() == "feature" {
+				f.kw(FieldFeature, b.GetName())
+			}
+		}
 	case *lkv1.Entity_Rule:
 		r := d.Rule
 		f.kw(FieldSection, r.GetSection(), r.GetSectionName(), lkv1.Slugify(r.GetSectionName()))

@@ -889,7 +889,7 @@ func PayloadFields() []vectorindex.FieldSchema {
 }
 
 // payload is e's filter fields for the vector index, without the name,
-// slug and key fields (matched in memory, never in the index).
+// slug, key and feature fields (matched in memory, never in the index).
 func payload(e *lkv1.Entity) vectorindex.Payload { return payloadOf(EntityFields(e)) }
 
 // payloadOf is payload from e's fields, which it leaves as they are (the
@@ -898,7 +898,7 @@ func payloadOf(f Fields) vectorindex.Payload {
 	kw := make(map[string][]string, len(f.Keywords))
 	for k, v := range f.Keywords {
 		switch k {
-		case FieldName, FieldSlug, FieldKey, FieldSourceKey:
+		case FieldName, FieldSlug, FieldKey, FieldSourceKey, FieldFeature:
 		default:
 			kw[k] = v
 		}
