@@ -581,6 +581,38 @@ func TestRender_proficientSavesOnly(t *testing.T) {
 	}
 }
 
+// A healing spell's card and summary say the spellcasting modifier the
+// text adds to its roll ("1d4 + your spellcasting ability modifier"),
+// for every such spell of the catalogue, and only for those.
+func TestRender_healingPlusModifier(t *testing.T) {
+	with, without := 0, 0
+	for _, p := range snapshot(t) {
+		if p.GetSpell().GetHealingRoll() == "" {
+			continue
+		}
+		e := entityFromProto(p, "")
+		roll := e.Spell.HealingRoll
+		plus := strings.Contains(strings.ReplaceAll(strings.ToLower(e.Description), " ", ""), roll+"+yourspellcastingabilitymodifier")
+		want, sum := "**Healing:** "+roll+"  \n", "heals "+roll+" ·"
+		if plus {
+			want, sum = "**Healing:** "+roll+" + spellcasting modifier  \n", "heals "+roll+" + spellcasting modifier"
+			with++
+		} else {
+			without++
+		}
+		if card := renderEntity(&e); !strings.Contains(card, want) {
+			t.Errorf("%s: card lacks %q:\n%s", e.Key, want, card)
+		}
+		if line := keyFacts(&e); !strings.Contains(line+" ·", sum) {
+			t.Errorf("%s: summary %q lacks %q", e.Key, line, sum)
+		}
+	}
+	if with == 0 || without == 0 {
+		t.Errorf("%d healing spells add the modifier, %d do not: want some of each", with, without)
+	}
+	t.Logf("%d healing spells add the spellcasting modifier, %d do not", with, without)
+}
+
 // A summary line names the other books holding the same entity, and the
 // name a book gives it when it is another.
 func TestRenderSummaries_alsoIn(t *testing.T) {

@@ -93,7 +93,12 @@ var cardFacts = map[string]cardFact{
 		return needIf(e.Spell.DamageRoll != "", card, "the damage", "**Damage:** "+e.Spell.DamageRoll)
 	},
 	"spell.healing_roll": func(e *Entity, card, _ string) []string {
-		return needIf(e.Spell.HealingRoll != "", card, "the healing", "**Healing:** "+e.Spell.HealingRoll)
+		want := "**Healing:** " + e.Spell.HealingRoll
+		// "1d4 + your spellcasting ability modifier": the card says both.
+		if strings.Contains(strings.ReplaceAll(strings.ToLower(e.Description), " ", ""), e.Spell.HealingRoll+"+yourspellcastingabilitymodifier") {
+			want += " + spellcasting modifier"
+		}
+		return needIf(e.Spell.HealingRoll != "", card, "the healing", want)
 	},
 	"spell.damage_types": func(e *Entity, _, lower string) []string { return needAll(lower, "a damage type", e.Spell.DamageTypes) },
 	"spell.saving_throw_ability": func(e *Entity, card, _ string) []string {

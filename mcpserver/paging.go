@@ -146,7 +146,7 @@ func keyFacts(e *Entity) string {
 			facts = append(facts, strings.TrimSpace(sp.DamageRoll+" "+strings.Join(sp.DamageTypes, "/")))
 		}
 		if sp.HealingRoll != "" {
-			add("heals %s", sp.HealingRoll)
+			add("heals %s", healing(sp.HealingRoll, e.Description))
 		}
 		if sp.SavingThrowAbility != "" {
 			add("%s save", title(sp.SavingThrowAbility))

@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,6 +56,25 @@ func line(b *strings.Builder, label, value string) {
 	fmt.Fprintf(b, "**%s** %s  \n", label, value)
 }
 
+// healing is a spell's healing as a card says it: its roll, and the
+// spellcasting modifier when the text adds it ("regains hit points equal
+// to 1d4 + your spellcasting ability modifier": Healing Word heals
+// 1d4 + modifier, not 1d4).
+func healing(roll, desc string) string {
+	if roll == "" {
+		return ""
+	}
+	for _, m := range plusModifier.FindAllStringSubmatch(desc, -1) {
+		if strings.ReplaceAll(m[1], " ", "") == roll {
+			return roll + " + spellcasting modifier"
+		}
+	}
+	return roll
+}
+
+// plusModifier is a roll the text adds the caster's modifier to.
+var plusModifier = regexp.MustCompile(`(?i)\b(\d+d\d+(?:\s*\+\s*\d+)?)\s*\+\s*your spellcasting ability modifier`)
+
 func renderSpell(b *strings.Builder, e *Entity) {
 	s := e.Spell
 	fmt.Fprintf(b, "## %s\n", e.Name)
@@ -96,7 +116,7 @@ func renderSpell(b *strings.Builder, e *Entity) {
 	if s.DamageRoll != "" {
 		line(b, "Damage:", strings.TrimSpace(s.DamageRoll+" "+strings.Join(s.DamageTypes, ", ")))
 	}
-	line(b, "Healing:", s.HealingRoll)
+	line(b, "Healing:", healing(s.HealingRoll, e.Description))
 	if s.SavingThrowAbility != "" {
 		line(b, "Saving Throw:", title(s.SavingThrowAbility))
 	}
