@@ -629,6 +629,27 @@ func TestRenderSummaries_alsoIn(t *testing.T) {
 	}
 }
 
+// Another entry of the same name in the same book is "see also", named by
+// its section, on the card and the summary line; a copy in another book
+// stays "also in".
+func TestRender_seeAlsoSameBook(t *testing.T) {
+	e := Entity{Name: "Speed", Kind: "rule", DocumentName: "System Reference Document 5.1", DocumentKey: "srd-2014",
+		URI: "lorekeeper://entity/a", Rule: &Rule{SectionName: "Monsters"}, Alternates: []Alternate{
+			{DocumentKey: "srd-2014", DocumentName: "System Reference Document 5.1", Name: "Speed (Races)", URI: "lorekeeper://entity/b"},
+			{DocumentKey: "srd-2024", DocumentName: "System Reference Document 5.2", URI: "lorekeeper://entity/c"},
+		}}
+	card := renderEntity(&e)
+	if !strings.Contains(card, "*See also: Speed (Races) · lorekeeper://entity/b*\n") ||
+		!strings.Contains(card, "*Also in: System Reference Document 5.2 (srd-2024) · lorekeeper://entity/c*\n") ||
+		strings.Contains(card, "Also in: System Reference Document 5.1") {
+		t.Errorf("card:\n%s", card)
+	}
+	text := renderSummaries("rule", &LookupOutput{Count: 1, Ranking: "structured", Results: summaries([]Entity{e})})
+	if !strings.Contains(text, "lorekeeper://entity/a · also in srd-2024 · see also Speed (Races)\n") {
+		t.Errorf("summary:\n%s", text)
+	}
+}
+
 // The card never shows a placeholder, even one that reaches it.
 func TestRender_placeholders(t *testing.T) {
 	e := Entity{Kind: "class", Name: "Test", Description: "[Column data]", CharacterOption: &CharacterOption{},

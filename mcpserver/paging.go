@@ -112,7 +112,7 @@ func summaries(es []Entity) []Entity {
 			DocumentSource: e.DocumentSource, GameSystem: e.GameSystem, Summary: keyFacts(e),
 			// The other books' copies, named on the line only: their
 			// URIs would grow a summary's structured result by half.
-			also: alsoIn(e.Alternates),
+			also: alsoIn(e.DocumentKey, e.Alternates),
 		}
 	}
 	return out
@@ -204,18 +204,28 @@ func renderSummaries(noun string, out *LookupOutput) string {
 // alsoIn names a summary's copies in other books, by document key (and
 // name, when theirs is another): " · also in srd-2024, bfrd (as Hyena,
 // Giant)". Their URIs are in the structured result.
-func alsoIn(alts []Alternate) string {
-	if len(alts) == 0 {
-		return ""
-	}
-	keys := make([]string, len(alts))
-	for i, a := range alts {
-		keys[i] = a.DocumentKey
-		if a.Name != "" {
-			keys[i] += " (as " + a.Name + ")"
+func alsoIn(doc string, alts []Alternate) string {
+	var keys, same []string
+	for _, a := range alts {
+		switch {
+		case a.DocumentKey == doc:
+			// Another entry of that name in the same book (its section
+			// in its name), not a copy.
+			same = append(same, a.Name)
+		case a.Name != "":
+			keys = append(keys, a.DocumentKey+" (as "+a.Name+")")
+		default:
+			keys = append(keys, a.DocumentKey)
 		}
 	}
-	return " · also in " + strings.Join(keys, ", ")
+	var out string
+	if len(keys) > 0 {
+		out += " · also in " + strings.Join(keys, ", ")
+	}
+	if len(same) > 0 {
+		out += " · see also " + strings.Join(same, ", ")
+	}
+	return out
 }
 
 // pageNote tells the reader how to get the next page, if there is one.

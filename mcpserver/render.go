@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -561,6 +562,12 @@ func renderCitation(b *strings.Builder, e *Entity) {
 	}
 	fmt.Fprintf(b, "*Source: %s (%s) · %s%s*\n", src, strings.Join(parts, ", "), e.URI, score)
 	for _, a := range e.Alternates {
+		if a.DocumentKey == e.DocumentKey {
+			// Another entry of the same name in the same book, not a
+			// copy (the query service names it by its section).
+			fmt.Fprintf(b, "*See also: %s · %s*\n", cmp.Or(a.Name, e.Name), a.URI)
+			continue
+		}
 		as := ""
 		if a.Name != "" {
 			as = " as " + a.Name

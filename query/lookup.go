@@ -519,6 +519,9 @@ func namePage(v *badgerstore.View, cand badgerstore.Set, cur *cursor, limit int,
 		last = slot
 		return true
 	})
+	for _, r := range resp.Results {
+		nameSameBook(v, r)
+	}
 	return err
 }
 

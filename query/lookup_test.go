@@ -493,3 +493,62 @@ func TestLookup_ReadingOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestLookup_sameNameSameBook: rules a book has twice under one name (SRD
+// 5.1's Speed in Monsters, Movement and Races) are not copies of each
+// other: a lookup of the name shows one, and names every other of that
+// book by its section, also when another book's copy is the one shown,
+// for every such name in the snapshot.
+func TestLookup_sameNameSameBook(t *testing.T) {
+	c := client(t)
+	groups := map[string][]*lkv1.Entity{}
+	for _, e := range snap.entities {
+		if e.GetKind() == lkv1.Kind_KIND_RULE {
+			k := e.GetDocument().GetKey() + "\x00" + strings.ToLower(e.GetName())
+			groups[k] = append(groups[k], e)
+		}
+	}
+	n := 0
+	for _, g := range groups {
+		if len(g) < 2 {
+			continue
+		}
+		n++
+		doc, name := g[0].GetDocument().GetKey(), g[0].GetName()
+		resp, err := c.LookupRules(t.Context(), &lkv1.LookupRulesRequest{Common: &lkv1.Common{Name: name}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r *lkv1.Result
+		for _, x := range resp.GetResults() {
+			if x.GetEntity().GetKind() == lkv1.Kind_KIND_RULE {
+				if r != nil {
+					t.Errorf("%s %q: two rule results, want one with the others as alternates", doc, name)
+				}
+				r = x
+			}
+		}
+		if r == nil {
+			t.Errorf("%s %q: no rule found", doc, name)
+			continue
+		}
+		named := map[string]string{r.GetEntity().GetKey(): name}
+		for _, a := range r.GetAlternates() {
+			named[a.GetKey()] = a.GetName()
+		}
+		for _, e := range g {
+			got, ok := named[e.GetKey()]
+			want := name
+			if e.GetKey() != r.GetEntity().GetKey() && !strings.EqualFold(e.GetRule().GetSectionName(), name) {
+				want = name + " (" + e.GetRule().GetSectionName() + ")"
+			}
+			if !ok || got != want {
+				t.Errorf("%s %q: %s named %q (listed %v), want %q", doc, name, e.GetKey(), got, ok, want)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no book has two rules of one name: nothing checked")
+	}
+	t.Logf("%d names a book gives two or more rules", n)
+}

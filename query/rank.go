@@ -538,6 +538,7 @@ func materialize(v *badgerstore.View, items []scored, cand badgerstore.Set, dedu
 		}
 		res.Entity = e
 		res.Uri = lkv1.EntityURI(e.GetKey())
+		nameSameBook(v, res)
 		out = append(out, res)
 	}
 	return out, nil
@@ -621,4 +622,31 @@ func alternate(v *badgerstore.View, slot uint32, name string) *lkv1.Alternate {
 		a.Name = n
 	}
 	return a
+}
+
+// nameSameBook names by their section the alternates of r that share a
+// book with r or with another alternate: entries of one name in one book
+// are not copies of each other (SRD 5.1 has rules named Speed in Monsters,
+// Movement and Races), and "also in SRD 5.1" twice says nothing of which
+// is which. Only rules have sections; most results have no such entry,
+// and then it reads nothing.
+func nameSameBook(v *badgerstore.View, r *lkv1.Result) {
+	books := map[string]int{r.GetEntity().GetDocument().GetKey(): 1}
+	for _, a := range r.GetAlternates() {
+		books[a.GetDocumentKey()]++
+	}
+	for _, a := range r.GetAlternates() {
+		if books[a.GetDocumentKey()] < 2 {
+			continue
+		}
+		e, err := v.EntityByKey(a.GetKey())
+		if err != nil {
+			continue
+		}
+		name := e.GetName()
+		if s := e.GetRule().GetSectionName(); s != "" && !strings.EqualFold(s, name) {
+			name += " (" + s + ")"
+		}
+		a.Name = name
+	}
 }
