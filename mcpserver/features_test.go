@@ -124,6 +124,10 @@ func TestPrompts(t *testing.T) {
 				{"plan_encounter", map[string]string{"party_levels": "3", "difficulty": "brutal"}, "use low, moderate or high"},
 				{"compare_editions", map[string]string{"name": "fireball", "kind": "spaceship"}, "unknown kind"},
 				{"homebrew_overview", map[string]string{"document": "nope"}, "no document"},
+				// Not taken, so refused rather than dropped without a word.
+				{"plan_encounter", map[string]string{"party_levels": "5,5", "theme": "undead crypt"},
+					`invalid argument "theme": plan_encounter takes no such argument; its arguments: party_levels, difficulty, creature_type, environment, documents`},
+				{"explain_rule", map[string]string{"topic": "prone", "Edition": "2024"}, `invalid argument "Edition"`},
 			} {
 				_, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: bad.name, Arguments: bad.args})
 				if err == nil || !strings.Contains(err.Error(), bad.want) {

@@ -34,7 +34,23 @@ func (s *Server) addPrompt(p *mcp.Prompt, h mcp.PromptHandler) {
 	for _, a := range p.Arguments {
 		s.promptArgs[p.Name] = append(s.promptArgs[p.Name], a.Name)
 	}
-	s.mcp.AddPrompt(p, h)
+	known := s.promptArgs[p.Name]
+	s.mcp.AddPrompt(p, func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		// An argument the prompt does not take is refused, not ignored:
+		// plan_encounter(theme="undead crypt") gave dragons and an
+		// assassin, the theme dropped without a word.
+		var unknown []string
+		for name := range req.Params.Arguments {
+			if !slices.Contains(known, name) {
+				unknown = append(unknown, name)
+			}
+		}
+		if len(unknown) > 0 {
+			slices.Sort(unknown)
+			return nil, promptError(unknown[0], fmt.Sprintf("%s takes no such argument; its arguments: %s", p.Name, strings.Join(known, ", ")))
+		}
+		return h(ctx, req)
+	})
 }
 
 func (s *Server) addPrompts() {
