@@ -473,7 +473,8 @@ func snapshotTexts(t *testing.T) iter.Seq2[string, string] {
 }
 
 // TestSnapshot_spellClasses: a v2 spell has every class its v1 record's
-// own line (dnd_class) names and v2 spells name too; what no v2 spell
+// own line (dnd_class) names and v2 spells name too, and the subclasses
+// (archetype) that record names; what no v2 spell
 // names (a feat, "Ritual Caster"; classes of no book here) is no class of
 // it; a class written one letter off ("Sorceror") is the class. Derived
 // from the pack's records; SRD 5.1's paladin spells (none in v2's lists)
@@ -519,6 +520,9 @@ func TestSnapshot_spellClasses(t *testing.T) {
 				e := byKey[doc+"\x00"+strings.ToLower(r.Name)]
 				if e == nil {
 					continue
+				}
+				if a := strings.TrimSpace(r.Archetype); a != "" && !strings.Contains(e.GetSpell().GetSubclasses(), a) {
+					t.Errorf("%s: subclasses %q lack its v1 record's %q", e.GetKey(), e.GetSpell().GetSubclasses(), a)
 				}
 				var src struct{ Classes []struct{ Name string } }
 				_ = json.Unmarshal(e.GetSourceRecord(), &src)

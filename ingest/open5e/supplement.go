@@ -110,7 +110,7 @@ func mergeV1Creatures(v2, v1 []*lkv1.Entity, cat *Catalog) []*lkv1.Entity {
 }
 
 // mergeV1SpellClasses gives each v2 spell the classes its v1 record in the
-// same book names and it lacks. A v1 class counts if v2 spells name it
+// same book names and it lacks, and the subclasses that record names. A v1 class counts if v2 spells name it
 // too, or a class they name within one letter ("Sorceror"): v1's lists
 // also hold a feat ("Ritual Caster") and classes no book of the catalogue
 // has. It returns the spells it changed.
@@ -136,11 +136,11 @@ func mergeV1SpellClasses(v2, v1 []*lkv1.Entity, cat *Catalog) []*lkv1.Entity {
 		}
 		return near
 	}
-	twins := map[string][]string{}
+	twins := map[string]*lkv1.SpellDetails{}
 	for _, e := range v1 {
 		if s := e.GetSpell(); s != nil {
 			for _, k := range v2Twins(cat, e) {
-				twins[k] = s.GetClasses()
+				twins[k] = s
 			}
 		}
 	}
@@ -150,14 +150,22 @@ func mergeV1SpellClasses(v2, v1 []*lkv1.Entity, cat *Catalog) []*lkv1.Entity {
 		if s == nil {
 			continue
 		}
+		t := twins[twinKey(e.GetDocument().GetKey(), e)]
 		more := false
-		for _, c := range twins[twinKey(e.GetDocument().GetKey(), e)] {
+		for _, c := range t.GetClasses() {
 			if c = class(c); c != "" && !slices.Contains(s.Classes, c) {
 				s.Classes, more = append(s.Classes, c), true
 			}
 		}
 		if more {
 			slices.Sort(s.Classes)
+		}
+		if s.Subclasses == "" && t.GetSubclasses() != "" {
+			// The subclasses that have it ("Paladin: Ancients"), which
+			// the classes above leave out.
+			s.Subclasses, more = t.GetSubclasses(), true
+		}
+		if more {
 			changed = append(changed, e)
 		}
 	}

@@ -256,15 +256,24 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 		})
 	}
 	entities := res.Entities
-	if sup, ok := supplementOf(ep); ok && res.Complete() {
+	if sup, ok := supplementOf(ep); ok {
 		// Without the v1 records the entities would lose what they add:
 		// publish nothing and fail the endpoint, which keeps what is stored.
-		v1, err := r.fetchV1(ctx, sup.v1, cat)
-		if err == nil {
-			err = sup.apply(entities, v1, cat)
+		// So too when the endpoint itself failed part-way: the pages read
+		// are not completed (supplements run on whole endpoints), and
+		// published they would replace stored entities with poorer ones
+		// (spells without the classes, creatures without the subtypes).
+		var err error
+		if res.Complete() {
+			var v1 []*lkv1.Entity
+			if v1, err = r.fetchV1(ctx, sup.v1, cat); err == nil {
+				err = sup.apply(entities, v1, cat)
+			}
+			if err != nil {
+				res.Err = fmt.Errorf("the records of %s that complete it: %w", sup.v1.Path(), err)
+			}
 		}
-		if err != nil {
-			res.Err = fmt.Errorf("the records of %s that complete it: %w", sup.v1.Path(), err)
+		if err != nil || !res.Complete() {
 			entities = nil
 		}
 	}
