@@ -5,27 +5,15 @@ import "math"
 // dotInt16Generic is dotInt16's reference, and its kernel on other
 // architectures. Integer sums are exact, so it and the assembly agree to
 // the bit.
-func dotInt16Generic(a, b []int16) int32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 int32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		aa := a[i : i+4 : i+4]
-		bb := b[i : i+4 : i+4]
-		s0 += int32(aa[0]) * int32(bb[0])
-		s1 += int32(aa[1]) * int32(bb[1])
-		s2 += int32(aa[2]) * int32(bb[2])
-		s3 += int32(aa[3]) * int32(bb[3])
-	}
-	for ; i < len(a); i++ {
-		s0 += int32(a[i]) * int32(b[i])
-	}
-	return (s0 + s1) + (s2 + s3)
-}
+func dotInt16Generic(a, b []int16) int32 { return dotGeneric(a, b) }
 
 // dotInt8Generic is dotInt8's reference, and its kernel on other
 // architectures; it and the assembly agree to the bit.
-func dotInt8Generic(a []int8, b []int16) int32 {
+func dotInt8Generic(a []int8, b []int16) int32 { return dotGeneric(a, b) }
+
+// dotGeneric is the inner product of a and b[:len(a)] in 32-bit integers,
+// four sums at a time.
+func dotGeneric[T int8 | int16](a []T, b []int16) int32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 int32
 	i := 0

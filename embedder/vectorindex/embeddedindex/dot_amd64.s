@@ -1,5 +1,18 @@
 #include "textflag.h"
 
+// REDUCE_Y0_Y3_AX adds the four accumulators' 32-bit lanes into AX.
+#define REDUCE_Y0_Y3_AX \
+	VPADDD Y1, Y0, Y0 \
+	VPADDD Y3, Y2, Y2 \
+	VPADDD Y2, Y0, Y0 \
+	VEXTRACTI128 $1, Y0, X1 \
+	VPADDD X1, X0, X0 \
+	VPSHUFD $0x4E, X0, X1 \
+	VPADDD X1, X0, X0 \
+	VPSHUFD $0xB1, X0, X1 \
+	VPADDD X1, X0, X0 \
+	VMOVD X0, AX
+
 // func dotInt16AVX2(a, b *int16, n int) int32
 // Requires AVX2. Multiplies 16-bit lanes into 32-bit pair sums (VPMADDWD)
 // and adds 64 products per iteration in four accumulators, then 16 at a
@@ -46,16 +59,7 @@ loop16:
 	JMP  loop16
 
 reduce:
-	VPADDD Y1, Y0, Y0
-	VPADDD Y3, Y2, Y2
-	VPADDD Y2, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD X1, X0, X0
-	VPSHUFD $0x4E, X0, X1
-	VPADDD X1, X0, X0
-	VPSHUFD $0xB1, X0, X1
-	VPADDD X1, X0, X0
-	VMOVD X0, AX
+	REDUCE_Y0_Y3_AX
 
 tail:
 	TESTQ CX, CX
@@ -119,16 +123,7 @@ loop16:
 	JMP  loop16
 
 reduce:
-	VPADDD Y1, Y0, Y0
-	VPADDD Y3, Y2, Y2
-	VPADDD Y2, Y0, Y0
-	VEXTRACTI128 $1, Y0, X1
-	VPADDD X1, X0, X0
-	VPSHUFD $0x4E, X0, X1
-	VPADDD X1, X0, X0
-	VPSHUFD $0xB1, X0, X1
-	VPADDD X1, X0, X0
-	VMOVD X0, AX
+	REDUCE_Y0_Y3_AX
 
 tail:
 	TESTQ CX, CX
