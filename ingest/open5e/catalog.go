@@ -98,7 +98,7 @@ func NewCatalog(v2Docs, publishers, licenses, gameSystems, v1Docs []json.RawMess
 			Key: v.Slug, Name: v.Title, DisplayName: v.Title,
 			Source: lkv1.Source_SOURCE_OPEN5E_V1, Publisher: v.Organization,
 			PublisherKey: lkv1.Slugify(v.Organization), Licenses: nonEmpty(lic),
-			GameSystem: gs, GameSystemName: systems[gs], Permalink: v.URL,
+			GameSystem: gs, GameSystemName: systems[gs], Permalink: permalink(v.URL),
 			Attribution: v.Copyright, LicenseNote: note,
 		}
 	}
@@ -107,7 +107,7 @@ func NewCatalog(v2Docs, publishers, licenses, gameSystems, v1Docs []json.RawMess
 			Key: v.Key, Name: v.Name, DisplayName: v.DisplayName,
 			Source: lkv1.Source_SOURCE_OPEN5E_V2, Publisher: v.Publisher.Name,
 			PublisherKey: v.Publisher.Key, GameSystem: v.Gamesystem.Key,
-			GameSystemName: v.Gamesystem.Name, Permalink: v.Permalink,
+			GameSystemName: v.Gamesystem.Name, Permalink: permalink(v.Permalink),
 			Licenses: v.licenseNames(), LicenseNote: noteOf[v.Key],
 		}
 		if d.Publisher == "" {
@@ -278,4 +278,20 @@ func (c *Catalog) rulesetName(k string) string {
 		return ""
 	}
 	return c.rulesets[k]
+}
+
+// permalink is a document's address with its scheme written once (the
+// Tal'Dorei v1 record's is "https://https://greenronin.com/...") and at
+// all (Open5e Originals' v1 record's is "open5e.com").
+func permalink(u string) string {
+	u = strings.TrimSpace(u)
+	for _, twice := range []string{"https://https://", "http://https://", "https://http://", "http://http://"} {
+		if rest, ok := strings.CutPrefix(u, twice); ok {
+			return twice[:strings.Index(twice, "//")+2] + rest
+		}
+	}
+	if u != "" && !strings.Contains(u, "://") && strings.Contains(u, ".") && !strings.ContainsAny(u, " \t") {
+		return "https://" + u
+	}
+	return u
 }

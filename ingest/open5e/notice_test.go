@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -139,5 +140,25 @@ func TestCatalog_licencesPerDocument(t *testing.T) {
 		if d := cat.Document(lkv1.Source_SOURCE_OPEN5E_V2, k); d.GetGameSystem() != "a5e" {
 			t.Errorf("%s: game system %q, want a5e", k, d.GetGameSystem())
 		}
+	}
+}
+
+// Every document's permalink is an address a reader can open: one scheme,
+// a host (the Tal'Dorei v1 record writes "https://https://").
+func TestCatalog_permalinks(t *testing.T) {
+	n := 0
+	for _, d := range snapshotCatalog(t).Documents() {
+		p := d.GetPermalink()
+		if p == "" {
+			continue
+		}
+		n++
+		u, err := url.Parse(p)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || strings.Contains(strings.TrimPrefix(p, u.Scheme+"://"), "://") || strings.Contains(u.Host, ":") {
+			t.Errorf("%s: permalink %q", d.GetKey(), p)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no document has a permalink")
 	}
 }
