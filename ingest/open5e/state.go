@@ -36,8 +36,8 @@ const NormalizerKey = "last-run-normalizer"
 // markdown, run-on sentences and spaced commas mended, Black Flag's languages
 // spaced.
 // 3: spells given the classes their v1 records name (no SRD 5.1 spell was
-// a paladin's; most of Deep Magic's lacked their classes); SRD 5.1's links
-// ("srd:grappled") made words.
+// a paladin's; most of Deep Magic's lacked their classes) and subclasses;
+// SRD 5.1's links ("srd:grappled") made words; permalinks mended.
 const NormalizerVersion = 3
 
 // StatePrefix starts the state bucket key of every endpoint's resync state.
