@@ -254,6 +254,29 @@ func TestSearch_classNamedByFilter(t *testing.T) {
 			t.Errorf("%q: the class it names is not first among the first page's classes (groups %v)", q, kinds)
 		}
 	}
+	// The class first of all where the question asks of the class, the
+	// spells first where it asks for spells.
+	for _, c := range []struct {
+		q    string
+		want lkv1.Kind
+	}{
+		{"what can a 1st level paladin do", lkv1.Kind_KIND_CLASS},
+		{"wizard spell slots", lkv1.Kind_KIND_CLASS},
+		{"paladin spells", lkv1.Kind_KIND_SPELL},
+		{"cleric spells", lkv1.Kind_KIND_SPELL},
+	} {
+		resp, err := cl.Search(context.Background(), &lkv1.SearchRequest{Query: c.q, Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gs := resp.GetGroups(); len(gs) == 0 || gs[0].GetKind() != c.want {
+			var kinds []string
+			for _, g := range gs {
+				kinds = append(kinds, g.GetKind().Slug())
+			}
+			t.Errorf("%q: groups %v, want %s first", c.q, kinds, c.want.Slug())
+		}
+	}
 }
 
 // TestSearch_featureNamed: a question saying a class feature's name ("how

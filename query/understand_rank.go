@@ -171,6 +171,13 @@ func (u *understanding) matchesAll(x scored) bool {
 	return u != nil && u.complete > 0 && x.tier >= u.complete
 }
 
+// namedClasses are the classes named values.
+func namedClasses(v *badgerstore.View, values []string) badgerstore.Set {
+	classes := v.Postings(badgerstore.FieldName, values...)
+	classes.And(v.Postings(badgerstore.FieldKind, lkv1.Kind_KIND_CLASS.Slug()))
+	return classes
+}
+
 // prepared is a soft filter read against a view: the entities earning
 // tierMatch by it (those it applies to and that match it, or that do not
 // when negated) and those it applies to; the others earn tierNone.
@@ -199,7 +206,18 @@ func (u *understanding) prepare(v *badgerstore.View, q string) {
 		u.prepared = append(u.prepared, p)
 	}
 	for _, f := range u.filters {
-		add(f.match(v), holders(v, f.field), f.negated)
+		match, applies := f.match(v), holders(v, f.field)
+		if f.field == badgerstore.FieldClass && !f.negated {
+			// A class is what its name says as much as its spells are:
+			// "what can a 1st level paladin do" ranks the Paladin with
+			// the paladin spells (its name puts it first among them);
+			// "paladin spells" still puts the spells first, by the kind.
+			classes := namedClasses(v, f.values)
+			match, applies = match.Clone(), applies.Clone() // shared (memos)
+			match.Or(classes)
+			applies.Or(classes)
+		}
+		add(match, applies, f.negated)
 	}
 	if len(u.docs) > 0 {
 		add(v.Postings(badgerstore.FieldDocument, u.docs...), v.All(), false)
@@ -226,9 +244,7 @@ func (u *understanding) prepare(v *badgerstore.View, q string) {
 	// class too, for the kinds that hold classes.
 	for _, f := range u.filters {
 		if f.field == badgerstore.FieldClass && !f.negated {
-			classes := v.Postings(badgerstore.FieldName, f.values...)
-			classes.And(v.Postings(badgerstore.FieldKind, lkv1.Kind_KIND_CLASS.Slug()))
-			name(classes, relevance.NearNameScore(namedSim))
+			name(namedClasses(v, f.values), relevance.NearNameScore(namedSim))
 		}
 	}
 	if rest := u.rest; rest != "" && rest != relevance.NormalizeName(q) {
