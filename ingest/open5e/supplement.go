@@ -110,10 +110,11 @@ func mergeV1Creatures(v2, v1 []*lkv1.Entity, cat *Catalog) []*lkv1.Entity {
 }
 
 // mergeV1SpellClasses gives each v2 spell the classes its v1 record in the
-// same book names and it lacks, and the subclasses that record names. A v1 class counts if v2 spells name it
-// too, or a class they name within one letter ("Sorceror"): v1's lists
-// also hold a feat ("Ritual Caster") and classes no book of the catalogue
-// has. It returns the spells it changed.
+// same book names and it lacks, and the subclasses that record names. A
+// v1 class counts if v2 spells name it too, or a class they name within
+// one letter ("Sorceror"): v1's lists also hold a feat ("Ritual Caster")
+// and classes no book of the catalogue has. It returns the spells it
+// changed.
 func mergeV1SpellClasses(v2, v1 []*lkv1.Entity, cat *Catalog) []*lkv1.Entity {
 	known := map[string]bool{}
 	for _, e := range v2 {
