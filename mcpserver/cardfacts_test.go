@@ -323,7 +323,7 @@ var cardFacts = map[string]cardFact{
 		return needIf(e.CharacterOption.FeatType != "", lower, "the feat type", strings.ToLower(e.CharacterOption.FeatType))
 	},
 	"character_option.size": func(e *Entity, card, _ string) []string {
-		return needIf(e.CharacterOption.Size != "", card, "the size", "**Size:** "+e.CharacterOption.Size)
+		return needIf(e.CharacterOption.Size != "", card, "the size", "**Size:** "+title(e.CharacterOption.Size))
 	},
 	"character_option.speed": func(e *Entity, card, _ string) []string {
 		return needIf(e.CharacterOption.Speed > 0, card, "the speed", fmt.Sprintf("**Speed:** %d ft.", e.CharacterOption.Speed))

@@ -521,7 +521,7 @@ func renderGeneric(b *strings.Builder, e *Entity) {
 		line(b, "Spellcasting:", casterTypes[o.CasterType])
 		line(b, "Primary Abilities:", strings.Join(o.PrimaryAbilities, ", "))
 		line(b, "Saving Throws:", strings.Join(o.SavingThrows, ", "))
-		line(b, "Size:", o.Size)
+		line(b, "Size:", title(o.Size)) // "medium" in v2 records
 		if o.Speed > 0 {
 			line(b, "Speed:", fmt.Sprintf("%d ft.", o.Speed))
 		}
