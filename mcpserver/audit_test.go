@@ -650,6 +650,31 @@ func TestRender_seeAlsoSameBook(t *testing.T) {
 	}
 }
 
+// A summary line ends its facts with one stop, whatever they end with
+// ("6 lb.", an ellipsis), for every entity of the catalogue.
+func TestRenderSummaries_oneStop(t *testing.T) {
+	var es []Entity
+	for _, p := range snapshot(t) {
+		es = append(es, entityFromProto(p, ""))
+	}
+	text := renderSummaries("entity", &LookupOutput{Count: len(es), Ranking: "structured", Results: summaries(es)})
+	n := 0
+	for _, l := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(l, "- **") {
+			continue
+		}
+		n++
+		i := strings.LastIndex(l, " *") // the document, after the facts
+		before, ok := l[:max(i, 0)], i > 0
+		if !ok || strings.HasSuffix(before, "..") || strings.HasSuffix(before, "….") || !(strings.HasSuffix(before, ".") || strings.HasSuffix(before, "…") || strings.HasSuffix(before, "?") || strings.HasSuffix(before, "!")) {
+			t.Errorf("summary line: %q", l)
+		}
+	}
+	if n != len(es) {
+		t.Errorf("%d summary lines for %d entities", n, len(es))
+	}
+}
+
 // The card never shows a placeholder, even one that reaches it.
 func TestRender_placeholders(t *testing.T) {
 	e := Entity{Kind: "class", Name: "Test", Description: "[Column data]", CharacterOption: &CharacterOption{},

@@ -194,11 +194,20 @@ func renderSummaries(noun string, out *LookupOutput) string {
 	b.WriteString("\n")
 	for i := range out.Results {
 		e := &out.Results[i]
-		fmt.Fprintf(&b, "- **%s** — %s. *%s (%s)* · %s%s\n", e.Name, e.Summary, e.DocumentName, e.DocumentKey, e.URI, e.also)
+		fmt.Fprintf(&b, "- **%s** — %s *%s (%s)* · %s%s\n", e.Name, sentence(e.Summary), e.DocumentName, e.DocumentKey, e.URI, e.also)
 	}
 	renderVariants(&b, out.Variants)
 	b.WriteString(pageNote(out.NextCursor, out.Total, out.Count))
 	return b.String()
+}
+
+// sentence ends s with a full stop, unless it has one ("6 lb.") or an
+// ellipsis ("Thief's…"): a summary line printed "6 lb.." and "…." before.
+func sentence(s string) string {
+	if strings.HasSuffix(s, ".") || strings.HasSuffix(s, "…") || strings.HasSuffix(s, "!") || strings.HasSuffix(s, "?") {
+		return s
+	}
+	return s + "."
 }
 
 // alsoIn names a summary's copies in other books, by document key (and

@@ -598,7 +598,7 @@ func renderLookup(noun string, out *LookupOutput, cards int) string {
 			if i == cards {
 				b.WriteString("\n---\n\n")
 			}
-			fmt.Fprintf(&b, "- **%s** — %s. *%s (%s)* · %s\n", e.Name, keyFacts(e), e.DocumentName, e.DocumentKey, e.URI)
+			fmt.Fprintf(&b, "- **%s** — %s *%s (%s)* · %s\n", e.Name, sentence(keyFacts(e)), e.DocumentName, e.DocumentKey, e.URI)
 			continue
 		}
 		b.WriteString("\n---\n\n")
@@ -707,7 +707,7 @@ func renderSearch(out *SearchOutput) string {
 			if e.SimilarityScore != nil {
 				score = fmt.Sprintf(" · similarity %.3f", *e.SimilarityScore)
 			}
-			fmt.Fprintf(&b, "- **%s** — %s. *%s (%s)* · %s%s\n", e.Name, summary(e), e.DocumentName, e.DocumentKey, e.URI, score)
+			fmt.Fprintf(&b, "- **%s** — %s *%s (%s)* · %s%s\n", e.Name, sentence(summary(e)), e.DocumentName, e.DocumentKey, e.URI, score)
 		}
 	}
 	return b.String()
