@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"lorekeeper.dev/embedder/badgerstore"
+	ranking "lorekeeper.dev/embedder/relevance"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 	"lorekeeper.dev/query"
 )
@@ -336,4 +337,35 @@ func TestSearch_featureNamed(t *testing.T) {
 		t.Errorf("%d of %d features' questions put something else first; want at most 5%%", missed, tried)
 	}
 	t.Logf("%d of %d features' questions put what has the feature first", tried-missed, tried)
+}
+
+// TestSearch_nameOverFeature: a name something bears itself names it, not
+// the holders of a feature of that name ("how does spellcasting work": the
+// Spellcasting rules, not every caster class); a name the question splits
+// at its hyphen is still that name ("half-orc": Half-Orc, named).
+func TestSearch_nameOverFeature(t *testing.T) {
+	cl := client(t)
+	for _, c := range []struct{ q, name string }{
+		{"how does spellcasting work", "Spellcasting"},
+		{"how tall is a half-orc", "Half-Orc"},
+	} {
+		resp, err := cl.Search(context.Background(), &lkv1.SearchRequest{Query: c.q, Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var best *lkv1.Result
+		for _, g := range resp.GetGroups() {
+			for _, r := range g.GetResults() {
+				if best == nil || r.GetSimilarityScore() > best.GetSimilarityScore() {
+					best = r
+				}
+			}
+		}
+		if best == nil || best.GetEntity().GetName() != c.name || best.GetSimilarityScore() < ranking.NearNameScore(0.8)-1e-9 {
+			t.Errorf("%q: best %v (%.3f), want %s named", c.q, best.GetEntity().GetName(), best.GetSimilarityScore(), c.name)
+		}
+		if g := resp.GetGroups(); len(g) > 0 && (g[0].GetKind() == lkv1.Kind_KIND_CLASS || g[0].GetKind() == lkv1.Kind_KIND_SUBCLASS) {
+			t.Errorf("%q: %s first", c.q, g[0].GetKind().Slug())
+		}
+	}
 }

@@ -935,8 +935,7 @@ func namedIn(v *badgerstore.View, words []string, used []bool) (out []string) {
 			if slices.Contains(used[i:i+n], true) || slices.Contains(taken[i:i+n], true) || stopword(words[i]) || stopword(words[i+n-1]) {
 				continue
 			}
-			phrase := strings.Join(words[i:i+n], " ")
-			if nameExists(v, phrase) || !v.Postings(badgerstore.FieldFeature, phrase).Empty() {
+			if phrase, ok := storedName(v, words[i:i+n]); ok {
 				out = append(out, phrase)
 				for j := i; j < i+n; j++ {
 					taken[j] = true
@@ -945,6 +944,27 @@ func namedIn(v *badgerstore.View, words []string, used []bool) (out []string) {
 		}
 	}
 	return out
+}
+
+// storedName returns the name, entity's or feature's, that words say, as
+// stored: the words as they are, or with one hyphen between two of them
+// ("two weapon fighting" is Two-Weapon Fighting: the question's words
+// split at hyphens).
+func storedName(v *badgerstore.View, words []string) (string, bool) {
+	has := func(name string) bool {
+		return nameExists(v, name) || !v.Postings(badgerstore.FieldFeature, name).Empty()
+	}
+	phrase := strings.Join(words, " ")
+	if has(phrase) {
+		return phrase, true
+	}
+	for j := 1; j < len(words); j++ {
+		hyphened := strings.Join(words[:j], " ") + "-" + strings.Join(words[j:], " ")
+		if has(hyphened) {
+			return hyphened, true
+		}
+	}
+	return "", false
 }
 
 // asking are the question words BM25 keeps (its stop words hold "what",

@@ -235,10 +235,14 @@ func (u *understanding) prepare(v *badgerstore.View, q string) {
 	// A name the question says ranks above every match of its other
 	// words, below a near name of the whole question.
 	for _, n := range u.names {
-		name(v.Postings(badgerstore.FieldName, n), relevance.NearNameScore(namedSim))
+		named := v.Postings(badgerstore.FieldName, n)
+		name(named, relevance.NearNameScore(namedSim))
 		// A feature's name names what has it ("how does sneak attack
-		// work": the rogue).
-		name(v.Postings(badgerstore.FieldFeature, n), relevance.NearNameScore(namedSim))
+		// work": the rogue), unless something bears the name itself ("how
+		// does spellcasting work": the rules, not every caster class).
+		if named.Empty() {
+			name(v.Postings(badgerstore.FieldFeature, n), relevance.NearNameScore(namedSim))
+		}
 	}
 	// A class read as a spell filter ("wizard spell slots") names the
 	// class too, for the kinds that hold classes.
