@@ -14,6 +14,20 @@ import (
 	"lorekeeper.dev/query"
 )
 
+// bestResult is the result of the highest similarity in any group (nil:
+// none).
+func bestResult(resp *lkv1.SearchResponse) *lkv1.Result {
+	var best *lkv1.Result
+	for _, g := range resp.GetGroups() {
+		for _, r := range g.GetResults() {
+			if best == nil || r.GetSimilarityScore() > best.GetSimilarityScore() {
+				best = r
+			}
+		}
+	}
+	return best
+}
+
 func group(resp *lkv1.SearchResponse, k lkv1.Kind) []*lkv1.Result {
 	for _, g := range resp.GetGroups() {
 		if g.GetKind() == k {
@@ -316,14 +330,7 @@ func TestSearch_featureNamed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var best *lkv1.Result
-			for _, g := range resp.GetGroups() {
-				for _, r := range g.GetResults() {
-					if best == nil || r.GetSimilarityScore() > best.GetSimilarityScore() {
-						best = r
-					}
-				}
-			}
+			best := bestResult(resp)
 			if best == nil || !holders[f][best.GetEntity().GetKey()] {
 				missed++
 				t.Logf("%q: first %v, not what has the feature (%d entities)", q, best.GetEntity().GetName(), len(holders[f]))
@@ -353,14 +360,7 @@ func TestSearch_nameOverFeature(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var best *lkv1.Result
-		for _, g := range resp.GetGroups() {
-			for _, r := range g.GetResults() {
-				if best == nil || r.GetSimilarityScore() > best.GetSimilarityScore() {
-					best = r
-				}
-			}
-		}
+		best := bestResult(resp)
 		if best == nil || best.GetEntity().GetName() != c.name || best.GetSimilarityScore() < ranking.NearNameScore(0.8)-1e-9 {
 			t.Errorf("%q: best %v (%.3f), want %s named", c.q, best.GetEntity().GetName(), best.GetSimilarityScore(), c.name)
 		}
