@@ -40,6 +40,9 @@ func (s *Server) addPrompt(p *mcp.Prompt, h mcp.PromptHandler) {
 		// plan_encounter(theme="undead crypt") gave dragons and an
 		// assassin, the theme dropped without a word.
 		var unknown []string
+		if req.Params == nil {
+			return h(ctx, req)
+		}
 		for name := range req.Params.Arguments {
 			if !slices.Contains(known, name) {
 				unknown = append(unknown, name)

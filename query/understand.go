@@ -948,8 +948,7 @@ func namedIn(v *badgerstore.View, words []string, used []bool) (out []string) {
 
 // storedName returns the name, entity's or feature's, that words say, as
 // stored: the words as they are, or with one hyphen between two of them
-// ("two weapon fighting" is Two-Weapon Fighting: the question's words
-// split at hyphens).
+// ("half orc" is Half-Orc: the question's words split at hyphens).
 func storedName(v *badgerstore.View, words []string) (string, bool) {
 	has := func(name string) bool {
 		return nameExists(v, name) || !v.Postings(badgerstore.FieldFeature, name).Empty()
