@@ -539,12 +539,13 @@ func unmarkReferences(s string) string {
 // spell", "knock it prone").
 func unlinkSRD(s string) string {
 	const link = "srd:"
-	alnum := func(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
+	lowerOrDigit := func(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
+	alnum := func(c byte) bool { return lowerOrDigit(c) || 'A' <= c && c <= 'Z' }
 	var b strings.Builder
 	last := 0
 	for i := strings.Index(s, link); i >= 0; {
-		end := i + len(link)
-		for end < len(s) && (s[end] == '-' || alnum(s[end]) && s[end] > 'Z') {
+		end := i + len(link) // a key: lower-case letters, digits, hyphens
+		for end < len(s) && (s[end] == '-' || lowerOrDigit(s[end])) {
 			end++
 		}
 		wordBefore := i > 0 && alnum(s[i-1])
