@@ -5,8 +5,8 @@ import "slices"
 // narrowMinDims is the least dimension count whose vectors rows keeps in
 // 8 bits. A scan of thousands of vectors is bound by memory bandwidth, and
 // 8-bit rows are half the bytes of 16-bit ones: 49,790 rows of 512
-// dimensions are 25 MB instead of 51, and a cross-kind search's scan of
-// them took 22 instead of 48 ns a row. Scaled per row to its largest
+// dimensions are 25 MB instead of 51, and the kernel scanning them took
+// 22 instead of 48 ns a row. Scaled per row to its largest
 // component, an 8-bit row of a dense unit vector scores within about
 // 1e-3 of the cosine: the embedding model's vectors (512 dimensions,
 // largest components 0.05-0.11) scored within 1.3e-4 at the median and
