@@ -282,10 +282,8 @@ func character(v *badgerstore.View, class, next string) func(int) int {
 // level and a word after it.
 func casterOf(v *badgerstore.View, name string) func(int) int {
 	return v.Memo("caster\x00"+name, func() any {
-		classes := v.Postings(badgerstore.FieldName, name)
-		classes.And(v.Postings(badgerstore.FieldKind, lkv1.Kind_KIND_CLASS.Slug()))
 		var f func(int) int
-		classes.Each(func(slot uint32) bool {
+		namedClasses(v, []string{name}).Each(func(slot uint32) bool {
 			if e, err := v.Entity(slot); err == nil {
 				f = spellLevelAt[strings.ToLower(e.GetCharacterOption().GetCasterType())]
 			}
