@@ -337,11 +337,11 @@ func TestSearch_featureNamed(t *testing.T) {
 			}
 		}
 	}
-	// Known misses: a name of more than maxNamedWords words ("tongue of
-	// the sun and moon"), or holding words read as filters first ("destroy
-	// undead": a creature type; "beast spells": the kind).
-	if tried < 20 || float64(missed) > 0.05*float64(tried) {
-		t.Errorf("%d of %d features' questions put something else first; want at most 5%%", missed, tried)
+	// Known miss: a name of more than maxNamedWords words ("tongue of the
+	// sun and moon"). Names holding a filter's word ("destroy undead": a
+	// creature type; "beast spells": the kind) are names.
+	if tried < 20 || float64(missed) > 0.02*float64(tried) {
+		t.Errorf("%d of %d features' questions put something else first; want at most 2%%", missed, tried)
 	}
 	t.Logf("%d of %d features' questions put what has the feature first", tried-missed, tried)
 }

@@ -390,6 +390,17 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 		return false
 	}
 	has := func(field string) bool { return hasKinds(fieldKinds[field]) }
+	// A name of several words that the question mostly is, borne by
+	// something of the kinds asked, keeps its words from the filters:
+	// "how does two-weapon fighting work" asks for a rule, not weapons;
+	// "destroy undead" for a feature, not undead.
+	var held [][2]int
+	names, spans := namedIn(v, words, used)
+	for i, h := range spans {
+		if h[1]-h[0] >= 2 && bornBy(v, names[i], hasKinds) {
+			held = append(held, h)
+		}
+	}
 	// mark names the words a filter is read from; add takes them out of
 	// the question's other readings and its terms only if it keeps the
 	// filter: "legendary" of a lookup without creatures stays there to be
@@ -413,7 +424,19 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 		}
 		return false
 	}
+	// splits reports whether words[from:to] would take part of a held name.
+	splits := func(from, to int) bool {
+		for _, h := range held {
+			if from < h[1] && h[0] < to && (h[0] < from || to < h[1]) {
+				return true
+			}
+		}
+		return false
+	}
 	add := func(f softFilter) {
+		if splits(span[0], span[1]) {
+			return
+		}
 		// Said twice ("a giant ..., the weakest kind of giant"), a
 		// filter counts once.
 		for _, g := range u.filters {
@@ -652,8 +675,11 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 		}
 	}
 	if len(kinds) > 1 {
-		if f, ok := readKind(words, used, kinds); ok {
-			add(f)
+		if f, at, ok := readKind(words, used, kinds); ok && !slices.ContainsFunc(at, func(i int) bool { return splits(i, i+1) }) {
+			u.filters = append(u.filters, f)
+			for _, i := range at {
+				used[i] = true
+			}
 		}
 	}
 	byFilters := slices.Clone(used)
@@ -680,7 +706,7 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 		}
 	}
 	u.rest = strings.Join(rest, " ")
-	u.names = namedIn(v, words, used)
+	u.names, _ = namedIn(v, words, used)
 	if len(u.filters) == 0 && len(u.docs) == 0 && u.order == nil && len(u.names) == 0 {
 		return nil
 	}
@@ -691,10 +717,9 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 // the plural or as "monster" ("monsters with legendary actions", "feats
 // for a spellcaster"): another singular is more often said of something
 // else ("a spell that lets a creature fly"), and a question naming two
-// kinds is about both.
-func readKind(words []string, used []bool, kinds []lkv1.Kind) (softFilter, bool) {
+// kinds is about both. at are the words it is read from.
+func readKind(words []string, used []bool, kinds []lkv1.Kind) (f softFilter, at []int, ok bool) {
 	var named lkv1.Kind
-	var at []int
 	for i := 0; i < len(words); i++ {
 		if used[i] {
 			continue
@@ -710,7 +735,7 @@ func readKind(words []string, used []bool, kinds []lkv1.Kind) (softFilter, bool)
 			continue
 		}
 		if len(at) > 0 && k != named {
-			return softFilter{}, false
+			return softFilter{}, nil, false
 		}
 		named = k
 		for j := i; j < i+n; j++ {
@@ -719,14 +744,13 @@ func readKind(words []string, used []bool, kinds []lkv1.Kind) (softFilter, bool)
 		i += n - 1
 	}
 	if len(at) == 0 {
-		return softFilter{}, false
+		return softFilter{}, nil, false
 	}
 	said := make([]string, len(at))
 	for j, i := range at {
-		used[i] = true
 		said[j] = words[i]
 	}
-	return keywordFilter(badgerstore.FieldKind, []string{named.Slug()}, false, strings.Join(said, " ")), true
+	return keywordFilter(badgerstore.FieldKind, []string{named.Slug()}, false, strings.Join(said, " ")), at, true
 }
 
 // kindNouns name a kind in a question: the kinds' plurals ("spells",
@@ -908,8 +932,8 @@ const maxNamedWords = 4
 // first, when the question is mostly names ("what does Fireball do",
 // "vampire weaknesses", "how does sneak attack work"): names inside a
 // description ("a cross between an owl and a bear") are not what it asks
-// for.
-func namedIn(v *badgerstore.View, words []string, used []bool) (out []string) {
+// for. spans are where each name is in words.
+func namedIn(v *badgerstore.View, words []string, used []bool) (out []string, spans [][2]int) {
 	taken := make([]bool, len(words))
 	content := 0
 	for i, w := range words {
@@ -925,7 +949,7 @@ func namedIn(v *badgerstore.View, words []string, used []bool) (out []string) {
 			}
 		}
 		if 2*n < content {
-			out = nil
+			out, spans = nil, nil
 		}
 	}()
 	for n := maxNamedWords; n >= 1; n-- {
@@ -935,13 +959,30 @@ func namedIn(v *badgerstore.View, words []string, used []bool) (out []string) {
 			}
 			if phrase, ok := storedName(v, words[i:i+n]); ok {
 				out = append(out, phrase)
+				spans = append(spans, [2]int{i, i + n})
 				for j := i; j < i+n; j++ {
 					taken[j] = true
 				}
 			}
 		}
 	}
-	return out
+	return out, spans
+}
+
+// bornBy reports whether something of the kinds asked (has) bears a
+// stored name (storedName), as its name or a feature's.
+func bornBy(v *badgerstore.View, phrase string, has func([]lkv1.Kind) bool) bool {
+	found := false
+	for _, field := range []string{badgerstore.FieldName, badgerstore.FieldFeature} {
+		v.Postings(field, phrase).Each(func(slot uint32) bool {
+			found = has([]lkv1.Kind{v.Kind(slot)})
+			return !found
+		})
+		if found {
+			return true
+		}
+	}
+	return false
 }
 
 // storedName returns the name, entity's or feature's, that words say, as

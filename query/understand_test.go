@@ -95,6 +95,13 @@ var understandCases = []understandCase{
 	{"lookup_spell", "the strongest reach", nil},
 	{"lookup_spell", "healin word", nil},
 	{"lookup_rule", "what happens when I fall", nil},
+	// A name of several words the question mostly is keeps a filter's
+	// word, when something of the kinds asked bears it: a rule, a feat
+	// or a class's feature here, not equipment.
+	{"search_dnd_content", "how does two-weapon fighting work", nil},
+	{"search_dnd_content", "destroy undead", nil},
+	{"search_dnd_content", "how do beast spells work", nil},
+	{"lookup_equipment", "a weapon for two-weapon fighting", []string{"category=weapon"}},
 }
 
 // call runs a question through the tool's RPC with extra filters.
