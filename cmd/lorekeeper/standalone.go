@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"lorekeeper.dev/embedder/badgerstore"
 	"lorekeeper.dev/embedder/modelfile"
 	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/mcpserver"
@@ -407,7 +408,7 @@ func (s *standaloneStack) checkLoad(ctx context.Context, client lkv1.QueryServic
 		notice.set("LoreKeeper is starting: results may be incomplete.")
 		return false
 	}
-	if s.node.rebuilding() == "" && status.GetPending() == 0 && s.catalogue(ctx) == nil && s.node.ready(ctx) == nil {
+	if s.node.rebuilding() == "" && status.GetPending() == 0 && s.catalogue(ctx) == nil && s.indexed(ctx) {
 		notice.set("")
 		tell.send(ctx, "info", fmt.Sprintf("LoreKeeper is ready: %d entities stored and searchable.", status.GetEntities()))
 		tell.log.Info("load complete", "entities", status.GetEntities(), "took", time.Since(start).Round(time.Millisecond))
@@ -416,6 +417,14 @@ func (s *standaloneStack) checkLoad(ctx context.Context, client lkv1.QueryServic
 	notice.set(fmt.Sprintf("LoreKeeper is still loading its content (%d entities stored, %d waiting): results may be incomplete until it finishes, in a minute or a few.",
 		status.GetEntities(), status.GetPending()))
 	return false
+}
+
+// indexed reports whether the node holds what it has stored, answerable:
+// ready, or loading its in-memory index after a restart, which every
+// answer waits for (a few seconds), so it makes no answer incomplete.
+func (s *standaloneStack) indexed(ctx context.Context) bool {
+	err := s.node.ready(ctx)
+	return err == nil || errors.Is(err, badgerstore.ErrLoading)
 }
 
 // watchLoad tells the client how the load goes until it is complete: the
@@ -447,7 +456,7 @@ func (s *standaloneStack) watchLoad(ctx context.Context, client lkv1.QueryServic
 					tell.send(ctx, "warning", msg)
 				}
 			case complete:
-			case published && status.GetPending() == 0 && s.node.ready(ctx) == nil:
+			case published && status.GetPending() == 0 && s.indexed(ctx):
 				complete, last = true, ""
 				notice.set("")
 				tell.send(ctx, "info", fmt.Sprintf("LoreKeeper is ready: %d entities stored and searchable.", status.GetEntities()))

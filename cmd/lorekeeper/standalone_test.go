@@ -342,10 +342,11 @@ func TestStandalone_desktopClient(t *testing.T) {
 	first.stop(t)
 	checkOnlyJSONRPC(t, first.stdout.String())
 
-	// A restart answers from what is stored: complete at once.
+	// A restart answers from what is stored: complete at once, so with no
+	// loading warning (the first answer waits for the in-memory index).
 	again := startDesktop(t, bin, env)
-	if out, err := again.lookupFireball(ctx); err != nil || len(out.Results) == 0 {
-		t.Errorf("after a restart: %+v, %v", out, err)
+	if out, err := again.lookupFireball(ctx); err != nil || len(out.Results) == 0 || strings.Contains(strings.Join(out.Warnings, " "), "loading") {
+		t.Errorf("after a restart: %+v, %v; want results and no loading warning", out, err)
 	}
 	t.Logf("restart: first Fireball %v", time.Since(again.started).Round(time.Millisecond))
 	again.stop(t)
