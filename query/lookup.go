@@ -364,7 +364,9 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 				filtered := cand
 				var how string
 				if cand, how = matchName(v, cand, p.name, 0); how == "" {
-					cand, _ = matchAliasName(v, filtered, p.name)
+					if cand, _ = matchAliasName(v, filtered, p.name); cand.Empty() {
+						cand = matchInflection(v, filtered, p.name)
+					}
 				}
 			}
 			return cand
@@ -389,6 +391,8 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 				var known string
 				if cand, known = matchAliasName(v, filtered, p.name); known != "" {
 					resp.NameMatch, resp.MatchedAlias = matchAlias, known
+				} else if cand = matchInflection(v, filtered, p.name); !cand.Empty() {
+					resp.NameMatch = matchInflected
 				} else {
 					resp.Suggestions = suggest(v, filtered, p.name)
 					if a, ok := notOpen(p.name); ok {

@@ -194,6 +194,18 @@ func TestLookup_NameMatching(t *testing.T) {
 		{"class", "paladin", "Paladin", "exact", func(n string) (*lkv1.LookupResponse, error) {
 			return c.LookupCharacterOptions(ctx, &lkv1.LookupCharacterOptionsRequest{Common: common(n, 0), Kinds: []lkv1.Kind{lkv1.Kind_KIND_CLASS}})
 		}},
+		// The same words but for their endings: the singular of a plural
+		// name, the plural of a singular one.
+		{"rule singular", "opportunity attack", "Opportunity Attacks", "inflection", func(n string) (*lkv1.LookupResponse, error) {
+			return c.LookupRules(ctx, &lkv1.LookupRulesRequest{Common: common(n, 0)})
+		}},
+		{"creature plural", "giant spiders", "Giant Spider", "inflection", func(n string) (*lkv1.LookupResponse, error) {
+			return c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: common(n, 0)})
+		}},
+		{"magic item plural", "rings of protection", "Ring of Protection", "inflection", func(n string) (*lkv1.LookupResponse, error) {
+			return c.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: common(n, 0)})
+		}},
+		{"spell plural", "Fireballs", "Fireball", "inflection", func(n string) (*lkv1.LookupResponse, error) { return spells(n, 0) }},
 	}
 	for _, f := range fallback {
 		t.Run("fallback "+f.name, func(t *testing.T) {
@@ -551,4 +563,83 @@ func TestLookup_sameNameSameBook(t *testing.T) {
 		t.Fatal("no book has two rules of one name: nothing checked")
 	}
 	t.Logf("%d names a book gives two or more rules", n)
+}
+
+// lookupOfKind looks name up through the lookup serving kind, narrowed to
+// kind.
+func lookupOfKind(ctx context.Context, c lkv1.QueryServiceClient, k lkv1.Kind, name string) (*lkv1.LookupResponse, error) {
+	com := common(name, 0)
+	switch ks := []lkv1.Kind{k}; {
+	case k == lkv1.Kind_KIND_SPELL:
+		return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: com})
+	case k == lkv1.Kind_KIND_CREATURE:
+		return c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: com})
+	case slices.Contains(lkv1.EquipmentKinds(), k):
+		return c.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: com, Kinds: ks})
+	case slices.Contains(lkv1.CharacterOptionKinds(), k):
+		return c.LookupCharacterOptions(ctx, &lkv1.LookupCharacterOptionsRequest{Common: com, Kinds: ks})
+	default:
+		return c.LookupRules(ctx, &lkv1.LookupRulesRequest{Common: com, Kinds: ks})
+	}
+}
+
+// singularOf is a name whose last word is an English plural with that
+// word in the singular; "" for any other name.
+func singularOf(name string) string {
+	last := name[strings.LastIndex(name, " ")+1:]
+	stem, ok := strings.CutSuffix(last, "s")
+	switch {
+	case !ok || len(stem) < 3 || strings.ContainsAny(last, "'’()") || strings.HasSuffix(stem, "xe") ||
+		strings.HasSuffix(stem, "s") || strings.HasSuffix(stem, "u") || strings.HasSuffix(stem, "i"):
+		return "" // "axes": axe or ax
+	case strings.HasSuffix(stem, "ie") && len(stem) > 3:
+		stem = strings.TrimSuffix(stem, "ie") + "y"
+	case strings.HasSuffix(stem, "sse"), strings.HasSuffix(stem, "che"), strings.HasSuffix(stem, "she"):
+		stem = strings.TrimSuffix(stem, "e")
+	}
+	return name[:len(name)-len(last)] + stem
+}
+
+// TestLookup_inflection: every name of the catalogue whose last word is a
+// plural is found by its singular, unless the singular is a name itself
+// (then that one answers): recall over the whole snapshot.
+func TestLookup_inflection(t *testing.T) {
+	c := client(t)
+	ctx := t.Context()
+	named := map[string]bool{}
+	for _, e := range snap.entities {
+		named[strings.ToLower(e.GetName())] = true
+	}
+	tried, missed := 0, 0
+	seen := map[string]bool{}
+	for _, e := range snap.entities {
+		name := strings.ToLower(e.GetName())
+		singular := singularOf(name)
+		// Names in index order ("rat, swarm of rats") are found in
+		// reading order, as people say them.
+		if singular == "" || strings.Contains(name, ",") || named[singular] || seen[singular+"\x00"+e.GetKind().String()] {
+			continue
+		}
+		seen[singular+"\x00"+e.GetKind().String()] = true
+		tried++
+		resp, err := lookupOfKind(ctx, c, e.GetKind(), singular)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, r := range resp.GetResults() {
+			found = found || r.GetEntity().GetKey() == e.GetKey()
+			for _, a := range r.GetAlternates() {
+				found = found || a.GetKey() == e.GetKey()
+			}
+		}
+		if !found || resp.GetNameMatch() != "inflection" {
+			missed++
+			t.Errorf("%s %q: %v (match %q), want %s", e.GetKind(), singular, names(resp.GetResults()), resp.GetNameMatch(), e.GetName())
+		}
+	}
+	if tried < 50 {
+		t.Errorf("only %d plural names tried", tried)
+	}
+	t.Logf("%d of %d plural names found by their singular", tried-missed, tried)
 }

@@ -1,9 +1,11 @@
 package query
 
 import (
+	"slices"
 	"strings"
 
 	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/relevance"
 )
 
 // Name match kinds, as LookupResponse.name_match reports them.
@@ -12,6 +14,9 @@ const (
 	matchPattern = "pattern"
 	matchSlug    = "slug"
 	matchKey     = "key"
+	// matchInflected: the same words but for their endings ("opportunity
+	// attack" finds Opportunity Attacks).
+	matchInflected = "inflection"
 )
 
 // pattern is a name with "*" or "%" wildcards: any run of characters.
@@ -104,4 +109,39 @@ func matchName(v *badgerstore.View, cand badgerstore.Set, name string, limit int
 		return s, matchKey
 	}
 	return badgerstore.Set{}, ""
+}
+
+// matchInflection narrows cand to the entities named as name is but for
+// its words' endings ("opportunity attack": Opportunity Attacks; "giant
+// spiders": Giant Spider): a name asked in the singular or the plural is
+// the same name, never a guess, so it answers where a did-you-mean would
+// only be offered. An empty set when none.
+func matchInflection(v *badgerstore.View, cand badgerstore.Set, name string) badgerstore.Set {
+	q := relevance.NormalizeName(name)
+	if isPattern(name) || q == "" || len(q) > 2*MaxNameLength {
+		return badgerstore.Set{}
+	}
+	want := strings.Fields(q)
+	var out badgerstore.Set
+	for _, n := range relevance.NamesByTrigrams(v, q, relevance.SuggestDice, relevance.SuggestCandidates) {
+		// A name differing in case or punctuation only is not another
+		// form of the words: matchName's to find, or nobody's.
+		if nn := relevance.NormalizeName(n); nn != q && slices.EqualFunc(want, strings.Fields(nn), sameWord) {
+			s := v.Postings(badgerstore.FieldName, n)
+			s.And(cand)
+			out.Or(s)
+		}
+	}
+	return out
+}
+
+// sameWord reports whether a and b are one word in two forms: as
+// relevance.Stem reduces them ("attacks", "attack"; "mercies", "mercy"),
+// or one the other's plural ("ashes", "ash"; "axes", "axe"), which Stem
+// leaves apart in short words.
+func sameWord(a, b string) bool {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	return a == b || relevance.Stem(a) == relevance.Stem(b) || a == b+"s" || a == b+"es"
 }

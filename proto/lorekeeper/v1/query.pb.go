@@ -1195,11 +1195,12 @@ type LookupResponse struct {
 	FallbackReason string `protobuf:"bytes,3,opt,name=fallback_reason,json=fallbackReason,proto3" json:"fallback_reason,omitempty"`
 	// Things the caller should know, e.g. a truncated semantic query.
 	Warnings []string `protobuf:"bytes,4,rep,name=warnings,proto3" json:"warnings,omitempty"`
-	// How the name matched: "exact", "pattern", "slug", "key", "alias", or
-	// empty.
+	// How the name matched: "exact", "pattern", "slug", "key", "alias",
+	// "inflection" (the same words but for their endings: "opportunity
+	// attack" found Opportunity Attacks), or empty.
 	NameMatch string `protobuf:"bytes,5,opt,name=name_match,json=nameMatch,proto3" json:"name_match,omitempty"`
-	// When nothing matched the name (exactly, as a pattern, slug, key or
-	// alias): the closest names among the entities passing every other
+	// When nothing matched the name (exactly, as a pattern, slug, key, alias
+	// or inflection): the closest names among the entities passing every other
 	// filter, best first. Offered, never substituted: results stay empty.
 	Suggestions []*NameSuggestion `protobuf:"bytes,60,rep,name=suggestions,proto3" json:"suggestions,omitempty"`
 	// When name_match is "alias": the name asked for as the alias table
