@@ -92,6 +92,7 @@ var (
 		badgerstore.FieldCreatureType:        creatureKinds,
 		badgerstore.FieldSize:                creatureKinds,
 		badgerstore.FieldLegendary:           creatureKinds,
+		badgerstore.FieldMovement:            creatureKinds,
 		badgerstore.FieldDamageImmunity:      creatureKinds,
 		badgerstore.FieldDamageResistance:    creatureKinds,
 		badgerstore.FieldDamageVulnerability: creatureKinds,
@@ -129,7 +130,7 @@ func reported(field string) string {
 var vocabFields = []string{
 	badgerstore.FieldCreatureType, badgerstore.FieldSize, badgerstore.FieldSchool, badgerstore.FieldClass,
 	badgerstore.FieldProperty, badgerstore.FieldArmorCategory, badgerstore.FieldCastingTime,
-	badgerstore.FieldCategory, badgerstore.FieldRarity,
+	badgerstore.FieldCategory, badgerstore.FieldRarity, badgerstore.FieldMovement,
 }
 
 // fieldValue is a keyword field's value.
@@ -641,9 +642,10 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 					if next := relevance.Stem(word(i + n)); !voc.types[next] && !creatureNouns[word(i+n)] {
 						continue
 					}
-				case badgerstore.FieldCreatureType:
-					// A type inside a creature's name is the name's
-					// ("giant rat", "dragon turtle").
+				case badgerstore.FieldCreatureType, badgerstore.FieldMovement:
+					// A type or a movement inside a creature's name is
+					// the name's ("giant rat", "dragon turtle", "giant
+					// fly").
 					if inCreatureName(v, word(i-1)+" "+words[i]) || inCreatureName(v, words[i+n-1]+" "+word(i+n)) {
 						continue
 					}

@@ -95,6 +95,12 @@ var understandCases = []understandCase{
 	{"lookup_spell", "the strongest reach", nil},
 	{"lookup_spell", "healin word", nil},
 	{"lookup_rule", "what happens when I fall", nil},
+	// Ways of moving, from creatures' speeds.
+	{"lookup_creature", "CR 3 monster that can fly", []string{"challenge_rating=3", "movement=fly"}},
+	{"lookup_creature", "flying undead", []string{"movement=fly", "creature_type=undead"}},
+	{"lookup_creature", "swimming monsters for an underwater fight", []string{"movement=swim"}},
+	{"lookup_creature", "burrowing beasts", []string{"movement=burrow", "creature_type=beast"}},
+	{"lookup_spell", "a spell to fly", nil},
 	// A name of several words the question mostly is keeps a filter's
 	// word, when something of the kinds asked bears it: a rule, a feat
 	// or a class's feature here, not equipment.
@@ -229,7 +235,7 @@ func hasField(e *lkv1.Entity, field string) bool {
 		return e.GetKind() == lkv1.Kind_KIND_WEAPON
 	case badgerstore.FieldClass:
 		return e.GetKind() == lkv1.Kind_KIND_SPELL
-	case badgerstore.FieldDamageImmunity, badgerstore.FieldDamageResistance, badgerstore.FieldDamageVulnerability:
+	case badgerstore.FieldDamageImmunity, badgerstore.FieldDamageResistance, badgerstore.FieldDamageVulnerability, badgerstore.FieldMovement:
 		return e.GetKind() == lkv1.Kind_KIND_CREATURE
 	}
 	return false

@@ -1,6 +1,8 @@
 package badgerstore
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -63,7 +65,11 @@ const (
 	// FieldFeature is the names of a class's, subclass's or background's
 	// features, lower-case ("sneak attack"), matched in memory (not a
 	// vector payload): "how does sneak attack work" names the rogue.
-	FieldFeature             = "feature"
+	FieldFeature = "feature"
+	// FieldMovement is a creature's ways of moving besides walking, its
+	// speed's modes ("fly", "swim", "climb", "burrow", "hover"), matched
+	// in memory: "a flying monster" ranks the fliers first.
+	FieldMovement            = "movement"
 	fieldAbilityStrength     = FieldAbilityPrefix + "strength"
 	fieldAbilityDexterity    = FieldAbilityPrefix + "dexterity"
 	fieldAbilityConstitution = FieldAbilityPrefix + "constitution"
@@ -163,6 +169,11 @@ func EntityFields(e *lkv1.Entity) Fields {
 			f.num(fieldAbilityCharisma, float64(a.GetCharisma()))
 		}
 		f.bool(FieldLegendary, c.GetHasLegendaryActions())
+		for _, mode := range slices.Sorted(maps.Keys(c.GetSpeed())) {
+			if mode != "walk" && c.GetSpeed()[mode] > 0 {
+				f.kw(FieldMovement, mode)
+			}
+		}
 		f.kw(FieldDamageImmunity, damageWords(c.GetDamageImmunities())...)
 		f.kw(FieldDamageResistance, damageWords(c.GetDamageResistances())...)
 		f.kw(FieldDamageVulnerability, damageWords(c.GetDamageVulnerabilities())...)

@@ -147,7 +147,7 @@ func newMemIndex() *memIndex {
 // catalogue's own vocabulary, which queries are read against.
 var enumerated = map[string]bool{FieldCreatureType: true, FieldEnvironment: true, FieldDocument: true,
 	FieldSize: true, FieldSchool: true, FieldClass: true, FieldDamageType: true, FieldProperty: true,
-	FieldArmorCategory: true, FieldCastingTime: true, FieldCategory: true, FieldRarity: true}
+	FieldArmorCategory: true, FieldCastingTime: true, FieldCategory: true, FieldRarity: true, FieldMovement: true}
 
 // countValue adds d to the count of pk's value if its field is enumerated.
 func (m *memIndex) countValue(pk string, d int) {

@@ -889,7 +889,8 @@ func PayloadFields() []vectorindex.FieldSchema {
 }
 
 // payload is e's filter fields for the vector index, without the name,
-// slug, key and feature fields (matched in memory, never in the index).
+// slug, key, feature and movement fields (matched in memory, never in the
+// index).
 func payload(e *lkv1.Entity) vectorindex.Payload { return payloadOf(EntityFields(e)) }
 
 // payloadOf is payload from e's fields, which it leaves as they are (the
@@ -898,7 +899,7 @@ func payloadOf(f Fields) vectorindex.Payload {
 	kw := make(map[string][]string, len(f.Keywords))
 	for k, v := range f.Keywords {
 		switch k {
-		case FieldName, FieldSlug, FieldKey, FieldSourceKey, FieldFeature:
+		case FieldName, FieldSlug, FieldKey, FieldSourceKey, FieldFeature, FieldMovement:
 		default:
 			kw[k] = v
 		}

@@ -16,6 +16,8 @@ func TestStem(t *testing.T) {
 		{"heaviest", "heavy"}, {"heavy", "heavy"},
 		{"abilities", "ability"}, {"passes", "pass"}, {"class", "class"}, {"radius", "radius"},
 		{"axis", "axis"}, {"cat", "cat"}, {"ale-dritch", "ale-dritch"}, {"élan", "élan"},
+		{"swimming", "swim"}, {"swims", "swim"}, {"stunned", "stun"}, {"falling", "fall"}, {"hissing", "hiss"},
+		{"grappled", "grappl"}, {"grapple", "grappl"}, {"flying", "fly"}, {"flies", "fly"},
 	} {
 		if got := relevance.Stem(tc.in); got != tc.want {
 			t.Errorf("Stem(%q) = %q, want %q", tc.in, got, tc.want)

@@ -66,13 +66,21 @@ func Stem(w string) string {
 		w = w[:len(w)-1]
 	}
 	for _, suf := range []string{"ation", "iest", "ion", "ing", "ed", "ly"} {
-		if strings.HasSuffix(w, suf) && len(w)-len(suf) >= 4 {
+		// Three letters are a stem too before "ing" after a "y" that
+		// stays ("flying" meets "fly", "crying" "cry").
+		if short := suf == "ing" && len(w) == 6 && w[2] == 'y'; strings.HasSuffix(w, suf) && (len(w)-len(suf) >= 4 || short) {
 			w = w[:len(w)-len(suf)]
 			switch suf {
 			case "ation":
 				w += "at" // "regeneration" meets "regenerates"
 			case "iest":
 				w += "y" // "heaviest" meets "heavy"
+			case "ing", "ed":
+				// "swimming" meets "swim", "stunned" "stun" (Porter's
+				// rule: not l, s or z, "falling" is "fall").
+				if n := len(w); w[n-1] == w[n-2] && !strings.ContainsRune("aeiouylsz", rune(w[n-1])) {
+					w = w[:n-1]
+				}
 			}
 			break
 		}
