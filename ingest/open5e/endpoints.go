@@ -101,27 +101,50 @@ type KindDoc struct {
 	Document string
 }
 
-// Coverage is the set of (kind, v2 document) pairs that v2 serves.
-type Coverage map[KindDoc]bool
+// Coverage is what v2 serves: the (kind, v2 document) pairs, and the
+// slugs of each v2 document's rules and rule sections.
+type Coverage struct {
+	pairs map[KindDoc]bool
+	rules map[KindDoc]bool // Kind unset, Document "<document>/<slug>"
+}
 
-// CoverageOf returns the pairs present among v2 entities.
+func newCoverage() Coverage {
+	return Coverage{pairs: map[KindDoc]bool{}, rules: map[KindDoc]bool{}}
+}
+
+// add records a v2 entity of kind, from document doc, with slug.
+func (c Coverage) add(kind lkv1.Kind, doc, slug string) {
+	c.pairs[KindDoc{kind, doc}] = true
+	if kind == lkv1.Kind_KIND_RULE || kind == lkv1.Kind_KIND_RULE_SECTION {
+		c.rules[KindDoc{Document: doc + "/" + slug}] = true
+	}
+}
+
+// CoverageOf returns what v2 entities cover.
 func CoverageOf(v2 []*lkv1.Entity) Coverage {
-	c := Coverage{}
+	c := newCoverage()
 	for _, e := range v2 {
 		if e.GetDocument().GetSource() == lkv1.Source_SOURCE_OPEN5E_V2 {
-			c[KindDoc{e.GetKind(), e.GetDocument().GetKey()}] = true
+			c.add(e.GetKind(), e.GetDocument().GetKey(), e.GetSlug())
 		}
 	}
 	return c
 }
 
-// V1Fill reports whether a v1 entity of kind from v1 document doc fills a
-// gap: v2 has no entity of that kind from the same book (cat.V2Twins).
-func (c Coverage) V1Fill(cat *Catalog, kind lkv1.Kind, doc string) bool {
-	for _, v2doc := range cat.V2Twins(doc) {
-		if c[KindDoc{kind, v2doc}] {
-			return false
+// V1Fill reports whether v1 entity e fills a gap: v2 has no entity of its
+// kind from the same book (cat.V2Twins), or e is a rule section the v2
+// book carries under no rule or section of that name (SRD 5.1's Rest, its
+// short and long rests, is one v2 left out). In the second case into is
+// that v2 book, which e belongs to: a section of it, not of a second copy.
+func (c Coverage) V1Fill(cat *Catalog, e *lkv1.Entity) (fill bool, into string) {
+	for _, v2doc := range cat.V2Twins(e.GetDocument().GetKey()) {
+		if !c.pairs[KindDoc{e.GetKind(), v2doc}] {
+			continue
 		}
+		if e.GetKind() != lkv1.Kind_KIND_RULE_SECTION || c.rules[KindDoc{Document: v2doc + "/" + lkv1.Slugify(e.GetName())}] {
+			return false, ""
+		}
+		into = v2doc
 	}
-	return true
+	return true, into
 }

@@ -8,3 +8,6 @@ var MendRunOns = mendRunOns
 
 // RestoreApostrophes is restoreApostrophes, for the external tests.
 var RestoreApostrophes = restoreApostrophes
+
+// EmDashes is emDashes, for the external tests.
+var EmDashes = emDashes

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/open5esnapshot"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
@@ -73,27 +74,40 @@ func FetchEndpoint(ctx context.Context, c *Client, ep Endpoint, cat *Catalog, on
 	return res
 }
 
-// CoverageFromKeys returns the (kind, document) pairs named by v2 entity
-// keys ("open5e_v2:<document>:<kind>:<slug>"); other keys are ignored.
+// CoverageFromKeys returns what the v2 entities of keys
+// ("open5e_v2:<document>:<kind>:<slug>") cover; other keys are ignored.
 func CoverageFromKeys(keys []string) Coverage {
-	c := Coverage{}
+	c := newCoverage()
 	for _, k := range keys {
 		if p, ok := lkv1.ParseEntityKey(k); ok && p.Source == lkv1.Source_SOURCE_OPEN5E_V2 {
-			c[KindDoc{p.Kind, p.Document}] = true
+			c.add(p.Kind, p.Document, p.Slug)
 		}
 	}
 	return c
 }
 
-// FilterV1 keeps the v1 entities whose (kind, document) pair v2 lacks.
-func FilterV1(es []*lkv1.Entity, cov Coverage, cat *Catalog) []*lkv1.Entity {
+// FilterV1 keeps the v1 entities that fill a gap in v2 (Coverage.V1Fill),
+// those filling a v2 book's gap moved into it (their keys keep the v1
+// source: "open5e_v1:srd-2014:rule-section:rest").
+func FilterV1(es []*lkv1.Entity, cov Coverage, cat *Catalog) ([]*lkv1.Entity, error) {
 	var out []*lkv1.Entity
 	for _, e := range es {
-		if cov.V1Fill(cat, e.GetKind(), e.GetDocument().GetKey()) {
-			out = append(out, e)
+		fill, into := cov.V1Fill(cat, e)
+		if !fill {
+			continue
 		}
+		if d := cat.Document(lkv1.Source_SOURCE_OPEN5E_V2, into); d != nil {
+			e.Document = d
+			e.Key = lkv1.EntityKey(lkv1.Source_SOURCE_OPEN5E_V1, into, e.GetKind(), e.GetSlug())
+			h, err := ingest.ContentHash(e)
+			if err != nil {
+				return nil, fmt.Errorf("move %s into %s: %w", e.GetSourceKey(), into, err)
+			}
+			e.ContentHash = h
+		}
+		out = append(out, e)
 	}
-	return out
+	return out, nil
 }
 
 // FetchAll reads the catalog and every endpoint from c, and returns every
@@ -129,7 +143,11 @@ func FetchAll(ctx context.Context, c *Client) ([]*lkv1.Entity, error) {
 		}
 	}
 	v2 = withoutItemTwins(v2)
-	return append(v2, FilterV1(v1, CoverageOf(v2), cat)...), nil
+	fills, err := FilterV1(v1, CoverageOf(v2), cat)
+	if err != nil {
+		return nil, fmt.Errorf("fetch open5e: %w", err)
+	}
+	return append(v2, fills...), nil
 }
 
 // SnapshotEntities returns every entity of the bundled snapshot, by running

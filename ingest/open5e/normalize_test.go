@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -566,4 +567,42 @@ func TestSnapshot_spellClasses(t *testing.T) {
 		t.Errorf("%d classes added from v1 records, %d misspelt ones read: want some of each", added, near)
 	}
 	t.Logf("%d classes added to v2 spells from their v1 records; %d named for a subclass, not added; %d v1 class names no v2 spell has (%d of them \"Sorceror\", read as sorcerer)", added, subclass, dropped, near)
+}
+
+// TestNormalize_emDashes: "---" between two words is an em dash; a
+// table's separators and a horizontal rule stay; and no text of the
+// snapshot keeps one between words.
+func TestNormalize_emDashes(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"They need rest---time to sleep", "They need rest—time to sleep"},
+		{"a---b---c", "a—b—c"},
+		{"|**Item**|**Cost**|\n|---|---|\n", "|**Item**|**Cost**|\n|---|---|\n"},
+		{"above\n\n---\n\nbelow", "above\n\n---\n\nbelow"},
+		{"x ---- y", "x ---- y"},
+		{"café---été", "café—été"},
+	} {
+		if got := open5e.EmDashes(tc.in); got != tc.want {
+			t.Errorf("EmDashes(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	n := 0
+	for _, e := range snapshot(t) {
+		for _, s := range append([]string{e.GetDescription()}, blockTexts(e)...) {
+			if i := strings.Index(s, "---"); i > 0 && unicode.IsLetter(rune(s[i-1])) && i+3 < len(s) && unicode.IsLetter(rune(s[i+3])) {
+				n++
+				t.Errorf("%s: %q", e.GetKey(), s[max(i-20, 0):min(i+20, len(s))])
+			}
+		}
+	}
+	if n > 0 {
+		t.Errorf("%d texts with three hyphens between words", n)
+	}
+}
+
+func blockTexts(e *lkv1.Entity) []string {
+	var out []string
+	for _, b := range e.GetBlocks() {
+		out = append(out, b.GetText())
+	}
+	return out
 }

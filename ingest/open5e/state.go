@@ -38,7 +38,9 @@ const NormalizerKey = "last-run-normalizer"
 // 3: spells given the classes their v1 records name (no SRD 5.1 spell was
 // a paladin's; most of Deep Magic's lacked their classes) and subclasses;
 // SRD 5.1's links ("srd:grappled") made words; permalinks mended.
-const NormalizerVersion = 3
+// 4: the sections of a book v2 left out, from its v1 records (SRD 5.1's
+// Rest: short and long rests), filed under the v2 book.
+const NormalizerVersion = 4
 
 // StatePrefix starts the state bucket key of every endpoint's resync state.
 const StatePrefix = "sync."

@@ -278,8 +278,11 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 		}
 	}
 	if ep.Version == "v1" {
-		cov := CoverageFromKeys(v2Keys)
-		entities = FilterV1(entities, cov, cat)
+		var err error
+		if entities, err = FilterV1(entities, CoverageFromKeys(v2Keys), cat); err != nil {
+			res.Err = errors.Join(res.Err, err)
+			entities = nil
+		}
 	}
 	if ep.Version == "v2" && ep.Name == "items" {
 		// The weapon and armor entities carry them (twins.go).

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // obj is a decoded JSON object with lenient getters: the API's records are
@@ -34,7 +36,7 @@ func decodeObject(raw []byte) (obj, error) {
 func (o obj) str(k string) string {
 	switch v := o[k].(type) {
 	case string:
-		return plainHyphens(strings.TrimSpace(v))
+		return emDashes(plainHyphens(strings.TrimSpace(v)))
 	case json.Number:
 		return v.String()
 	}
@@ -60,6 +62,32 @@ func plainHyphens(s string) string {
 		}
 		return "-"
 	})
+}
+
+// emDashes makes "---" between two words an em dash, as the SRD's v1
+// sections write it ("They need rest---time to sleep"): read as it is, it
+// prints as three hyphens. A table's "|---|" and a rule's "---" stay.
+func emDashes(s string) string {
+	if !strings.Contains(s, "---") {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "---")
+		if i < 0 {
+			break
+		}
+		before, _ := utf8.DecodeLastRuneInString(s[:i])
+		after, _ := utf8.DecodeRuneInString(s[i+3:])
+		if unicode.IsLetter(before) && unicode.IsLetter(after) {
+			b.WriteString(s[:i] + "—")
+		} else {
+			b.WriteString(s[:i+3])
+		}
+		s = s[i+3:]
+	}
+	b.WriteString(s)
+	return b.String()
 }
 
 func (o obj) num(k string) (float64, bool) {
