@@ -231,7 +231,7 @@ type LookupOutput struct {
 	Ranking        string         `json:"ranking" jsonschema:"structured, hybrid or keyword."`
 	FallbackReason string         `json:"fallback_reason,omitempty" jsonschema:"Why keyword ranking replaced the semantic ranking asked for."`
 	Warnings       []string       `json:"warnings,omitempty"`
-	NameMatch      string         `json:"name_match,omitempty" jsonschema:"How name matched: exact, pattern, slug, key, alias, or inflection (the same words but for their endings: opportunity attack found Opportunity Attacks)."`
+	NameMatch      string         `json:"name_match,omitempty" jsonschema:"How name matched: exact, pattern, slug, key, alias, inflection."`
 	MatchedAlias   string         `json:"matched_alias,omitempty" jsonschema:"When name_match is alias: the book's name asked for (Tasha's Hideous Laughter)."`
 	Suggestions    []Suggestion   `json:"suggestions,omitempty" jsonschema:"When nothing matched the name: the closest names (did you mean), best first."`
 	NotOpenContent string         `json:"not_open_content,omitempty" jsonschema:"A well-known name no open-licensed document carries (Beholder)."`
