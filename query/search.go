@@ -113,9 +113,13 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		// within reach of the best one: kinds with only weak matches stay
 		// out instead of padding the answer. What matches every filter
 		// the question's words say stays in whatever its score.
+		// The best is what the question's words score as they are: a name
+		// the understanding reads in what is left of them ("paralyzes" of
+		// "a poison that paralyzes" near Paralyzed) raises its holder, not
+		// the bar the others must reach.
 		best := 0.0
 		for _, sc := range scoredAll {
-			if sc.hit {
+			if sc.hit && !u.raised(sc.slot) {
 				best = max(best, sc.shown())
 			}
 		}

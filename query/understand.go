@@ -391,15 +391,26 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 		return false
 	}
 	has := func(field string) bool { return hasKinds(fieldKinds[field]) }
+	word := func(i int) string {
+		if i >= 0 && i < len(words) {
+			return words[i]
+		}
+		return ""
+	}
 	// A name of several words that the question mostly is, borne by
 	// something of the kinds asked, keeps its words from the filters:
 	// "how does two-weapon fighting work" asks for a rule, not weapons;
-	// "destroy undead" for a feature, not undead.
+	// "destroy undead" for a feature, not undead. So does a name of one
+	// word before the kind of what bears it: "the poisoned condition" is
+	// a condition, not the poison category.
 	var held [][2]int
 	names, spans := namedIn(v, words, used)
 	for i, h := range spans {
-		if h[1]-h[0] >= 2 && bornBy(v, names[i], hasKinds) {
+		switch k, ok := kindNoun(word(h[1])); {
+		case h[1]-h[0] >= 2 && bornBy(v, names[i], hasKinds):
 			held = append(held, h)
+		case ok && bornBy(v, names[i], func(ks []lkv1.Kind) bool { return ks[0] == k && hasKinds(ks) }):
+			held = append(held, [2]int{h[0], h[1] + 1})
 		}
 	}
 	// mark names the words a filter is read from; add takes them out of
@@ -450,12 +461,6 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 			u.filters = append(u.filters, f)
 			take()
 		}
-	}
-	word := func(i int) string {
-		if i >= 0 && i < len(words) {
-			return words[i]
-		}
-		return ""
 	}
 	// addCompared adds the filter the number x of words[from:to] makes
 	// with the comparison around it, if any ("CR 10 or lower").
@@ -753,6 +758,16 @@ func readKind(words []string, used []bool, kinds []lkv1.Kind) (f softFilter, at 
 		said[j] = words[i]
 	}
 	return keywordFilter(badgerstore.FieldKind, []string{named.Slug()}, false, strings.Join(said, " ")), at, true
+}
+
+// kindNoun returns the kind a singular noun names ("condition", "spell",
+// "monster").
+func kindNoun(w string) (lkv1.Kind, bool) {
+	if w == "monster" {
+		return lkv1.Kind_KIND_CREATURE, true
+	}
+	k, ok := lkv1.KindFromSlug(w)
+	return k, ok && w != ""
 }
 
 // kindNouns name a kind in a question: the kinds' plurals ("spells",

@@ -52,6 +52,10 @@ func (u *understanding) mark(x *scored) {
 	}
 }
 
+// raised reports whether mark raised slot's score for a name the
+// question says.
+func (u *understanding) raised(slot uint32) bool { return u != nil && u.named.Has(slot) }
+
 // orderItems orders the best matches of the top tier by the superlative's
 // field, if the question says one, and puts the tiers into the scores:
 // the order moves items within their tier.

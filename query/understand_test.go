@@ -108,6 +108,8 @@ var understandCases = []understandCase{
 	{"search_dnd_content", "destroy undead", nil},
 	{"search_dnd_content", "how do beast spells work", nil},
 	{"lookup_equipment", "a weapon for two-weapon fighting", []string{"category=weapon"}},
+	{"search_dnd_content", "what does the poisoned condition do", nil},
+	{"search_dnd_content", "a poison that paralyzes", []string{"category=poison"}},
 }
 
 // call runs a question through the tool's RPC with extra filters.
