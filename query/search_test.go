@@ -369,3 +369,36 @@ func TestSearch_nameOverFeature(t *testing.T) {
 		}
 	}
 }
+
+// TestSearch_pluralNames: a question naming a creature in the plural
+// ("tell me about owlbears") puts a creature of that name first, for every
+// one-word creature name of SRD 5.1 whose plural names nothing.
+func TestSearch_pluralNames(t *testing.T) {
+	st := snapshotStore(t)
+	svc := query.NewService(st, snap.emb, nil)
+	names := map[string]bool{}
+	for _, e := range snap.entities {
+		names[strings.ToLower(e.GetName())] = true
+	}
+	tried, missed := 0, 0
+	for _, e := range snap.entities {
+		name := strings.ToLower(e.GetName())
+		if e.GetKind() != lkv1.Kind_KIND_CREATURE || e.GetDocument().GetKey() != "srd-2014" || strings.ContainsAny(name, " ,-()/") || names[name+"s"] {
+			continue
+		}
+		tried++
+		q := "tell me about " + name + "s"
+		resp, err := svc.Search(t.Context(), &lkv1.SearchRequest{Query: q, Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if best := bestResult(resp); best == nil || !strings.EqualFold(best.GetEntity().GetName(), name) {
+			missed++
+			t.Logf("%q: first %v", q, best.GetEntity().GetName())
+		}
+	}
+	if tried < 20 || float64(missed) > 0.05*float64(tried) {
+		t.Errorf("%d of %d plural questions put another entity first; want at most 5%%", missed, tried)
+	}
+	t.Logf("%d of %d plural questions put the creature first", tried-missed, tried)
+}

@@ -82,7 +82,37 @@ func notOpen(name string) (relevance.Alias, bool) {
 	return best, bestSim > 0
 }
 
-// memoNotOpen is notOpen(name), remembered in v: search asks it of every
+// notOpenSaid returns the alias-table entry of a well-known name no open
+// document carries that a question mostly is ("describe a beholder", "how
+// do mind flayers fight"): at least half its words but for stop words and
+// asking words, the last maybe in the plural.
+func notOpenSaid(q string) (relevance.Alias, bool) {
+	words := questionWords(q)
+	content := 0
+	for _, w := range words {
+		if !stopword(w) && !asking[w] {
+			content++
+		}
+	}
+	for n := min(3, len(words)); n >= 1 && 2*n >= content; n-- {
+		for i := 0; i+n <= len(words); i++ {
+			if stopword(words[i]) || stopword(words[i+n-1]) {
+				continue
+			}
+			said := strings.Join(words[i:i+n], " ")
+			for _, name := range []string{said, strings.TrimSuffix(said, "s")} {
+				for _, a := range relevance.Aliases().Lookup(name) {
+					if a.Type == relevance.AliasNotOpen {
+						return a, true
+					}
+				}
+			}
+		}
+	}
+	return relevance.Alias{}, false
+}
+
+// memoNotOpen is notOpen(name), else notOpenSaid(name), remembered in v: search asks it of every
 // query, and the alias table's near spellings take a scan of the table.
 func memoNotOpen(v *badgerstore.View, name string) (relevance.Alias, bool) {
 	type answer struct {
@@ -91,6 +121,9 @@ func memoNotOpen(v *badgerstore.View, name string) (relevance.Alias, bool) {
 	}
 	a := v.Memo("notopen\x00"+name, func() any {
 		alias, ok := notOpen(name)
+		if !ok {
+			alias, ok = notOpenSaid(name)
+		}
 		return answer{alias, ok}
 	}).(answer)
 	return a.alias, a.ok

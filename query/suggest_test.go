@@ -262,14 +262,22 @@ func TestLookup_NotOpenContent(t *testing.T) {
 func TestSearch_NotOpenContent(t *testing.T) {
 	c := client(t)
 	ctx := context.Background()
-	resp, err := c.Search(ctx, &lkv1.SearchRequest{Query: "beholder"})
-	if err != nil {
-		t.Fatal(err)
+	// The name alone, or a question that mostly is it.
+	for _, tc := range []struct{ q, want string }{
+		{"beholder", "Beholder"},
+		{"describe a beholder", "Beholder"},
+		{"how do mind flayers fight", "Mind Flayer"},
+	} {
+		resp, err := c.Search(ctx, &lkv1.SearchRequest{Query: tc.q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.GetNotOpenContent() != tc.want {
+			t.Errorf("search %q: not_open_content %q, want %s", tc.q, resp.GetNotOpenContent(), tc.want)
+		}
 	}
-	if resp.GetNotOpenContent() != "Beholder" {
-		t.Errorf("search beholder: not_open_content %q, want Beholder", resp.GetNotOpenContent())
-	}
-	for _, q := range []string{"goblin", "fire damage"} {
+	// Not when the name is a small part of the question, or absent.
+	for _, q := range []string{"goblin", "fire damage", "a monster with many eyes like a beholder that shoots rays from eyestalks"} {
 		resp, err := c.Search(ctx, &lkv1.SearchRequest{Query: q})
 		if err != nil {
 			t.Fatal(err)

@@ -404,7 +404,7 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 	// word before the kind of what bears it: "the poisoned condition" is
 	// a condition, not the poison category.
 	var held [][2]int
-	names, spans := namedIn(v, words, used)
+	names, spans := namedIn(v, words, used, hasKinds)
 	for i, h := range spans {
 		switch k, ok := kindNoun(word(h[1])); {
 		case h[1]-h[0] >= 2 && bornBy(v, names[i], hasKinds):
@@ -713,7 +713,7 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 		}
 	}
 	u.rest = strings.Join(rest, " ")
-	u.names, _ = namedIn(v, words, used)
+	u.names, _ = namedIn(v, words, used, hasKinds)
 	if len(u.filters) == 0 && len(u.docs) == 0 && u.order == nil && len(u.names) == 0 {
 		return nil
 	}
@@ -950,7 +950,7 @@ const maxNamedWords = 4
 // "vampire weaknesses", "how does sneak attack work"): names inside a
 // description ("a cross between an owl and a bear") are not what it asks
 // for. spans are where each name is in words.
-func namedIn(v *badgerstore.View, words []string, used []bool) (out []string, spans [][2]int) {
+func namedIn(v *badgerstore.View, words []string, used []bool, hasKinds func([]lkv1.Kind) bool) (out []string, spans [][2]int) {
 	taken := make([]bool, len(words))
 	content := 0
 	for i, w := range words {
@@ -974,7 +974,7 @@ func namedIn(v *badgerstore.View, words []string, used []bool) (out []string, sp
 			if slices.Contains(used[i:i+n], true) || slices.Contains(taken[i:i+n], true) || stopword(words[i]) || stopword(words[i+n-1]) {
 				continue
 			}
-			if phrase, ok := storedName(v, words[i:i+n]); ok {
+			if phrase, ok := storedName(v, words[i:i+n], hasKinds); ok {
 				out = append(out, phrase)
 				spans = append(spans, [2]int{i, i + n})
 				for j := i; j < i+n; j++ {
@@ -1003,9 +1003,11 @@ func bornBy(v *badgerstore.View, phrase string, has func([]lkv1.Kind) bool) bool
 }
 
 // storedName returns the name, entity's or feature's, that words say, as
-// stored: the words as they are, or with one hyphen between two of them
-// ("half orc" is Half-Orc: the question's words split at hyphens).
-func storedName(v *badgerstore.View, words []string) (string, bool) {
+// stored: the words as they are, with one hyphen between two of them
+// ("half orc" is Half-Orc: the question's words split at hyphens), or the
+// last in the singular, if something of the kinds asked (hasKinds) bears
+// that name.
+func storedName(v *badgerstore.View, words []string, hasKinds func([]lkv1.Kind) bool) (string, bool) {
 	has := func(name string) bool {
 		return nameExists(v, name) || !v.Postings(badgerstore.FieldFeature, name).Empty()
 	}
@@ -1019,13 +1021,31 @@ func storedName(v *badgerstore.View, words []string) (string, bool) {
 			return hyphened, true
 		}
 	}
+	// A plural is its singular's name ("owlbears": Owlbear), but for the
+	// kinds' own nouns ("spells" asks for spells, not one named Spell);
+	// so is a verb's "-s" ("blinks": Blink), so only a name of the kinds
+	// asked counts.
+	last := words[len(words)-1]
+	if _, kind := kindNouns[last]; kind || !strings.HasSuffix(last, "s") {
+		return "", false
+	}
+	head := strings.Join(words[:len(words)-1], " ")
+	for _, sg := range []string{last[:len(last)-1], strings.TrimSuffix(last, "es"), strings.TrimSuffix(last, "ies") + "y"} {
+		if sg == last || len(sg) < 3 {
+			continue
+		}
+		if phrase := strings.TrimSpace(head + " " + sg); has(phrase) && bornBy(v, phrase, hasKinds) {
+			return phrase, true
+		}
+	}
 	return "", false
 }
 
 // asking are the question words BM25 keeps (its stop words hold "what",
 // "which", "who", "when"), which say no more of what is asked than those:
-// "how does rage work" is mostly the name "rage".
-var asking = map[string]bool{"how": true, "why": true, "where": true}
+// "how does rage work" is mostly the name "rage", "tell me about the
+// longsword" the name "longsword".
+var asking = map[string]bool{"how": true, "why": true, "where": true, "tell": true, "about": true, "explain": true, "describe": true}
 
 // nameExists reports whether some entity is named name (lower-case),
 // through the name trigrams: only the names with name's rarest trigram

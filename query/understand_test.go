@@ -110,6 +110,7 @@ var understandCases = []understandCase{
 	{"lookup_equipment", "a weapon for two-weapon fighting", []string{"category=weapon"}},
 	{"search_dnd_content", "what does the poisoned condition do", nil},
 	{"search_dnd_content", "a poison that paralyzes", []string{"category=poison"}},
+	{"search_dnd_content", "tell me about the longsword weapon", nil},
 }
 
 // call runs a question through the tool's RPC with extra filters.
