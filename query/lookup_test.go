@@ -437,21 +437,6 @@ func TestLookup_ManyBooksOneName(t *testing.T) {
 func TestLookup_ReadingOrder(t *testing.T) {
 	c := client(t)
 	ctx := context.Background()
-	lookup := func(k lkv1.Kind, com *lkv1.Common) (*lkv1.LookupResponse, error) {
-		ks := []lkv1.Kind{k}
-		switch {
-		case k == lkv1.Kind_KIND_SPELL:
-			return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: com})
-		case k == lkv1.Kind_KIND_CREATURE:
-			return c.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: com})
-		case slices.Contains(lkv1.EquipmentKinds(), k):
-			return c.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: com, Kinds: ks})
-		case slices.Contains(lkv1.RuleKinds(), k):
-			return c.LookupRules(ctx, &lkv1.LookupRulesRequest{Common: com, Kinds: ks})
-		default:
-			return c.LookupCharacterOptions(ctx, &lkv1.LookupCharacterOptionsRequest{Common: com, Kinds: ks})
-		}
-	}
 	// Every entity of a kind under each reading-order name, from the data.
 	type kindName struct {
 		kind lkv1.Kind
@@ -478,7 +463,7 @@ func TestLookup_ReadingOrder(t *testing.T) {
 		}
 	}
 	for kn := range inverted {
-		resp, err := lookup(kn.kind, &lkv1.Common{Name: kn.name, Limit: 50})
+		resp, err := lookupOfKind(ctx, c, kn.kind, &lkv1.Common{Name: kn.name, Limit: 50})
 		if err != nil {
 			t.Fatalf("%v %q: %v", kn.kind, kn.name, err)
 		}
@@ -565,10 +550,8 @@ func TestLookup_sameNameSameBook(t *testing.T) {
 	t.Logf("%d names a book gives two or more rules", n)
 }
 
-// lookupOfKind looks name up through the lookup serving kind, narrowed to
-// kind.
-func lookupOfKind(ctx context.Context, c lkv1.QueryServiceClient, k lkv1.Kind, name string) (*lkv1.LookupResponse, error) {
-	com := common(name, 0)
+// lookupOfKind calls the lookup serving kind, narrowed to kind.
+func lookupOfKind(ctx context.Context, c lkv1.QueryServiceClient, k lkv1.Kind, com *lkv1.Common) (*lkv1.LookupResponse, error) {
 	switch ks := []lkv1.Kind{k}; {
 	case k == lkv1.Kind_KIND_SPELL:
 		return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: com})
@@ -622,7 +605,7 @@ func TestLookup_inflection(t *testing.T) {
 		}
 		seen[singular+"\x00"+e.GetKind().String()] = true
 		tried++
-		resp, err := lookupOfKind(ctx, c, e.GetKind(), singular)
+		resp, err := lookupOfKind(ctx, c, e.GetKind(), common(singular, 0))
 		if err != nil {
 			t.Fatal(err)
 		}
