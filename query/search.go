@@ -119,7 +119,7 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		// the bar the others must reach.
 		best := 0.0
 		for _, sc := range scoredAll {
-			if sc.hit && !u.raised(sc.slot) {
+			if sc.hit && !sc.named {
 				best = max(best, sc.shown())
 			}
 		}
@@ -137,7 +137,9 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		// One ranking per kind; groups ordered by their best result. The
 		// kinds' lists are runs of one scratch array, not a slice each
 		// grown hit by hit.
-		counts := map[lkv1.Kind]int{}
+		// Kinds are small numbers: arrays indexed by them, not maps, for a
+		// step taken per hit (thousands a question).
+		counts := make([]int, len(lkv1.Kind_name))
 		for _, x := range hits {
 			counts[x.ref.Kind]++
 		}
@@ -150,7 +152,7 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		if cap(sc.kinds) < len(hits) {
 			sc.kinds = sc.array(len(hits))
 		}
-		byKind := make(map[lkv1.Kind][]scored, len(counts))
+		byKind := make([][]scored, len(counts))
 		at := 0
 		for k, n := range counts {
 			byKind[k] = sc.kinds[at : at : at+n]
@@ -160,8 +162,11 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 			byKind[x.ref.Kind] = append(byKind[x.ref.Kind], x)
 		}
 		for k, items := range byKind {
+			if len(items) == 0 {
+				continue
+			}
 			r := newRanking(items)
-			groups = append(groups, kindBest{kind: k, best: r.best(), r: r})
+			groups = append(groups, kindBest{kind: lkv1.Kind(k), best: r.best(), r: r})
 		}
 		slices.SortFunc(groups, func(a, b kindBest) int {
 			if better(a.best, b.best) {

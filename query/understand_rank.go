@@ -45,16 +45,12 @@ func (u *understanding) bm25(q string) string {
 func (u *understanding) mark(x *scored) {
 	x.tier = u.tierOf(x.slot)
 	if u.named.Has(x.slot) {
-		x.score, x.hit = max(x.score, u.nameScore[x.slot]), true
+		x.score, x.hit, x.named = max(x.score, u.nameScore[x.slot]), true, true
 	}
 	if u.order == nil {
 		x.score += tierScale * float64(x.tier)
 	}
 }
-
-// raised reports whether mark raised slot's score for a name the
-// question says.
-func (u *understanding) raised(slot uint32) bool { return u != nil && u.named.Has(slot) }
 
 // orderItems orders the best matches of the top tier by the superlative's
 // field, if the question says one, and puts the tiers into the scores:
