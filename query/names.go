@@ -123,7 +123,7 @@ func matchInflection(v *badgerstore.View, cand badgerstore.Set, name string) bad
 	}
 	want := strings.Fields(q)
 	var out badgerstore.Set
-	for _, n := range relevance.NamesByTrigrams(v, q, relevance.SuggestDice, relevance.SuggestCandidates) {
+	for _, n := range trigramNames(v, q) {
 		// A name differing in case or punctuation only is not another
 		// form of the words: matchName's to find, or nobody's.
 		if nn := relevance.NormalizeName(n); nn != q && slices.EqualFunc(want, strings.Fields(nn), sameWord) {
@@ -144,4 +144,13 @@ func sameWord(a, b string) bool {
 		a, b = b, a
 	}
 	return a == b || relevance.Stem(a) == relevance.Stem(b) || a == b+"s" || a == b+"es"
+}
+
+// trigramNames is relevance.NamesByTrigrams(v, q) with the did-you-mean
+// bounds, remembered in v: a name that misses asks it for its other forms
+// (matchInflection) and then for suggestions.
+func trigramNames(v *badgerstore.View, q string) []string {
+	return v.Memo("trigram-names\x00"+q, func() any {
+		return relevance.NamesByTrigrams(v, q, relevance.SuggestDice, relevance.SuggestCandidates)
+	}).([]string)
 }

@@ -144,7 +144,7 @@ func suggest(v *badgerstore.View, cand badgerstore.Set, name string) []*lkv1.Nam
 		kind lkv1.Kind // for aliases; 0: any
 	}
 	hits := map[string]hit{}
-	for _, n := range relevance.NamesByTrigrams(v, q, relevance.SuggestDice, relevance.SuggestCandidates) {
+	for _, n := range trigramNames(v, q) {
 		if sim := relevance.NameSimilarity(q, relevance.NormalizeName(n)); sim >= relevance.MinSuggestSim {
 			hits[n] = hit{name: n, sim: sim, via: viaName}
 		}
