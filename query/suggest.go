@@ -112,8 +112,9 @@ func notOpenSaid(q string) (relevance.Alias, bool) {
 	return relevance.Alias{}, false
 }
 
-// memoNotOpen is notOpen(name), else notOpenSaid(name), remembered in v: search asks it of every
-// query, and the alias table's near spellings take a scan of the table.
+// memoNotOpen is notOpen(name), else notOpenSaid(name), remembered in v:
+// search asks it of every query, and the alias table's near spellings take
+// a scan of the table.
 func memoNotOpen(v *badgerstore.View, name string) (relevance.Alias, bool) {
 	type answer struct {
 		alias relevance.Alias

@@ -105,18 +105,18 @@ type KindDoc struct {
 // slugs of each v2 document's rules and rule sections.
 type Coverage struct {
 	pairs map[KindDoc]bool
-	rules map[KindDoc]bool // Kind unset, Document "<document>/<slug>"
+	rules map[string]bool // "<document>/<slug>"
 }
 
 func newCoverage() Coverage {
-	return Coverage{pairs: map[KindDoc]bool{}, rules: map[KindDoc]bool{}}
+	return Coverage{pairs: map[KindDoc]bool{}, rules: map[string]bool{}}
 }
 
 // add records a v2 entity of kind, from document doc, with slug.
 func (c Coverage) add(kind lkv1.Kind, doc, slug string) {
 	c.pairs[KindDoc{kind, doc}] = true
 	if kind == lkv1.Kind_KIND_RULE || kind == lkv1.Kind_KIND_RULE_SECTION {
-		c.rules[KindDoc{Document: doc + "/" + slug}] = true
+		c.rules[doc+"/"+slug] = true
 	}
 }
 
@@ -141,7 +141,7 @@ func (c Coverage) V1Fill(cat *Catalog, e *lkv1.Entity) (fill bool, into string) 
 		if !c.pairs[KindDoc{e.GetKind(), v2doc}] {
 			continue
 		}
-		if e.GetKind() != lkv1.Kind_KIND_RULE_SECTION || c.rules[KindDoc{Document: v2doc + "/" + lkv1.Slugify(e.GetName())}] {
+		if e.GetKind() != lkv1.Kind_KIND_RULE_SECTION || c.rules[v2doc+"/"+lkv1.Slugify(e.GetName())] {
 			return false, ""
 		}
 		into = v2doc

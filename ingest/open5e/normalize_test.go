@@ -8,8 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode"
 	"testing"
+	"unicode"
 
 	"google.golang.org/protobuf/proto"
 
