@@ -30,7 +30,8 @@ type scored struct {
 	// hit: the candidate matched a query term, its name, or (semantic)
 	// is in the upper part of the cosine range.
 	hit bool
-	// named: understanding.mark scored it as a name the question says.
+	// named: understanding.mark raised its score as a name the question
+	// says.
 	named bool
 }
 

@@ -45,7 +45,10 @@ func (u *understanding) bm25(q string) string {
 func (u *understanding) mark(x *scored) {
 	x.tier = u.tierOf(x.slot)
 	if u.named.Has(x.slot) {
-		x.score, x.hit, x.named = max(x.score, u.nameScore[x.slot]), true, true
+		x.hit = true
+		if ns := u.nameScore[x.slot]; ns > x.score {
+			x.score, x.named = ns, true
+		}
 	}
 	if u.order == nil {
 		x.score += tierScale * float64(x.tier)
