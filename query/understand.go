@@ -766,8 +766,7 @@ func kindNoun(w string) (lkv1.Kind, bool) {
 	if w == "monster" {
 		return lkv1.Kind_KIND_CREATURE, true
 	}
-	k, ok := lkv1.KindFromSlug(w)
-	return k, ok && w != ""
+	return lkv1.KindFromSlug(w)
 }
 
 // kindNouns name a kind in a question: the kinds' plurals ("spells",
@@ -1030,8 +1029,15 @@ func storedName(v *badgerstore.View, words []string, hasKinds func([]lkv1.Kind) 
 		return "", false
 	}
 	head := strings.Join(words[:len(words)-1], " ")
-	for _, sg := range []string{last[:len(last)-1], strings.TrimSuffix(last, "es"), strings.TrimSuffix(last, "ies") + "y"} {
-		if sg == last || len(sg) < 3 {
+	singulars := []string{last[:len(last)-1]}
+	if sg, ok := strings.CutSuffix(last, "es"); ok {
+		singulars = append(singulars, sg)
+	}
+	if sg, ok := strings.CutSuffix(last, "ies"); ok {
+		singulars = append(singulars, sg+"y")
+	}
+	for _, sg := range singulars {
+		if len(sg) < 3 {
 			continue
 		}
 		if phrase := strings.TrimSpace(head + " " + sg); has(phrase) && bornBy(v, phrase, hasKinds) {
