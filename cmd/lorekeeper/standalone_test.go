@@ -441,3 +441,38 @@ func TestTellStart(t *testing.T) {
 		t.Error("no log message after logging/setLevel")
 	}
 }
+
+// TestStartState_progressTold: listeners (the lock file that status reads,
+// the MCP log) hear of a download's first figures and its end at once, and
+// of the figures between at most once a second.
+func TestStartState_progressTold(t *testing.T) {
+	state := newStartState()
+	var mu sync.Mutex
+	var told []string
+	state.listen(func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		told = append(told, msg)
+	})
+	last := func() (string, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(told) == 0 {
+			return "", 0
+		}
+		return told[len(told)-1], len(told)
+	}
+	state.set("fetching the embedding model", true)
+	state.progress(5e6, 112e6) // within the second of the phase: told at once all the same
+	if msg, _ := last(); msg != "downloading the embedding model: 5 of 112 MB" {
+		t.Errorf("after the first figures: last told %q, want the download's figures", msg)
+	}
+	state.progress(6e6, 112e6) // within a second of the last: held
+	if msg, n := last(); n != 2 || !strings.Contains(msg, "5 of 112") {
+		t.Errorf("a second figure within the second: told %d messages, last %q; want it held", n, msg)
+	}
+	state.progress(112e6, 112e6) // the end: at once
+	if msg, _ := last(); msg != "converting the embedding model (once)" {
+		t.Errorf("at the end: last told %q", msg)
+	}
+}

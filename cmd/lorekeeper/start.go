@@ -52,17 +52,19 @@ func (s *startState) progress(done, total int64) {
 		s.mu.Unlock()
 		return // the same whole MB
 	}
+	first := s.total == 0 // the download's first figures: a new phase
 	s.done, s.total, s.long = done, total, true
 	s.msg = fmt.Sprintf("downloading the embedding model: %d of %d MB", megabytes(done), megabytes(total))
 	if done >= total {
 		s.msg = "converting the embedding model (once)"
 	}
 	s.changedLocked()
-	// Listeners hear of progress once a second, of its end at once; what
-	// was held back is told when the second is over, so a download that
-	// stalls is told where it stalled.
+	// Listeners hear of progress once a second, of its start and end at
+	// once (the lock file, which status reads, says "downloading" as soon
+	// as the answers do); what was held back is told when the second is
+	// over, so a download that stalls is told where it stalled.
 	var fs []func(string)
-	if wait := time.Second - time.Since(s.told); done >= total || wait <= 0 {
+	if wait := time.Second - time.Since(s.told); first || done >= total || wait <= 0 {
 		s.told, fs = time.Now(), s.listeners
 	} else if !s.held {
 		s.held = true
