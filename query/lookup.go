@@ -361,13 +361,7 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 		hits, err = s.searchVectors(ctx, qvec, sc, func(v *badgerstore.View) badgerstore.Set {
 			cand := p.candidates(v)
 			if p.name != "" && !cand.Empty() {
-				filtered := cand
-				var how string
-				if cand, how = matchName(v, cand, p.name, 0); how == "" {
-					if cand, _ = matchAliasName(v, filtered, p.name); cand.Empty() {
-						cand = matchInflection(v, filtered, p.name)
-					}
-				}
+				cand, _, _ = matchAnyName(v, cand, p.name)
 			}
 			return cand
 		})
@@ -384,23 +378,16 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 		}
 		if p.name != "" && !cand.Empty() {
 			filtered := cand
-			cand, resp.NameMatch = matchName(v, cand, p.name, 0)
+			cand, resp.NameMatch, resp.MatchedAlias = matchAnyName(v, cand, p.name)
 			if resp.NameMatch == "" {
-				// Nothing by name, slug or key: an alias, else suggestions
-				// (never substituted: the results stay empty).
-				var known string
-				if cand, known = matchAliasName(v, filtered, p.name); known != "" {
-					resp.NameMatch, resp.MatchedAlias = matchAlias, known
-				} else if cand = matchInflection(v, filtered, p.name); !cand.Empty() {
-					resp.NameMatch = matchInflected
-				} else {
-					resp.Suggestions = suggest(v, filtered, p.name)
-					if a, ok := notOpen(p.name); ok {
-						closed, resp.NotOpenContent = a, a.Known
-					} else if sg, known := counterpart(v, filtered, p.name); sg != nil {
-						resp.NotOpenContent = known
-						resp.Suggestions = append([]*lkv1.NameSuggestion{sg}, resp.Suggestions...)
-					}
+				// Nothing matched: suggestions (never substituted: the
+				// results stay empty).
+				resp.Suggestions = suggest(v, filtered, p.name)
+				if a, ok := notOpen(p.name); ok {
+					closed, resp.NotOpenContent = a, a.Known
+				} else if sg, known := counterpart(v, filtered, p.name); sg != nil {
+					resp.NotOpenContent = known
+					resp.Suggestions = append([]*lkv1.NameSuggestion{sg}, resp.Suggestions...)
 				}
 			}
 		}

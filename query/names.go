@@ -111,6 +111,23 @@ func matchName(v *badgerstore.View, cand badgerstore.Set, name string, limit int
 	return badgerstore.Set{}, ""
 }
 
+// matchAnyName narrows cand to what name matches: by name, slug or key
+// (matchName), else an alias (known: the name the books give), else
+// another form of its words (matchInflection). how says which; "" when
+// nothing matched.
+func matchAnyName(v *badgerstore.View, cand badgerstore.Set, name string) (_ badgerstore.Set, how, known string) {
+	if s, how := matchName(v, cand, name, 0); how != "" {
+		return s, how, ""
+	}
+	if s, known := matchAliasName(v, cand, name); known != "" {
+		return s, matchAlias, known
+	}
+	if s := matchInflection(v, cand, name); !s.Empty() {
+		return s, matchInflected, ""
+	}
+	return badgerstore.Set{}, "", ""
+}
+
 // matchInflection narrows cand to the entities named as name is but for
 // its words' endings ("opportunity attack": Opportunity Attacks; "giant
 // spiders": Giant Spider): a name asked in the singular or the plural is

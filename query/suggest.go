@@ -88,12 +88,7 @@ func notOpen(name string) (relevance.Alias, bool) {
 // asking words, the last maybe in the plural.
 func notOpenSaid(q string) (relevance.Alias, bool) {
 	words := questionWords(q)
-	content := 0
-	for _, w := range words {
-		if !stopword(w) && !asking[w] {
-			content++
-		}
-	}
+	content := contentWords(words, nil)
 	for n := min(3, len(words)); n >= 1 && 2*n >= content; n-- {
 		for i := 0; i+n <= len(words); i++ {
 			if stopword(words[i]) || stopword(words[i+n-1]) {

@@ -951,12 +951,7 @@ const maxNamedWords = 4
 // for. spans are where each name is in words.
 func namedIn(v *badgerstore.View, words []string, used []bool, hasKinds func([]lkv1.Kind) bool) (out []string, spans [][2]int) {
 	taken := make([]bool, len(words))
-	content := 0
-	for i, w := range words {
-		if !used[i] && !stopword(w) && !asking[w] {
-			content++
-		}
-	}
+	content := contentWords(words, used)
 	defer func() {
 		n := 0
 		for i, t := range taken {
@@ -1001,6 +996,18 @@ func bornBy(v *badgerstore.View, phrase string, has func([]lkv1.Kind) bool) bool
 	return false
 }
 
+// contentWords counts the words of a question that say what it asks: not
+// used (nil: none is), not stop words, not asking words.
+func contentWords(words []string, used []bool) int {
+	n := 0
+	for i, w := range words {
+		if (used == nil || !used[i]) && !stopword(w) && !asking[w] {
+			n++
+		}
+	}
+	return n
+}
+
 // storedName returns the name, entity's or feature's, that words say, as
 // stored: the words as they are, with one hyphen between two of them
 // ("half orc" is Half-Orc: the question's words split at hyphens), or the
@@ -1040,7 +1047,7 @@ func storedName(v *badgerstore.View, words []string, hasKinds func([]lkv1.Kind) 
 		if len(sg) < 3 {
 			continue
 		}
-		if phrase := strings.TrimSpace(head + " " + sg); has(phrase) && bornBy(v, phrase, hasKinds) {
+		if phrase := strings.TrimSpace(head + " " + sg); bornBy(v, phrase, hasKinds) { // its postings: no lookup before it
 			return phrase, true
 		}
 	}
