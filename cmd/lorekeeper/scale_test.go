@@ -163,8 +163,9 @@ func scaleStore(b *testing.B, bin, modelDir, node, client string, homebrew int) 
 	row.p50, row.p99 = scaleTraffic(b, node, client, mcpURL)
 	time.Sleep(5 * time.Second)
 	row.afterMB = medianRSS(b, up.cmd.Process.Pid, 5)
-	// Over 30 s: the folder mirror reads the bucket once a minute, and a
-	// 10 s window held that pass one time in six.
+	// Over 30 s: idle work comes in bursts (the runtime's forced
+	// collection every two minutes among them), which a short window
+	// holds or misses.
 	row.idleCPU = idleCPU(b, up.cmd.Process.Pid, 30*time.Second)
 
 	metricsAddr := up.match(b, regexp.MustCompile(`metrics and health:\s+http://(\S+)/metrics`))

@@ -49,6 +49,13 @@ type Options struct {
 	Batch int
 	// MaxWait bounds how long a fetch waits for a full batch. Default 500ms.
 	MaxWait time.Duration
+	// IdleWait is how long a fetch waits for the next message once a fetch
+	// found nothing new; the first to come is taken with whatever else the
+	// stream holds by then. Default 30s: a caught-up consumer asks the
+	// server once in IdleWait rather than every MaxWait (two requests a
+	// second, and their timeouts, were most of an idle node's traffic),
+	// and still sees a new message at once.
+	IdleWait time.Duration
 	// MaxDeliver is how often a message is tried before it goes to the
 	// dead-letter stream. Default 5.
 	MaxDeliver int
@@ -88,6 +95,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if out.MaxWait <= 0 {
 		out.MaxWait = 500 * time.Millisecond
+	}
+	if out.IdleWait <= 0 {
+		out.IdleWait = 30 * time.Second
 	}
 	if out.MaxDeliver <= 0 {
 		out.MaxDeliver = 5
@@ -189,6 +199,7 @@ func (c *Consumer) Run(ctx context.Context, cons jetstream.Consumer) error {
 		c.watchLag(ctx, cons, lost)
 	}()
 	defer func() { <-watched }()
+	idle := false
 	for {
 		if ctx.Err() != nil {
 			if parent.Err() == nil {
@@ -199,7 +210,7 @@ func (c *Consumer) Run(ctx context.Context, cons jetstream.Consumer) error {
 		if !c.haveRoom(ctx) {
 			continue
 		}
-		batch, err := cons.Fetch(c.opts.Batch, jetstream.FetchMaxWait(c.opts.MaxWait))
+		msgs, err := c.fetch(ctx, cons, idle)
 		if err != nil {
 			if ctx.Err() != nil {
 				continue
@@ -211,14 +222,7 @@ func (c *Consumer) Run(ctx context.Context, cons jetstream.Consumer) error {
 			}
 			continue
 		}
-		var msgs []jetstream.Msg
-		for m := range batch.Messages() {
-			msgs = append(msgs, m)
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && ctx.Err() == nil {
-			c.opts.Logger.Debug("fetch ended early", "err", err)
-		}
-		if len(msgs) == 0 {
+		if idle = len(msgs) == 0; idle {
 			continue
 		}
 		// Finish the batch even if ctx is cancelled meanwhile: it was fetched,
@@ -227,6 +231,43 @@ func (c *Consumer) Run(ctx context.Context, cons jetstream.Consumer) error {
 		c.process(context.WithoutCancel(ctx), msgs)
 		stop()
 	}
+}
+
+// fetch returns the next batch: up to Batch messages within MaxWait, or,
+// when the last fetch found nothing (idle), the first message to come
+// within IdleWait and whatever else the stream holds by then.
+func (c *Consumer) fetch(ctx context.Context, cons jetstream.Consumer, idle bool) ([]jetstream.Msg, error) {
+	if !idle {
+		return c.collect(cons.Fetch(c.opts.Batch, jetstream.FetchMaxWait(c.opts.MaxWait)))
+	}
+	wait, cancel := context.WithTimeout(ctx, c.opts.IdleWait)
+	defer cancel()
+	first, err := c.collect(cons.Fetch(1, jetstream.FetchContext(wait)))
+	if err != nil || len(first) == 0 || c.opts.Batch == 1 {
+		return first, err
+	}
+	rest, err := c.collect(cons.FetchNoWait(c.opts.Batch - 1))
+	if err != nil {
+		// The first is fetched and must be processed: the rest comes with
+		// the next fetch.
+		c.opts.Logger.Debug("fetch after an idle wait failed", "err", err)
+	}
+	return append(first, rest...), nil
+}
+
+// collect reads a fetch's messages until it ends.
+func (c *Consumer) collect(batch jetstream.MessageBatch, err error) ([]jetstream.Msg, error) {
+	if err != nil {
+		return nil, err
+	}
+	var msgs []jetstream.Msg
+	for m := range batch.Messages() {
+		msgs = append(msgs, m)
+	}
+	if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		c.opts.Logger.Debug("fetch ended early", "err", err)
+	}
+	return msgs, nil
 }
 
 // haveRoom asks Options.Room whether another batch fits on the disk; when

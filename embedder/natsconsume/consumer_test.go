@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -477,5 +478,50 @@ func TestConsumer_SlowBatchIsNotRedelivered(t *testing.T) {
 		if n := st.writes[e.GetKey()]; n != 1 {
 			t.Errorf("%s written %d times, want once (no redelivery of a batch in progress)", e.GetKey(), n)
 		}
+	}
+}
+
+// TestConsumer_IdleAsksOnce: a consumer that has caught up asks the server
+// for the next message once per IdleWait, not once per MaxWait, and a
+// message published while it waits is stored at once, not at IdleWait's
+// end.
+func TestConsumer_IdleAsksOnce(t *testing.T) {
+	url, js := startJetStream(t)
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	var requests atomic.Int64
+	sub, err := nc.Subscribe("$JS.API.CONSUMER.MSG.NEXT.>", func(*nats.Msg) { requests.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	es := snapshotEntities(t)[:10]
+	publish(t, js, es[:5])
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	stop := runConsumer(t, natsconsume.New(js, st, testModel(t), &natsconsume.Options{MaxWait: 50 * time.Millisecond, IdleWait: time.Hour}))
+	defer stop()
+	waitFor(t, "the first entities stored", func() bool { return st.Stats().Entities == 5 })
+	time.Sleep(300 * time.Millisecond) // the fetch after the batch finds nothing
+	before := requests.Load()
+	time.Sleep(time.Second) // twenty MaxWaits
+	if n := requests.Load() - before; n > 1 {
+		t.Errorf("%d fetch requests in a second of idling, want at most 1 (one per IdleWait)", n)
+	}
+
+	publish(t, js, es[5:])
+	deadline := time.Now().Add(time.Minute) // far less than IdleWait
+	for st.Stats().Entities < len(es) {
+		if time.Now().After(deadline) {
+			t.Fatalf("stored %d of %d entities a minute after publishing them: the idle fetch did not take them", st.Stats().Entities, len(es))
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -36,12 +36,6 @@ type MirrorOptions struct {
 	// MaxSize is the largest file put, in bytes (default DefaultMaxSize).
 	// A larger one is not put; its import status says why.
 	MaxSize int64
-	// Recheck is how often a pass reads the bucket although the folder is
-	// as the last pass left it (default 1m): listing the bucket makes the
-	// stream server read the blocks the objects' records are in, tens of
-	// MB a pass for a folder of tens of MB; an object changed by someone
-	// else is noticed within Recheck.
-	Recheck time.Duration
 	Logger  *slog.Logger
 }
 
@@ -59,9 +53,6 @@ func (o *MirrorOptions) withDefaults() MirrorOptions {
 	if r.MaxSize <= 0 {
 		r.MaxSize = DefaultMaxSize
 	}
-	if r.Recheck <= 0 {
-		r.Recheck = time.Minute
-	}
 	if r.Logger == nil {
 		r.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -77,9 +68,10 @@ type MirrorResult struct {
 	// Digested are the files read to digest them: new files, and those
 	// whose size or modification time changed since the Mirror's last pass.
 	Digested []string
-	// Quiet: the folder was as a pass that found it in step with the
-	// bucket left it (the same files, sizes and modification times), so
-	// this pass did not read the bucket; every file is Unchanged.
+	// Quiet: the folder and the bucket were as a pass that found them in
+	// step left them (the same files, sizes and modification times; no
+	// write to the bucket's stream since), so this pass did not list the
+	// bucket; every file is Unchanged.
 	Quiet bool
 }
 
@@ -127,18 +119,23 @@ func SyncDir(ctx context.Context, js jetstream.JetStream, dir string, opts *Mirr
 // the files where the first two changed: an unchanged folder of 96 MB
 // costs a few stat calls a pass, not 96 MB of SHA-256. A file is digested
 // only once it has settled, so a later write moves its modification time
-// past the remembered one even on a file system with coarse timestamps. A
-// Mirror is not safe for concurrent use.
+// past the remembered one even on a file system with coarse timestamps.
+// Nor does a pass list the bucket while neither the folder nor the
+// bucket's stream changed: listing makes the stream server read the
+// blocks the objects' records are in, tens of MB for a folder of tens of
+// MB, where asking for the stream's last sequence reads nothing. A Mirror
+// is not safe for concurrent use.
 type Mirror struct {
 	js     jetstream.JetStream
 	dir    string
 	o      MirrorOptions
-	stamps map[string]fileStamp // file path -> what its digest was made of
+	stamps map[string]fileStamp  // file path -> what its digest was made of
+	obs    jetstream.ObjectStore // the bucket, once opened
 	// inStep is the folder (folderStamp) when a pass last found it in step
-	// with the bucket, at checked; "" after a pass that changed or failed
-	// something.
-	inStep  string
-	checked time.Time
+	// with the bucket, whose stream's last sequence was then inStepSeq; ""
+	// after a pass that changed or failed something.
+	inStep    string
+	inStepSeq uint64
 }
 
 // fileStamp is a file's digest and the size and modification time it
@@ -166,7 +163,11 @@ func (m *Mirror) Sync(ctx context.Context) (*MirrorResult, error) {
 		return nil, err
 	}
 	folder, settled := folderStamp(files, o.Settle)
-	if settled && folder == m.inStep && time.Since(m.checked) < o.Recheck {
+	obs, seq, err := m.bucket(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if settled && folder == m.inStep && seq == m.inStepSeq {
 		res := &MirrorResult{Quiet: true}
 		for _, p := range files {
 			res.Unchanged = append(res.Unchanged, filepath.Base(p))
@@ -174,10 +175,6 @@ func (m *Mirror) Sync(ctx context.Context) (*MirrorResult, error) {
 		return res, nil
 	}
 	m.inStep = ""
-	obs, err := js.ObjectStore(ctx, ingest.OrcBrewBucket)
-	if err != nil {
-		return nil, fmt.Errorf("open object store %s: %w", ingest.OrcBrewBucket, err)
-	}
 	objs, err := obs.List(ctx)
 	if err != nil && !errors.Is(err, jetstream.ErrNoObjectsFound) {
 		return nil, fmt.Errorf("list object store %s: %w", ingest.OrcBrewBucket, err)
@@ -247,9 +244,33 @@ func (m *Mirror) Sync(ctx context.Context) (*MirrorResult, error) {
 		}
 	}
 	if len(errs) == 0 && settled && len(res.Put)+len(res.Deleted)+len(res.Refused) == 0 {
-		m.inStep, m.checked = folder, time.Now()
+		// seq was read before the listing: a write after it makes the
+		// next pass list again.
+		m.inStep, m.inStepSeq = folder, seq
 	}
 	return res, errors.Join(errs...)
+}
+
+// bucket returns the bucket and its stream's last sequence, which every
+// put and delete moves on.
+func (m *Mirror) bucket(ctx context.Context) (jetstream.ObjectStore, uint64, error) {
+	if m.obs == nil {
+		obs, err := m.js.ObjectStore(ctx, ingest.OrcBrewBucket)
+		if err != nil {
+			return nil, 0, fmt.Errorf("open object store %s: %w", ingest.OrcBrewBucket, err)
+		}
+		m.obs = obs
+	}
+	st, err := m.obs.Status(ctx)
+	if err != nil {
+		m.obs = nil // the bucket may have been deleted and made again
+		return nil, 0, fmt.Errorf("status of object store %s: %w", ingest.OrcBrewBucket, err)
+	}
+	info, ok := st.(*jetstream.ObjectBucketStatus)
+	if !ok {
+		return nil, 0, fmt.Errorf("status of object store %s: %T has no stream state", ingest.OrcBrewBucket, st)
+	}
+	return m.obs, info.StreamInfo().State.LastSeq, nil
 }
 
 // folderStamp describes the files as the next pass can compare them: each
