@@ -402,3 +402,28 @@ func TestSearch_pluralNames(t *testing.T) {
 	}
 	t.Logf("%d of %d plural questions put the creature first", tried-missed, tried)
 }
+
+// TestSearch_howItWorks: a question about how the game works finds the
+// rule first, not what its words would filter ("concentration" spells,
+// "heavy armor", "melee" weapons).
+func TestSearch_howItWorks(t *testing.T) {
+	c := client(t)
+	for _, tt := range []struct{ q, want string }{
+		{"how does concentration work", "Duration"},
+		{"how long does it take to don heavy armor", "Getting Into and Out of Armor"},
+		{"rules for ranged attacks in melee", "Ranged Attacks in Close Combat"},
+		{"what happens when a Large creature drops to 0 hit points", "Dropping to 0 Hit Points"},
+	} {
+		resp, err := c.Search(t.Context(), &lkv1.SearchRequest{Query: tt.q, Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := resp.GetGroups()[0]
+		if k := first.GetKind(); k != lkv1.Kind_KIND_RULE && k != lkv1.Kind_KIND_RULE_SECTION {
+			t.Errorf("%q: first group %s %v, want the rules", tt.q, k.Slug(), names(first.GetResults()))
+		}
+		if got := names(group(resp, lkv1.Kind_KIND_RULE)); !slices.Contains(got, tt.want) {
+			t.Errorf("%q: rules %v, want %s among them", tt.q, got, tt.want)
+		}
+	}
+}

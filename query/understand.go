@@ -413,6 +413,11 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 			held = append(held, [2]int{h[0], h[1] + 1})
 		}
 	}
+	// A question about how the game works, asked of the rules among other
+	// kinds, names what the rule is about, not what the answer must be:
+	// "how does concentration work" wants the rule, not concentration
+	// spells above it.
+	howItWorks := len(kinds) > 1 && hasKinds(lkv1.RuleKinds()) && asksRule(words)
 	// mark names the words a filter is read from; add takes them out of
 	// the question's other readings and its terms only if it keeps the
 	// filter: "legendary" of a lookup without creatures stays there to be
@@ -446,7 +451,7 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 		return false
 	}
 	add := func(f softFilter) {
-		if splits(span[0], span[1]) {
+		if howItWorks || splits(span[0], span[1]) {
 			return
 		}
 		// Said twice ("a giant ..., the weakest kind of giant"), a
@@ -681,7 +686,7 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 			}
 		}
 	}
-	if len(kinds) > 1 {
+	if len(kinds) > 1 && !howItWorks {
 		if f, at, ok := readKind(words, used, kinds); ok && !slices.ContainsFunc(at, func(i int) bool { return splits(i, i+1) }) {
 			u.filters = append(u.filters, f)
 			for _, i := range at {
@@ -690,7 +695,9 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 		}
 	}
 	byFilters := slices.Clone(used)
-	u.order = readOrder(words, stems, used, hasKinds)
+	if !howItWorks {
+		u.order = readOrder(words, stems, used, hasKinds)
+	}
 	// A superlative restricts nothing: its words stay in the terms (the
 	// texts saying "armor class" are those it orders), the kind's own
 	// nouns ("spell") do not.
@@ -718,6 +725,31 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 		return nil
 	}
 	return u
+}
+
+// asksRule reports whether the question asks how the game works: "how
+// does/do/is ... work", "what happens when/if", "how long does it take",
+// the rules or mechanics of something.
+func asksRule(words []string) bool {
+	for i, w := range words {
+		switch {
+		case w == "rule" || w == "rules" || w == "mechanic" || w == "mechanics":
+			return true
+		case w == "work" || w == "works":
+			if words[0] == "how" && i > 1 {
+				return true
+			}
+		case w == "happens" || w == "happen":
+			if i > 0 && (words[i-1] == "what" || words[i-1] == "whats") {
+				return true
+			}
+		case w == "take" && i >= 4:
+			if words[i-4] == "how" && words[i-3] == "long" && words[i-1] == "it" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // readKind reads the one kind a question over several kinds names, in

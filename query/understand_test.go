@@ -111,6 +111,16 @@ var understandCases = []understandCase{
 	{"search_dnd_content", "what does the poisoned condition do", nil},
 	{"search_dnd_content", "a poison that paralyzes", []string{"category=poison"}},
 	{"search_dnd_content", "tell me about the longsword weapon", nil},
+	// A question about how the game works, asked of the rules among other
+	// kinds, reads no filter in what it is about (a book still narrows
+	// it); asked of spells alone, it does.
+	{"search_dnd_content", "how does concentration work", nil},
+	{"search_dnd_content", "rules for ranged attacks in melee", nil},
+	{"search_dnd_content", "how long does it take to don heavy armor", nil},
+	{"search_dnd_content", "what happens when a Large creature drops to 0 hit points", nil},
+	{"search_dnd_content", "how do spell slots work in 2024", []string{"docs=srd-2024"}},
+	{"lookup_spell", "how does concentration work", []string{"concentration=true"}},
+	{"search_dnd_content", "concentration spells that work underwater", []string{"concentration=true", "entity_type=spell"}},
 }
 
 // call runs a question through the tool's RPC with extra filters.
