@@ -418,6 +418,9 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 	// "how does concentration work" wants the rule, not concentration
 	// spells above it.
 	howItWorks := len(kinds) > 1 && hasKinds(lkv1.RuleKinds()) && asksRule(words)
+	// A level said of a named spell ("fireball at 5th level") is the slot
+	// it is cast with, not the spell's level.
+	atSlot := func(i int) bool { return word(i-1) == "at" && spellIn(v, words, hasKinds) }
 	// mark names the words a filter is read from; add takes them out of
 	// the question's other readings and its terms only if it keeps the
 	// filter: "legendary" of a lookup without creatures stays there to be
@@ -535,14 +538,14 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 				}
 				i++
 			}
-		case ordinals[words[i]] > 0 && word(i+1) == "level":
+		case ordinals[words[i]] > 0 && word(i+1) == "level" && !atSlot(i):
 			addCompared(badgerstore.FieldLevel, float64(ordinals[words[i]]), i, i+2)
 			i++
 		case words[i] == "level":
 			// "level 3 spell", "level 3 or lower": not "level 3" alone,
 			// more often a character's.
 			n, err := strconv.Atoi(word(i + 1))
-			if b, _, _ := compares(words, used, i, i+2); err == nil && n >= 1 && n <= 9 && (relevance.Stem(word(i+2)) == "spell" || b != exactly) {
+			if b, _, _ := compares(words, used, i, i+2); err == nil && n >= 1 && n <= 9 && !atSlot(i) && (relevance.Stem(word(i+2)) == "spell" || b != exactly) {
 				addCompared(badgerstore.FieldLevel, float64(n), i, i+2)
 				i++
 			}
@@ -727,13 +730,35 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 	return u
 }
 
+// spellIn reports whether words name a spell, if spells are asked for.
+func spellIn(v *badgerstore.View, words []string, hasKinds func([]lkv1.Kind) bool) bool {
+	spell := func(ks []lkv1.Kind) bool { return ks[0] == lkv1.Kind_KIND_SPELL && hasKinds(ks) }
+	if !hasKinds([]lkv1.Kind{lkv1.Kind_KIND_SPELL}) {
+		return false
+	}
+	for n := maxNamedWords; n >= 1; n-- {
+		for i := 0; i+n <= len(words); i++ {
+			if stopword(words[i]) || stopword(words[i+n-1]) {
+				continue
+			}
+			if phrase, ok := storedName(v, words[i:i+n], spell); ok && bornBy(v, phrase, spell) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // asksRule reports whether the question asks how the game works: "how
 // does/do/is ... work", "what happens when/if", "how long does it take",
-// the rules or mechanics of something.
+// "can I ...", the rules or mechanics of something.
 func asksRule(words []string) bool {
 	for i, w := range words {
 		switch {
 		case w == "rule" || w == "rules" || w == "mechanic" || w == "mechanics":
+			return true
+		case i == 1 && words[0] == "can" && (w == "i" || w == "my" || w == "we"):
+			// "can I cast two spells in one turn": what a player may do.
 			return true
 		case w == "work" || w == "works":
 			if words[0] == "how" && i > 1 {
@@ -1299,6 +1324,13 @@ var (
 	}
 )
 
+// armorNear reports whether armor is said within three words after
+// words[i]: "best" orders by armor class only then ("the best medium
+// armor"), not the best weapon or monster.
+func armorNear(stems []string, i int) bool {
+	return slices.ContainsFunc(stems[i+1:min(i+4, len(stems))], func(s string) bool { return s == "armor" || s == "armour" })
+}
+
 // readOrder reads a superlative: a field named after "highest" and the
 // like wins over an adjective naming its field itself.
 func readOrder(words, stems []string, used []bool, has func(kinds []lkv1.Kind) bool) *ordering {
@@ -1333,7 +1365,7 @@ func readOrder(words, stems []string, used []bool, has func(kinds []lkv1.Kind) b
 			continue
 		}
 		for _, phrase := range []string{w + " " + strings.Join(words[i+1:min(i+2, len(words))], ""), w} {
-			if sup, ok := implied[phrase]; ok {
+			if sup, ok := implied[phrase]; ok && (phrase != "best" || armorNear(stems, i)) {
 				if o := pick(sup.fields, sup.desc, phrase); o != nil {
 					n := len(strings.Fields(phrase))
 					for j := i; j < i+n; j++ {

@@ -121,6 +121,14 @@ var understandCases = []understandCase{
 	{"search_dnd_content", "how do spell slots work in 2024", []string{"docs=srd-2024"}},
 	{"lookup_spell", "how does concentration work", []string{"concentration=true"}},
 	{"search_dnd_content", "concentration spells that work underwater", []string{"concentration=true", "entity_type=spell"}},
+	{"search_dnd_content", "can I cast two spells in one turn", nil},
+	// A level said of a named spell is the slot it is cast with.
+	{"lookup_spell", "how much damage does fireball do at 5th level", nil},
+	{"lookup_spell", "cure wounds at level 3", nil},
+	{"lookup_spell", "wizard spells at 3rd level", []string{"level=3", "class=wizard"}},
+	// "Best" is the highest armor class of armor only.
+	{"lookup_equipment", "best weapon for a rogue", []string{"category=weapon"}},
+	{"lookup_creature", "the best dragon for my party", []string{"creature_type=dragon"}},
 }
 
 // call runs a question through the tool's RPC with extra filters.
@@ -553,5 +561,23 @@ func TestUnderstand_homebrew(t *testing.T) {
 	}
 	if rs := resp.GetResults(); len(rs) == 0 || rs[0].GetEntity().GetName() != "Ember Dart" {
 		t.Errorf("first result %q, want the homebrew Ember Dart", names(rs))
+	}
+}
+
+// TestUnderstood_namedSpellAtSlot: a spell named with the level it is cast
+// at comes first, not below every spell of that level.
+func TestUnderstood_namedSpellAtSlot(t *testing.T) {
+	cl := client(t)
+	for _, tt := range []struct{ q, want string }{
+		{"how much damage does fireball do at 5th level", "Fireball"},
+		{"cure wounds at level 3", "Cure Wounds"},
+	} {
+		resp, err := cl.LookupSpells(t.Context(), &lkv1.LookupSpellsRequest{Common: &lkv1.Common{SemanticQuery: tt.q, Limit: 3}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := names(resp.GetResults()); len(got) == 0 || got[0] != tt.want {
+			t.Errorf("%q: %v, want %s first", tt.q, got, tt.want)
+		}
 	}
 }
