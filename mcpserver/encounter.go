@@ -54,17 +54,17 @@ var xpByCR = lkv1.ChallengeXPs()
 // maxFoes is the largest group of one creature the prompt proposes.
 const maxFoes = 8
 
+// olderDifficulties are the 2014 Dungeon Master's Guide's words, which a
+// DM used to those books says, and the SRD 5.2 difficulty each is read
+// as: the 2014 thresholds are not open content, SRD 5.2's budgets are,
+// and its hardest (high) is the one a hard or deadly fight asks for.
+var olderDifficulties = map[string]string{"easy": "low", "medium": "moderate", "hard": "high", "deadly": "high"}
+
 // encounterBudget is the party's XP budget for a difficulty.
 func encounterBudget(levels []int, difficulty string) (int, error) {
 	col := slices.Index(encounterDifficulties, difficulty)
 	if col < 0 {
-		msg := fmt.Sprintf("unknown difficulty %q; use low, moderate or high", difficulty)
-		if slices.Contains([]string{"easy", "medium", "hard", "deadly"}, difficulty) {
-			// A DM used to the 2014 books says these; their thresholds
-			// are not open content, SRD 5.2's budgets are.
-			msg += fmt.Sprintf(" (SRD 5.2's budgets; %q is the 2014 Dungeon Master's Guide's word, whose thresholds are not open content)", difficulty)
-		}
-		return 0, promptError("difficulty", msg)
+		return 0, promptError("difficulty", fmt.Sprintf("unknown difficulty %q; use low, moderate or high (SRD 5.2's; easy, medium, hard and deadly are read as the nearest of them)", difficulty))
 	}
 	total := 0
 	for _, l := range levels {
@@ -121,6 +121,10 @@ func (s *Server) planEncounter(ctx context.Context, req *mcp.GetPromptRequest) (
 	difficulty := strings.ToLower(strings.TrimSpace(args["difficulty"]))
 	if difficulty == "" {
 		difficulty = "moderate"
+	}
+	said := ""
+	if d, ok := olderDifficulties[difficulty]; ok {
+		said, difficulty = difficulty, d
 	}
 	budget, err := encounterBudget(levels, difficulty)
 	if err != nil {
@@ -179,6 +183,9 @@ func (s *Server) planEncounter(ctx context.Context, req *mcp.GetPromptRequest) (
 	picked := pickCandidates(pools, maxCandidates)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Help me build a %s combat encounter for a party of %d (levels %s).\n\n", difficulty, len(levels), joinInts(levels))
+	if said != "" {
+		fmt.Fprintf(&b, "Difficulty: %q read as SRD 5.2's %s (the 2014 Dungeon Master's Guide's thresholds are not open content).\n", said, difficulty)
+	}
 	fmt.Fprintf(&b, "XP budget: %s XP for the party (%s).\n", thousands(int32(budget)), encounterRules)
 	b.WriteString("Per character: ")
 	for i, l := range levels {

@@ -107,6 +107,10 @@ func TestPrompts(t *testing.T) {
 				t.Errorf("plan_encounter(1) embeds %v, want the goblin alone", uris)
 			}
 			wantContains(t, text, "XP budget: 75 XP", "System Reference Document 5.2", "Goblin (CR 1/4, 50 XP, srd-2014): up to 1 within the budget")
+			// A 2014 word is read as SRD 5.2's nearest, and said so: "hard"
+			// is high, 100 XP for one 1st-level character.
+			text, _ = promptEmbeds(t, cs, "plan_encounter", map[string]string{"party_levels": "1", "difficulty": "Hard"})
+			wantContains(t, text, `Difficulty: "hard" read as SRD 5.2's high`, "a high combat encounter", "XP budget: 100 XP")
 
 			text, uris = promptEmbeds(t, cs, "homebrew_overview", map[string]string{"document": "srd-2014"})
 			if len(uris) < 3 || uris[0] != "lorekeeper://document/open5e_v2/srd-2014" {
@@ -120,8 +124,7 @@ func TestPrompts(t *testing.T) {
 				want string
 			}{
 				{"plan_encounter", map[string]string{"party_levels": "3,25"}, "not in 1-20"},
-				{"plan_encounter", map[string]string{"party_levels": "3", "difficulty": "deadly"}, "2014 Dungeon Master's Guide's word"},
-				{"plan_encounter", map[string]string{"party_levels": "3", "difficulty": "brutal"}, "use low, moderate or high"},
+				{"plan_encounter", map[string]string{"party_levels": "3", "difficulty": "brutal"}, "use low, moderate or high (SRD 5.2's; easy, medium, hard and deadly are read as the nearest of them)"},
 				{"compare_editions", map[string]string{"name": "fireball", "kind": "spaceship"}, "unknown kind"},
 				{"homebrew_overview", map[string]string{"document": "nope"}, "no document"},
 				// Not taken, so refused rather than dropped without a word.

@@ -75,7 +75,7 @@ Use it for "how did Fireball change in 2024?" or "compare the 2014 and 2024 Gobl
 Use it for "a moderate forest encounter for four 3rd-level characters" (party_levels="3,3,3,3", environment="forest").`,
 		Arguments: []*mcp.PromptArgument{
 			{Name: "party_levels", Title: "Party levels", Description: `Each character's level, 1 to 20, comma-separated: "3,3,4,5".`, Required: true},
-			{Name: "difficulty", Title: "Difficulty", Description: "low, moderate (default) or high: the SRD 5.2 encounter difficulties."},
+			{Name: "difficulty", Title: "Difficulty", Description: "low, moderate (default) or high: the SRD 5.2 encounter difficulties (easy, medium, hard, deadly are read as the nearest)."},
 			{Name: "creature_type", Title: "Creature type", Description: `Only this creature type, e.g. "undead", "beast". Comma-separate for several.`},
 			{Name: "environment", Title: "Environment", Description: `Only creatures found here. Open5e's environments, by key, name or a word of the name: "forest", "Forest or Jungle", "forest-or-jungle", "jungle", "underworld", "feywild", ...; completion lists them all. Comma-separate for several. Documents without environment data (SRD 5.2 has none) are said to be so.`},
 			{Name: "documents", Title: "Documents", Description: `Only creatures from these documents (keys), comma-separated, e.g. "srd-2014" or "srd-2024,tob". Without it, every book's, an SRD creature first at each challenge rating, the others from different books, names across the alphabet.`},
