@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -67,6 +68,9 @@ func renderUnderstood(b *strings.Builder, u *lkv1.Understood) {
 	for _, f := range u.GetFilters() {
 		vals := strings.Join(f.GetValues(), " or ")
 		field := f.GetField()
+		if field == "entity_type" && sameKinds(f.GetValues(), lkv1.RuleKinds()) {
+			vals = "the rules (what lookup_rule serves)"
+		}
 		// A bound (cr_max, level_min) reads as one: "challenge rating
 		// at most 10".
 		if base, ok := strings.CutSuffix(field, "_max"); ok {
@@ -99,4 +103,17 @@ func renderUnderstood(b *strings.Builder, u *lkv1.Understood) {
 		return
 	}
 	fmt.Fprintf(b, "\n> Understood from the question: %s. These rank matches first and drop nothing; pass explicit filters to change them.\n", strings.Join(parts, "; "))
+}
+
+// sameKinds reports whether slugs are exactly kinds'.
+func sameKinds(slugs []string, kinds []lkv1.Kind) bool {
+	if len(slugs) != len(kinds) {
+		return false
+	}
+	for _, k := range kinds {
+		if !slices.Contains(slugs, k.Slug()) {
+			return false
+		}
+	}
+	return true
 }

@@ -404,8 +404,9 @@ func TestSearch_pluralNames(t *testing.T) {
 }
 
 // TestSearch_howItWorks: a question about how the game works finds the
-// rule first, not what its words would filter ("concentration" spells,
-// "heavy armor", "melee" weapons).
+// rules first, not what its words would filter ("concentration" spells,
+// "heavy armor", "melee" weapons) or a text that says them ("work with
+// heat ... fire damage").
 func TestSearch_howItWorks(t *testing.T) {
 	c := client(t)
 	for _, tt := range []struct{ q, want string }{
@@ -413,6 +414,8 @@ func TestSearch_howItWorks(t *testing.T) {
 		{"how long does it take to don heavy armor", "Getting Into and Out of Armor"},
 		{"rules for ranged attacks in melee", "Ranged Attacks in Close Combat"},
 		{"what happens when a Large creature drops to 0 hit points", "Dropping to 0 Hit Points"},
+		{"can I cast two spells in one turn", "Bonus Action"},
+		{"how does fire damage work", "Damage Types"},
 	} {
 		resp, err := c.Search(t.Context(), &lkv1.SearchRequest{Query: tt.q, Limit: 5})
 		if err != nil {

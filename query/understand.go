@@ -413,11 +413,12 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 			held = append(held, [2]int{h[0], h[1] + 1})
 		}
 	}
-	// A question about how the game works, asked of the rules among other
+	// A question about how the game works, asked of the rules and other
 	// kinds, names what the rule is about, not what the answer must be:
 	// "how does concentration work" wants the rule, not concentration
 	// spells above it.
-	howItWorks := len(kinds) > 1 && hasKinds(lkv1.RuleKinds()) && asksRule(words)
+	howItWorksWords, howItWorks := asksRule(words)
+	howItWorks = howItWorks && hasKinds(lkv1.RuleKinds()) && slices.ContainsFunc(kinds, func(k lkv1.Kind) bool { return !slices.Contains(lkv1.RuleKinds(), k) })
 	// A level said of a named spell ("fireball at 5th level") is the slot
 	// it is cast with, not the spell's level.
 	atSlot := func(i int) bool { return word(i-1) == "at" && spellIn(v, words, hasKinds) }
@@ -697,6 +698,18 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 			}
 		}
 	}
+	if howItWorks && len(held) == 0 && len(names) == 0 {
+		// It asks for the rules, as "feats for a spellcaster" asks for
+		// feats: they rank first, the rest still follows. Not when it is
+		// mostly a name ("how does sneak attack work": the feature).
+		var slugs []string
+		for _, k := range lkv1.RuleKinds() {
+			if slices.Contains(kinds, k) {
+				slugs = append(slugs, k.Slug())
+			}
+		}
+		u.filters = append(u.filters, keywordFilter(badgerstore.FieldKind, slugs, false, howItWorksWords))
+	}
 	byFilters := slices.Clone(used)
 	if !howItWorks {
 		u.order = readOrder(words, stems, used, hasKinds)
@@ -749,32 +762,33 @@ func spellIn(v *badgerstore.View, words []string, hasKinds func([]lkv1.Kind) boo
 	return false
 }
 
-// asksRule reports whether the question asks how the game works: "how
-// does/do/is ... work", "what happens when/if", "how long does it take",
-// "can I ...", the rules or mechanics of something.
-func asksRule(words []string) bool {
+// asksRule reports whether the question asks how the game works, and
+// the words that say so: "how does/do/is ... work", "what happens
+// when/if", "how long does it take", "can I ...", the rules or mechanics
+// of something.
+func asksRule(words []string) (string, bool) {
 	for i, w := range words {
 		switch {
 		case w == "rule" || w == "rules" || w == "mechanic" || w == "mechanics":
-			return true
+			return w, true
 		case i == 1 && words[0] == "can" && (w == "i" || w == "my" || w == "we"):
 			// "can I cast two spells in one turn": what a player may do.
-			return true
+			return "can " + w, true
 		case w == "work" || w == "works":
 			if words[0] == "how" && i > 1 {
-				return true
+				return strings.Join(words[:i+1], " "), true
 			}
 		case w == "happens" || w == "happen":
 			if i > 0 && (words[i-1] == "what" || words[i-1] == "whats") {
-				return true
+				return "what " + w, true
 			}
 		case w == "take" && i >= 4:
 			if words[i-4] == "how" && words[i-3] == "long" && words[i-1] == "it" {
-				return true
+				return "how long does it take", true
 			}
 		}
 	}
-	return false
+	return "", false
 }
 
 // readKind reads the one kind a question over several kinds names, in

@@ -112,16 +112,19 @@ var understandCases = []understandCase{
 	{"search_dnd_content", "a poison that paralyzes", []string{"category=poison"}},
 	{"search_dnd_content", "tell me about the longsword weapon", nil},
 	// A question about how the game works, asked of the rules among other
-	// kinds, reads no filter in what it is about (a book still narrows
-	// it); asked of spells alone, it does.
-	{"search_dnd_content", "how does concentration work", nil},
-	{"search_dnd_content", "rules for ranged attacks in melee", nil},
-	{"search_dnd_content", "how long does it take to don heavy armor", nil},
-	{"search_dnd_content", "what happens when a Large creature drops to 0 hit points", nil},
-	{"search_dnd_content", "how do spell slots work in 2024", []string{"docs=srd-2024"}},
+	// kinds, asks for the rules and reads no filter in what it is about (a
+	// book still narrows it); one that is mostly a name asks for what
+	// bears it; asked of spells alone, the filters are read.
+	{"search_dnd_content", "how does concentration work", ruleKinds()},
+	{"search_dnd_content", "rules for ranged attacks in melee", nil}, // a rule's name
+	{"search_dnd_content", "how long does it take to don heavy armor", ruleKinds()},
+	{"search_dnd_content", "what happens when a Large creature drops to 0 hit points", ruleKinds()},
+	{"search_dnd_content", "how does the magic work in 2024", ruleKinds("docs=srd-2024")},
+	{"search_dnd_content", "can I cast two spells in one turn", ruleKinds()},
+	{"search_dnd_content", "how do spell slots work", nil},
+	{"search_dnd_content", "how does sneak attack work", nil},
 	{"lookup_spell", "how does concentration work", []string{"concentration=true"}},
 	{"search_dnd_content", "concentration spells that work underwater", []string{"concentration=true", "entity_type=spell"}},
-	{"search_dnd_content", "can I cast two spells in one turn", nil},
 	// A level said of a named spell is the slot it is cast with.
 	{"lookup_spell", "how much damage does fireball do at 5th level", nil},
 	{"lookup_spell", "cure wounds at level 3", nil},
@@ -129,6 +132,18 @@ var understandCases = []understandCase{
 	// "Best" is the highest armor class of armor only.
 	{"lookup_equipment", "best weapon for a rogue", []string{"category=weapon"}},
 	{"lookup_creature", "the best dragon for my party", []string{"creature_type=dragon"}},
+}
+
+// ruleKinds is what a question about how the game works understands (the
+// rules' kinds asked for), sorted with more.
+func ruleKinds(more ...string) []string {
+	var out []string
+	for _, k := range lkv1.RuleKinds() {
+		out = append(out, "entity_type="+k.Slug())
+	}
+	out = append(out, more...)
+	slices.Sort(out)
+	return out
 }
 
 // call runs a question through the tool's RPC with extra filters.

@@ -297,6 +297,26 @@ func checkIssueTable(t *testing.T, cs *mcp.ClientSession) {
 		}
 	})
 
+	t.Run("can I cast two spells in one turn", func(t *testing.T) {
+		// A question about how the game works asks for the rules, said
+		// so in a few words rather than the eleven kinds.
+		var out mcpserver.SearchOutput
+		text := callFind(t, cs, "search_dnd_content", map[string]any{"query": "can I cast two spells in one turn", "limit": 3}, &out)
+		var kinds []any
+		for _, k := range lkv1.RuleKinds() {
+			kinds = append(kinds, k.Slug())
+		}
+		if !jsonEqual(out.Understood, map[string]any{"entity_type": kinds}) {
+			t.Errorf("understood %v, want the rules' kinds", out.Understood)
+		}
+		if len(out.Groups) == 0 || out.Groups[0].EntityType != "rule" || !slices.ContainsFunc(out.Groups[0].Results, func(e mcpserver.Entity) bool { return e.Name == "Bonus Action" }) {
+			t.Errorf("first group %+v, want rules with Bonus Action", out.Groups[:min(1, len(out.Groups))])
+		}
+		if !strings.Contains(text, `entity type the rules (what lookup_rule serves) ("can i")`) {
+			t.Errorf("the text does not say the rules were asked for:\n%s", text)
+		}
+	})
+
 	t.Run("monsters with legendary actions CR 10 or lower", func(t *testing.T) {
 		// "legendary actions" is a creature's, not an item's rarity;
 		// "monsters" names the kind; "or lower" makes the CR a bound.
