@@ -784,7 +784,7 @@ func asksRule(words []string) (string, bool) {
 			}
 		case w == "take" && i >= 4:
 			if words[i-4] == "how" && words[i-3] == "long" && words[i-1] == "it" {
-				return "how long does it take", true
+				return strings.Join(words[i-4:i+1], " "), true
 			}
 		}
 	}

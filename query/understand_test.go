@@ -118,6 +118,7 @@ var understandCases = []understandCase{
 	{"search_dnd_content", "how does concentration work", ruleKinds()},
 	{"search_dnd_content", "rules for ranged attacks in melee", nil}, // a rule's name
 	{"search_dnd_content", "how long does it take to don heavy armor", ruleKinds()},
+	{"search_dnd_content", "how long will it take to stabilize a dying creature", ruleKinds()},
 	{"search_dnd_content", "what happens when a Large creature drops to 0 hit points", ruleKinds()},
 	{"search_dnd_content", "how does the magic work in 2024", ruleKinds("docs=srd-2024")},
 	{"search_dnd_content", "can I cast two spells in one turn", ruleKinds()},
