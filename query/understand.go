@@ -417,8 +417,9 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 	// kinds, names what the rule is about, not what the answer must be:
 	// "how does concentration work" wants the rule, not concentration
 	// spells above it.
+	rules := lkv1.RuleKinds()
 	howItWorksWords, howItWorks := asksRule(words)
-	howItWorks = howItWorks && hasKinds(lkv1.RuleKinds()) && slices.ContainsFunc(kinds, func(k lkv1.Kind) bool { return !slices.Contains(lkv1.RuleKinds(), k) })
+	howItWorks = howItWorks && hasKinds(rules) && slices.ContainsFunc(kinds, func(k lkv1.Kind) bool { return !slices.Contains(rules, k) })
 	// A level said of a named spell ("fireball at 5th level") is the slot
 	// it is cast with, not the spell's level.
 	atSlot := func(i int) bool { return word(i-1) == "at" && spellIn(v, words, hasKinds) }
@@ -703,7 +704,7 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 		// feats: they rank first, the rest still follows. Not when it is
 		// mostly a name ("how does sneak attack work": the feature).
 		var slugs []string
-		for _, k := range lkv1.RuleKinds() {
+		for _, k := range rules {
 			if slices.Contains(kinds, k) {
 				slugs = append(slugs, k.Slug())
 			}
@@ -745,21 +746,12 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 
 // spellIn reports whether words name a spell, if spells are asked for.
 func spellIn(v *badgerstore.View, words []string, hasKinds func([]lkv1.Kind) bool) bool {
-	spell := func(ks []lkv1.Kind) bool { return ks[0] == lkv1.Kind_KIND_SPELL && hasKinds(ks) }
 	if !hasKinds([]lkv1.Kind{lkv1.Kind_KIND_SPELL}) {
 		return false
 	}
-	for n := maxNamedWords; n >= 1; n-- {
-		for i := 0; i+n <= len(words); i++ {
-			if stopword(words[i]) || stopword(words[i+n-1]) {
-				continue
-			}
-			if phrase, ok := storedName(v, words[i:i+n], spell); ok && bornBy(v, phrase, spell) {
-				return true
-			}
-		}
-	}
-	return false
+	spell := func(ks []lkv1.Kind) bool { return ks[0] == lkv1.Kind_KIND_SPELL && hasKinds(ks) }
+	names, _ := storedNames(v, words, make([]bool, len(words)), spell)
+	return slices.ContainsFunc(names, func(n string) bool { return bornBy(v, n, spell) })
 }
 
 // asksRule reports whether the question asks how the game works, and
@@ -1015,25 +1007,31 @@ func keywordFilter(field string, values []string, negated bool, words string) so
 const maxNamedWords = 4
 
 // namedIn returns the stored names a question's words (those not read as
-// filters) say, entities' or their features' ("sneak attack"), longest
-// first, when the question is mostly names ("what does Fireball do",
-// "vampire weaknesses", "how does sneak attack work"): names inside a
-// description ("a cross between an owl and a bear") are not what it asks
-// for. spans are where each name is in words.
+// filters) say (storedNames), when the question is mostly names ("what
+// does Fireball do", "vampire weaknesses", "how does sneak attack work"):
+// names inside a description ("a cross between an owl and a bear") are
+// not what it asks for.
 func namedIn(v *badgerstore.View, words []string, used []bool, hasKinds func([]lkv1.Kind) bool) (out []string, spans [][2]int) {
-	taken := make([]bool, len(words))
-	content := contentWords(words, used)
-	defer func() {
-		n := 0
-		for i, t := range taken {
-			if t && !stopword(words[i]) {
+	out, spans = storedNames(v, words, used, hasKinds)
+	n := 0
+	for _, h := range spans {
+		for i := h[0]; i < h[1]; i++ {
+			if !stopword(words[i]) {
 				n++
 			}
 		}
-		if 2*n < content {
-			out, spans = nil, nil
-		}
-	}()
+	}
+	if 2*n < contentWords(words, used) {
+		return nil, nil
+	}
+	return out, spans
+}
+
+// storedNames returns the stored names, entities' or their features'
+// ("sneak attack"), that words not used say, longest first, and where
+// each is in words.
+func storedNames(v *badgerstore.View, words []string, used []bool, hasKinds func([]lkv1.Kind) bool) (out []string, spans [][2]int) {
+	taken := make([]bool, len(words))
 	for n := maxNamedWords; n >= 1; n-- {
 		for i := 0; i+n <= len(words); i++ {
 			if slices.Contains(used[i:i+n], true) || slices.Contains(taken[i:i+n], true) || stopword(words[i]) || stopword(words[i+n-1]) {
