@@ -47,13 +47,13 @@ const (
 )
 
 // cardsWithin is how many of es a default answer gives in full.
-func cardsWithin(es []Entity) int {
+func cardsWithin(es []Entity, part string) int {
 	n, size := 0, 0
 	for i := range es {
 		if n == fullCards {
 			break
 		}
-		size += len(renderEntity(&es[i]))
+		size += len(lookupCard(&es[i], part))
 		if n > 0 && size > cardBytes {
 			break
 		}

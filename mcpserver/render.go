@@ -591,6 +591,9 @@ func renderLookup(noun string, out *LookupOutput, cards int) string {
 		fmt.Fprintf(&b, "The first %d in full, the other %d one line each: read a URI for one in full, or repeat the call with detail=\"full\".\n", cards, out.Count-cards)
 	}
 	renderNotes(&b, out.FallbackReason, out.Warnings)
+	if out.Part != "" && out.Count > 0 {
+		fmt.Fprintf(&b, "\n> No %s is named '%s': it is a part of each result below.\n", noun, out.Part)
+	}
 	renderUnderstood(&b, out.understood)
 	for i := range out.Results {
 		e := &out.Results[i]
@@ -602,9 +605,73 @@ func renderLookup(noun string, out *LookupOutput, cards int) string {
 			continue
 		}
 		b.WriteString("\n---\n\n")
-		b.WriteString(renderEntity(e))
+		if cards < 0 {
+			b.WriteString(renderEntity(e))
+		} else {
+			b.WriteString(lookupCard(e, out.Part))
+		}
 	}
 	renderVariants(&b, out.Variants)
+	return b.String()
+}
+
+// lookupCard is e's card, or when part is set and e holds a part so named
+// (name_match "part"), that part's.
+func lookupCard(e *Entity, part string) string {
+	if p, ok := partOf(e, part); ok {
+		return renderPart(e, p)
+	}
+	return renderEntity(e)
+}
+
+// partOf finds the part of e named name: a headed part of its text
+// (lkv1.TextParts) or a named block (a class's feature).
+func partOf(e *Entity, name string) (Block, bool) {
+	if name == "" {
+		return Block{}, false
+	}
+	if p, ok := textPart(e.Description, name); ok {
+		return p, true
+	}
+	for _, bl := range e.Blocks {
+		if strings.EqualFold(bl.Name, name) && bl.Text != "" {
+			bl.Text = fmt.Sprintf("***%s.*** %s", featureName(bl), strings.TrimSpace(bl.Text))
+			return bl, true
+		}
+	}
+	for _, bl := range e.Blocks {
+		if p, ok := textPart(bl.Text, name); ok {
+			return p, true
+		}
+	}
+	return Block{}, false
+}
+
+// textPart is the part of text headed name (lkv1.TextParts), its heading
+// left out when it has a line of its own: the card heads the part.
+func textPart(text, name string) (Block, bool) {
+	for _, p := range lkv1.TextParts(text) {
+		if !strings.EqualFold(p.Name, name) {
+			continue
+		}
+		text := p.Text
+		if first, rest, _ := strings.Cut(text, "\n"); strings.EqualFold(strings.Trim(first, "#*_.: "), p.Name) {
+			text = rest
+		}
+		return Block{Name: p.Name, Text: strings.TrimSpace(text)}, true
+	}
+	return Block{}, false
+}
+
+// renderPart is the card of a part of e: what a name asked for when it
+// heads a part of e rather than naming e ("surprise" in The Order of
+// Combat), the whole a URI away.
+func renderPart(e *Entity, part Block) string {
+	var b strings.Builder
+	kind := strings.ReplaceAll(e.Kind, "-", " ")
+	fmt.Fprintf(&b, "## %s\n*Part of %s (%s)*\n\n%s\n\n", part.Name, e.Name, kind, part.Text)
+	fmt.Fprintf(&b, "*The whole %s: read %s, or repeat the call with detail=\"full\".*\n", kind, e.URI)
+	renderCitation(&b, e)
 	return b.String()
 }
 

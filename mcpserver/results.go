@@ -231,7 +231,8 @@ type LookupOutput struct {
 	Ranking        string         `json:"ranking" jsonschema:"structured, hybrid or keyword."`
 	FallbackReason string         `json:"fallback_reason,omitempty" jsonschema:"Why keyword ranking replaced the semantic ranking asked for."`
 	Warnings       []string       `json:"warnings,omitempty"`
-	NameMatch      string         `json:"name_match,omitempty" jsonschema:"How name matched: exact, pattern, slug, key, alias, inflection."`
+	NameMatch      string         `json:"name_match,omitempty" jsonschema:"How name matched: exact, pattern, slug, key, alias, inflection, part (no entity bears the name; the results hold a part or feature so named)."`
+	Part           string         `json:"part,omitempty" jsonschema:"When name_match is part: the name asked for, which heads a part of each result's text or names one of its features (Surprise in The Order of Combat). The cards show that part; read a result's URI for the whole."`
 	MatchedAlias   string         `json:"matched_alias,omitempty" jsonschema:"When name_match is alias: the book's name asked for (Tasha's Hideous Laughter)."`
 	Suggestions    []Suggestion   `json:"suggestions,omitempty" jsonschema:"When nothing matched the name: the closest names (did you mean), best first."`
 	NotOpenContent string         `json:"not_open_content,omitempty" jsonschema:"A well-known name no open-licensed document carries (Beholder)."`

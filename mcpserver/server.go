@@ -421,6 +421,9 @@ func tool[In any](s *Server, name, noun string, call lookupFunc[In], after ...fu
 				Document: sg.GetDocumentKey(), DocumentName: sg.GetDocumentName(), Score: sg.GetScore(), Via: sg.GetVia()})
 		}
 		out.Count = len(out.Results)
+		if out.NameMatch == "part" {
+			out.Part = nameArgument(any(in))
+		}
 		for _, f := range after {
 			f(ctx, in, out)
 		}
@@ -435,7 +438,7 @@ func tool[In any](s *Server, name, noun string, call lookupFunc[In], after ...fu
 		case detailFull:
 			return withLinks(textResult(renderLookup(noun, out, -1)+pageNote(out.NextCursor, out.Total, out.Count)), links), out, nil
 		}
-		cards := cardsWithin(out.Results)
+		cards := cardsWithin(out.Results, out.Part)
 		md := renderLookup(noun, out, cards) + pageNote(out.NextCursor, out.Total, out.Count)
 		attributed := map[string]bool{}
 		for i := range out.Results {

@@ -626,3 +626,108 @@ func TestLookup_inflection(t *testing.T) {
 	}
 	t.Logf("%d of %d plural names found by their singular", tried-missed, tried)
 }
+
+// holdsPart reports whether e holds a part or feature named name: a
+// heading of its text or of a block's (lkv1.TextParts), or a block's name.
+func holdsPart(e *lkv1.Entity, name string) bool {
+	texts := []string{e.GetDescription()}
+	for _, b := range e.GetBlocks() {
+		if strings.EqualFold(b.GetName(), name) {
+			return true
+		}
+		texts = append(texts, b.GetText())
+	}
+	for _, t := range texts {
+		for _, p := range lkv1.TextParts(t) {
+			if strings.EqualFold(p.Name, name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestLookup_parts: a name no entity bears that heads a part of rules'
+// texts ("surprise") or names a class's feature ("sneak attack") finds
+// every entity holding it and nothing else (name_match "part"): recall
+// and precision over the whole snapshot.
+func TestLookup_parts(t *testing.T) {
+	c := client(t)
+	ctx := t.Context()
+	byKey := map[string]*lkv1.Entity{}
+	holders := map[string][]*lkv1.Entity{} // kind and lower-case part name -> holders
+	var order []string
+	for _, e := range snap.entities {
+		byKey[e.GetKey()] = e
+		var parts []string
+		isRule := slices.Contains(lkv1.RuleKinds(), e.GetKind())
+		if isRule {
+			for _, t := range append([]string{e.GetDescription()}, blockTexts(e)...) {
+				for _, p := range lkv1.TextParts(t) {
+					parts = append(parts, p.Name)
+				}
+			}
+		}
+		for _, b := range e.GetBlocks() {
+			if isRule || b.GetType() == "feature" {
+				parts = append(parts, b.GetName())
+			}
+		}
+		for _, p := range parts {
+			k := e.GetKind().String() + "\x00" + strings.ToLower(p)
+			if len(holders[k]) == 0 {
+				order = append(order, k)
+			}
+			if !slices.Contains(holders[k], e) {
+				holders[k] = append(holders[k], e)
+			}
+		}
+	}
+	tried, named := 0, 0
+	for _, k := range order {
+		kindName, part, _ := strings.Cut(k, "\x00")
+		kind := lkv1.Kind(lkv1.Kind_value[kindName])
+		resp, err := lookupOfKind(ctx, c, kind, common(part, 100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]bool{}
+		for _, r := range resp.GetResults() {
+			got[r.GetEntity().GetKey()] = true
+			for _, a := range r.GetAlternates() {
+				got[a.GetKey()] = true
+			}
+		}
+		if m := resp.GetNameMatch(); m != "part" {
+			// Something bears the name itself: it answers.
+			if m == "" || len(got) == 0 {
+				t.Errorf("%s %q: nothing found (match %q), want its holders %s", kindName, part, m, holders[k][0].GetKey())
+			}
+			named++
+			continue
+		}
+		tried++
+		for key := range got {
+			if !holdsPart(byKey[key], part) {
+				t.Errorf("%s %q: %s holds no part so named", kindName, part, key)
+			}
+		}
+		for _, e := range holders[k] {
+			if !got[e.GetKey()] {
+				t.Errorf("%s %q: %s, which holds it, not found among %d", kindName, part, e.GetKey(), len(got))
+			}
+		}
+	}
+	if tried < 100 {
+		t.Errorf("only %d part names tried", tried)
+	}
+	t.Logf("%d part names found as parts, %d answered by an entity of that name", tried, named)
+}
+
+func blockTexts(e *lkv1.Entity) []string {
+	var out []string
+	for _, b := range e.GetBlocks() {
+		out = append(out, b.GetText())
+	}
+	return out
+}

@@ -17,6 +17,10 @@ const (
 	// matchInflected: the same words but for their endings ("opportunity
 	// attack" finds Opportunity Attacks).
 	matchInflected = "inflection"
+	// matchPart: no entity bears the name, but it heads a part of some
+	// entities' text or names one of their features ("surprise": The
+	// Order of Combat; "sneak attack": Rogue).
+	matchPart = "part"
 )
 
 // pattern is a name with "*" or "%" wildcards: any run of characters.
@@ -113,8 +117,9 @@ func matchName(v *badgerstore.View, cand badgerstore.Set, name string, limit int
 
 // matchAnyName narrows cand to what name matches: by name, slug or key
 // (matchName), else an alias (known: the name the books give), else
-// another form of its words (matchInflection). how says which; "" when
-// nothing matched.
+// another form of its words (matchInflection), else the entities holding
+// a part or feature so named (matchPart). how says which; "" when nothing
+// matched.
 func matchAnyName(v *badgerstore.View, cand badgerstore.Set, name string) (_ badgerstore.Set, how, known string) {
 	if s, how := matchName(v, cand, name, 0); how != "" {
 		return s, how, ""
@@ -124,6 +129,12 @@ func matchAnyName(v *badgerstore.View, cand badgerstore.Set, name string) (_ bad
 	}
 	if s := matchInflection(v, cand, name); !s.Empty() {
 		return s, matchInflected, ""
+	}
+	if !isPattern(name) {
+		s := v.Postings(badgerstore.FieldFeature, strings.ToLower(strings.TrimSpace(name)))
+		if s.And(cand); !s.Empty() {
+			return s, matchPart, ""
+		}
 	}
 	return badgerstore.Set{}, "", ""
 }

@@ -114,9 +114,11 @@ var understandCases = []understandCase{
 	// A question about how the game works, asked of the rules among other
 	// kinds, asks for the rules and reads no filter in what it is about (a
 	// book still narrows it); one that is mostly a name asks for what
-	// bears it; asked of spells alone, the filters are read.
+	// bears it, the rules too when only they bear it (a rule's name, or a
+	// part's: "heavy armor" heads one of Armor); asked of spells alone,
+	// the filters are read.
 	{"search_dnd_content", "how does concentration work", ruleKinds()},
-	{"search_dnd_content", "rules for ranged attacks in melee", nil}, // a rule's name
+	{"search_dnd_content", "rules for ranged attacks in melee", ruleKinds()}, // a rule's name
 	{"search_dnd_content", "how long does it take to don heavy armor", ruleKinds()},
 	{"search_dnd_content", "how long will it take to stabilize a dying creature", ruleKinds()},
 	{"search_dnd_content", "what happens when a Large creature drops to 0 hit points", ruleKinds()},

@@ -36,6 +36,7 @@ func TestFindability(t *testing.T) {
 	t.Run("one query path", func(t *testing.T) { checkOneQueryPath(t, cs) })
 	t.Run("issue table", func(t *testing.T) { checkIssueTable(t, cs) })
 	t.Run("README", func(t *testing.T) { checkREADME(t, cs) })
+	t.Run("parts", func(t *testing.T) { checkParts(t, cs) })
 }
 
 // findSession connects a client to an MCP server over the whole snapshot.
@@ -378,6 +379,44 @@ func checkREADME(t *testing.T, cs *mcp.ClientSession) {
 	callFind(t, cs, "lookup_spell", map[string]any{"semantic_query": "what does Fireball do", "limit": 3}, &spells)
 	if len(spells.Results) == 0 || spells.Results[0].Name != "Fireball" {
 		t.Errorf("lookup_spell(what does Fireball do) = %q", resultNames(spells.Results))
+	}
+}
+
+// checkParts: a name that heads a part of a rule (or names a class's
+// feature) answers with that part, from every book holding it, and not
+// with the whole rule around it.
+func checkParts(t *testing.T, cs *mcp.ClientSession) {
+	for _, tt := range []struct {
+		tool, name string
+		docs       []string
+		want       []string // in the text, in order
+		not        string   // the text of the part after it
+	}{
+		{"lookup_rule", "surprise", nil, []string{"## Surprise\n*Part of Combat Sequence (rule section)*", "The GM determines who might be surprised", "## Surprise\n*Part of The Order of Combat (rule)*", "Disadvantage on their Initiative roll"}, "Initiative Order"},
+		{"lookup_rule", "death saving throws", []string{"srd-2014"}, []string{"## Death Saving Throws\n*Part of Damage and Healing (rule section)*", "Rolling 1 or 20", "counts as two failures"}, "Stabilizing a Creature"},
+		{"lookup_character_option", "sneak attack", nil, []string{"## Sneak Attack\n*Part of Rogue (class)*", "extra 1d6 damage"}, "Thieves' Cant"},
+	} {
+		args := map[string]any{"name": tt.name}
+		if tt.docs != nil {
+			args["documents"] = tt.docs
+		}
+		var out mcpserver.LookupOutput
+		text := callFind(t, cs, tt.tool, args, &out)
+		if out.NameMatch != "part" || out.Part != tt.name {
+			t.Errorf("%s(%q): name_match %q, part %q; want part", tt.tool, tt.name, out.NameMatch, out.Part)
+		}
+		at := 0
+		for _, w := range tt.want {
+			i := strings.Index(text[at:], w)
+			if i < 0 {
+				t.Errorf("%s(%q): %q missing (or out of order) in\n%s", tt.tool, tt.name, w, text)
+				break
+			}
+			at += i + len(w)
+		}
+		if strings.Contains(text, tt.not) {
+			t.Errorf("%s(%q): the card holds %q, past the part:\n%s", tt.tool, tt.name, tt.not, text)
+		}
 	}
 }
 

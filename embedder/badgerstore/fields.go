@@ -63,8 +63,10 @@ const (
 	FieldParent              = "parent"  // parent key, name and slug, lower-case
 	FieldSection             = "section" // rule section slug and name, lower-case
 	// FieldFeature is the names of a class's, subclass's or background's
-	// features, lower-case ("sneak attack"), matched in memory (not a
-	// vector payload): "how does sneak attack work" names the rogue.
+	// features and of the headed parts of a rule's text (lkv1.TextParts),
+	// lower-case ("sneak attack", "surprise"), matched in memory (not a
+	// vector payload): "how does sneak attack work" names the rogue, and
+	// lookup_rule(name="surprise") The Order of Combat.
 	FieldFeature = "feature"
 	// FieldMovement is a creature's ways of moving besides walking, its
 	// speed's modes ("fly", "swim", "climb", "burrow", "hover"), matched
@@ -214,6 +216,15 @@ func EntityFields(e *lkv1.Entity) Fields {
 	case *lkv1.Entity_Rule:
 		r := d.Rule
 		f.kw(FieldSection, r.GetSection(), r.GetSectionName(), lkv1.Slugify(r.GetSectionName()))
+		for _, p := range lkv1.TextParts(e.GetDescription()) {
+			f.kw(FieldFeature, p.Name)
+		}
+		for _, b := range e.GetBlocks() { // a section's rules
+			f.kw(FieldFeature, b.GetName())
+			for _, p := range lkv1.TextParts(b.GetText()) {
+				f.kw(FieldFeature, p.Name)
+			}
+		}
 	}
 	return f
 }

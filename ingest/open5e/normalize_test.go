@@ -606,3 +606,84 @@ func blockTexts(e *lkv1.Entity) []string {
 	}
 	return out
 }
+
+// TestSnapshot_sectionParts checks the rule sections v1's text completes
+// (mergeV1Sections): SRD 5.1's Damage and Healing gains the parts v2 left
+// out, in the book's order, and no section gains a rule the book holds
+// already, under its name, a part under it, or its opening words.
+func TestSnapshot_sectionParts(t *testing.T) {
+	type rule struct{ name, desc string }
+	books := map[string][]rule{} // the v2 records' own rules, per document
+	var sections []*lkv1.Entity
+	for _, e := range snapshot(t) {
+		if e.GetKind() != lkv1.Kind_KIND_RULE_SECTION || !strings.HasPrefix(e.GetKey(), "open5e_v2:") {
+			continue
+		}
+		sections = append(sections, e)
+		var rec struct{ Rules []struct{ Name, Desc string } }
+		if err := json.Unmarshal(e.GetSourceRecord(), &rec); err != nil {
+			t.Fatalf("%s: %v", e.GetKey(), err)
+		}
+		for _, r := range rec.Rules {
+			books[e.GetDocument().GetKey()] = append(books[e.GetDocument().GetKey()], rule{r.Name, r.Desc})
+		}
+	}
+	plain := func(s string) string {
+		return " " + strings.Join(strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+			return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+		}), " ") + " "
+	}
+	added := map[string][]string{}
+	for _, e := range sections {
+		doc := e.GetDocument().GetKey()
+		own := map[string]bool{}
+		for _, r := range books[doc] {
+			own[lkv1.Slugify(r.name)] = true
+		}
+		seen := map[string]bool{}
+		for _, bl := range e.GetBlocks() {
+			slug := lkv1.Slugify(bl.GetName())
+			if own[slug] {
+				continue // the v2 record's own (which may name one twice)
+			}
+			if seen[slug] {
+				t.Errorf("%s: added %q twice", e.GetKey(), bl.GetName())
+			}
+			seen[slug] = true
+			added[e.GetKey()] = append(added[e.GetKey()], bl.GetName())
+			opening := strings.Fields(plain(bl.GetText()))
+			opening = opening[:min(len(opening), 12)]
+			for _, r := range books[doc] {
+				if strings.Contains(plain(r.desc), " "+strings.Join(opening, " ")+" ") {
+					t.Errorf("%s: added %q, which %s of the same book holds", e.GetKey(), bl.GetName(), r.name)
+				}
+			}
+			for _, p := range lkv1.TextParts(bl.GetText()) {
+				if p.Level < lkv1.BoldLevel && own[lkv1.Slugify(p.Name)] {
+					t.Errorf("%s: added %q, whose part %q is a rule of the book", e.GetKey(), bl.GetName(), p.Name)
+				}
+			}
+		}
+	}
+	const dh = "open5e_v2:srd-2014:rule-section:damage-and-healing"
+	want := []string{"Healing", "Dropping to 0 Hit Points", "Knocking a Creature Out", "Temporary Hit Points"}
+	if got := added[dh]; !slices.Equal(got, want) {
+		t.Errorf("%s gained %q, want %q", dh, got, want)
+	}
+	for _, e := range sections {
+		if e.GetKey() != dh {
+			continue
+		}
+		var names []string
+		for _, bl := range e.GetBlocks() {
+			names = append(names, bl.GetName())
+			if bl.GetName() == "Dropping to 0 Hit Points" && !strings.Contains(bl.GetText(), "### Death Saving Throws") {
+				t.Errorf("%s: Dropping to 0 Hit Points lacks its death saving throws:\n%s", dh, bl.GetText())
+			}
+		}
+		if i := slices.Index(names, "Healing"); i < 1 || names[i-1] != "Damage Resistance and Vulnerability" {
+			t.Errorf("%s: rules in the order %q, want Healing after Damage Resistance and Vulnerability as in the book", dh, names)
+		}
+	}
+	t.Logf("sections completed from v1: %v", added)
+}

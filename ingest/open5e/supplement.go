@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"lorekeeper.dev/ingest"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
@@ -36,6 +37,10 @@ var supplements = []supplement{
 	{Endpoint{"v2", "spells", lkv1.Kind_KIND_SPELL}, Endpoint{"v1", "spells", lkv1.Kind_KIND_SPELL}, mergeV1SpellClasses},
 	// SRD weapons' and armor's cost, weight and text, from their item
 	// twins (twins.go).
+	// Rule sections' missing parts: v2's SRD 5.1 Damage and Healing has
+	// no Healing, Dropping to 0 Hit Points (death saving throws), Knocking
+	// a Creature Out or Temporary Hit Points, which v1's section text has.
+	{Endpoint{"v2", "rulesets", lkv1.Kind_KIND_RULE_SECTION}, Endpoint{"v1", "sections", lkv1.Kind_KIND_RULE_SECTION}, mergeV1Sections},
 	{Endpoint{"v2", "weapons", lkv1.Kind_KIND_WEAPON}, Endpoint{"v2", "items", lkv1.Kind_KIND_ITEM}, mergeItemTwins},
 	{Endpoint{"v2", "armor", lkv1.Kind_KIND_ARMOR}, Endpoint{"v2", "items", lkv1.Kind_KIND_ITEM}, mergeItemTwins},
 }
@@ -190,4 +195,123 @@ func oneEdit(a, b string) bool {
 		return a[i+1:] == b[i+1:]
 	}
 	return a[i+1:] == b[i:]
+}
+
+// mergeV1Sections gives each v2 rule section the parts of its v1 twin's
+// text (its headings of the highest level, lkv1.TextParts) that no rule of
+// the v2 book holds, as rule blocks placed after the part before them. A
+// part is held when a rule of the book (a block of any of its sections) is
+// named as the part or as a part under it (v1's Types of Actions holds the
+// Attack, Dash ... rules), or when its opening words are in a rule's text
+// (v2's "Rnged Attacks" is v1's Ranged Attacks). It returns the sections
+// it changed.
+func mergeV1Sections(v2, v1 []*lkv1.Entity, cat *Catalog) []*lkv1.Entity {
+	type book struct {
+		names map[string]bool // slugs of the rules and sections
+		text  strings.Builder // their texts' words
+	}
+	books := map[string]*book{}
+	for _, e := range v2 {
+		doc := e.GetDocument().GetKey()
+		b := books[doc]
+		if b == nil {
+			b = &book{names: map[string]bool{}}
+			books[doc] = b
+		}
+		b.names[lkv1.Slugify(e.GetName())] = true
+		b.text.WriteString(words(e.GetDescription()))
+		for _, bl := range e.GetBlocks() {
+			b.names[lkv1.Slugify(bl.GetName())] = true
+			b.text.WriteString(words(bl.GetText()))
+		}
+	}
+	twins := map[string]*lkv1.Entity{}
+	for _, e := range v1 {
+		if e.GetKind() == lkv1.Kind_KIND_RULE_SECTION {
+			for _, k := range v2Twins(cat, e) {
+				twins[k] = e
+			}
+		}
+	}
+	var changed []*lkv1.Entity
+	for _, e := range v2 {
+		t := twins[twinKey(e.GetDocument().GetKey(), e)]
+		if t == nil {
+			continue
+		}
+		b := books[e.GetDocument().GetKey()]
+		parts := lkv1.TextParts(t.GetDescription())
+		top := lkv1.BoldLevel
+		for _, p := range parts {
+			top = min(top, p.Level)
+		}
+		if top == lkv1.BoldLevel {
+			continue // bold lead-ins are a rule's paragraphs, not its parts
+		}
+		at, more := 0, false
+		for i, p := range parts {
+			if p.Level != top {
+				continue
+			}
+			if j := slices.IndexFunc(e.Blocks, func(bl *lkv1.TextBlock) bool {
+				return lkv1.Slugify(bl.GetName()) == lkv1.Slugify(p.Name)
+			}); j >= 0 {
+				at = j + 1
+				continue
+			}
+			_, body, _ := strings.Cut(p.Text, "\n")
+			body = strings.TrimSpace(body)
+			if held(p, parts[i+1:], body, b.names, b.text.String()) {
+				continue
+			}
+			e.Blocks = slices.Insert(e.Blocks, at, &lkv1.TextBlock{Type: "rule", Name: p.Name, Text: body})
+			at, more = at+1, true
+		}
+		if more {
+			changed = append(changed, e)
+		}
+	}
+	return changed
+}
+
+// held reports whether the book holds part p already (see
+// mergeV1Sections); after are the parts following p in its text.
+func held(p lkv1.TextPart, after []lkv1.TextPart, body string, names map[string]bool, text string) bool {
+	if names[lkv1.Slugify(p.Name)] || body == "" {
+		return true
+	}
+	for _, sub := range after {
+		if sub.Level <= p.Level {
+			break
+		}
+		// Headed parts only: a bold lead-in is a paragraph's, and may
+		// share a rule's name elsewhere in the book (Rolling 1 or 20).
+		if sub.Level < lkv1.BoldLevel && names[lkv1.Slugify(sub.Name)] {
+			return true
+		}
+	}
+	// The opening words, at most the first dozen.
+	opening := strings.Fields(words(body))
+	return strings.Contains(text, " "+strings.Join(opening[:min(len(opening), 12)], " ")+" ")
+}
+
+// words is s lower-cased with every run of other characters than letters
+// and digits one space, between spaces: " a b c ".
+func words(s string) string {
+	var b strings.Builder
+	b.WriteByte(' ')
+	space := true
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+			space = false
+		} else if !space {
+			b.WriteByte(' ')
+			space = true
+		}
+	}
+	if !space {
+		b.WriteByte(' ')
+	}
+	return b.String()
 }

@@ -1197,7 +1197,10 @@ type LookupResponse struct {
 	Warnings []string `protobuf:"bytes,4,rep,name=warnings,proto3" json:"warnings,omitempty"`
 	// How the name matched: "exact", "pattern", "slug", "key", "alias",
 	// "inflection" (the same words but for their endings: "opportunity
-	// attack" found Opportunity Attacks), or empty.
+	// attack" found Opportunity Attacks), "part" (no entity bears the name,
+	// but it heads a part of the results' text or names one of their
+	// features: "surprise" found The Order of Combat, "sneak attack" the
+	// Rogue), or empty.
 	NameMatch string `protobuf:"bytes,5,opt,name=name_match,json=nameMatch,proto3" json:"name_match,omitempty"`
 	// When nothing matched the name (exactly, as a pattern, slug, key, alias
 	// or inflection): the closest names among the entities passing every other
