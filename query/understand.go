@@ -143,7 +143,11 @@ type vocabulary struct {
 	maxWords int
 	types    map[string]bool // stemmed creature types
 	damage   map[string]bool // stemmed damage types
-	docs     []docWords
+	// heads are the last words of equipment's names, stemmed ("sword"
+	// of "Dancing Sword", "crossbow", "mail"): what a weapon property or
+	// an armor category is said of.
+	heads map[string]bool
+	docs  []docWords
 }
 
 // docWords are the ways a question names a document.
@@ -153,6 +157,30 @@ type docWords struct {
 	acronym         string   // initials of the name's words ("srd", "tob")
 	version         string   // a trailing version number ("5.1")
 	homebrew        bool     // an OrcBrew document
+}
+
+// saidOfEquipment reports whether a weapon property or armor category
+// read before next is said of equipment: next ends the question or its
+// clause, is another value or a kind, or ends equipment's names ("heavy
+// crossbow", "light weapons", "two-handed sword", whose "sword" ends
+// Longsword). Not "a cheap light source", "a heavy load".
+func (voc *vocabulary) saidOfEquipment(next string) bool {
+	if next == "" || stopword(next) {
+		return true
+	}
+	if _, ok := kindNoun(next); ok {
+		return true
+	}
+	st := relevance.Stem(next)
+	if voc.heads[st] || len(voc.phrases[st]) > 0 || st == "armour" || st == "gear" || st == "equipment" {
+		return true
+	}
+	for h := range voc.heads {
+		if len(st) >= 3 && strings.HasSuffix(h, st) {
+			return true
+		}
+	}
+	return false
 }
 
 // vocabularyOf returns the catalogue's vocabulary, remembered by the view
@@ -191,6 +219,17 @@ func buildVocabulary(v *badgerstore.View) *vocabulary {
 			}
 		}
 	}
+	voc.heads = map[string]bool{}
+	var equipment []string
+	for _, k := range lkv1.EquipmentKinds() {
+		equipment = append(equipment, k.Slug())
+	}
+	v.Postings(badgerstore.FieldKind, equipment...).Each(func(slot uint32) bool {
+		if ws := questionWords(v.Name(slot)); len(ws) > 0 {
+			voc.heads[relevance.Stem(ws[len(ws)-1])] = true
+		}
+		return true
+	})
 	for _, d := range v.Documents() {
 		doc := d.Document
 		dw := docWords{key: strings.ToLower(doc.GetKey()), gameSystem: strings.ToLower(doc.GetGameSystem()),
@@ -668,11 +707,11 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 					// Before "armor" a word is the armor's category
 					// ("light armor", "heavy armor"), not a weapon's
 					// property; before "weapon" the other way round.
-					if next := relevance.Stem(word(i + n)); next == "armor" || next == "armour" {
+					if next := relevance.Stem(word(i + n)); next == "armor" || next == "armour" || !voc.saidOfEquipment(word(i+n)) {
 						continue
 					}
 				case badgerstore.FieldArmorCategory:
-					if relevance.Stem(word(i+n)) == "weapon" {
+					if relevance.Stem(word(i+n)) == "weapon" || !voc.saidOfEquipment(word(i+n)) {
 						continue
 					}
 				}

@@ -42,6 +42,11 @@ var understandCases = []understandCase{
 	{"lookup_equipment", "the cheapest heavy armor", []string{"armor_category=heavy", "category=armor", "order=cost_gp asc"}},
 	{"lookup_equipment", "light armor for a rogue", []string{"armor_category=light", "category=armor"}},
 	{"lookup_equipment", "a light weapon", []string{"property=light", "category=weapon"}},
+	// A property or category is said of equipment: not of a light source;
+	// a sword ends Longsword's name.
+	{"lookup_equipment", "a cheap light source", nil},
+	{"lookup_equipment", "a two-handed sword", []string{"property=two-handed"}},
+	{"lookup_equipment", "light and finesse", []string{"armor_category=light", "property=light", "property=finesse"}},
 	{"lookup_creature", "the strongest dragon", []string{"creature_type=dragon", "order=challenge_rating desc"}},
 	{"lookup_creature", "undead with the most hit points", []string{"creature_type=undead", "order=hit_points desc"}},
 	{"search_dnd_content", "CR 5 undead from the SRD", []string{"challenge_rating=5", "creature_type=undead", "docs=srd-2014,srd-2024"}},
