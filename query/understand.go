@@ -86,6 +86,7 @@ var (
 		badgerstore.FieldClass:               spellKinds,
 		badgerstore.FieldConcentration:       spellKinds,
 		badgerstore.FieldRitual:              spellKinds,
+		badgerstore.FieldHealing:             spellKinds,
 		badgerstore.FieldCastingTime:         spellKinds,
 		badgerstore.FieldDamageType:          {lkv1.Kind_KIND_SPELL, lkv1.Kind_KIND_WEAPON},
 		badgerstore.FieldCR:                  creatureKinds,
@@ -640,6 +641,13 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 			add(boolFilter(badgerstore.FieldConcentration, !negated(i, 2), mark(i, i+1)))
 		case "ritual":
 			add(boolFilter(badgerstore.FieldRitual, !negated(i, 2), mark(i, i+1)))
+		case "heal", "heals", "healing", "healer", "healers":
+			// A spell that restores hit points, said of spells: "healing
+			// spells for a cleric" (a name, "Healing Word", is the name's).
+			// The word stays in the terms: the healers' texts say it, and
+			// how much they do ranks them among themselves.
+			add(boolFilter(badgerstore.FieldHealing, !negated(i, 2), mark(i, i+1)))
+			used[i] = false
 		case "stealth", "stealthy":
 			// Armor is asked about stealth to keep it: only "stealth
 			// disadvantage" without a negation asks for the disadvantage.

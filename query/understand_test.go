@@ -31,6 +31,9 @@ var understandCases = []understandCase{
 	{"lookup_spell", "3rd-level wizard spell that deals fire damage", []string{"level=3", "class=wizard", "damage_type=fire"}},
 	{"lookup_spell", "a concentration spell I can cast as a bonus action", []string{"concentration=true", "casting_time=bonus-action"}},
 	{"lookup_spell", "ritual from the evocation school", []string{"ritual=true", "school=evocation"}},
+	{"lookup_spell", "healing spells for a cleric", []string{"healing=true", "class=cleric"}},
+	{"lookup_spell", "a necromancy spell that does not heal", []string{"school=necromancy", "healing=false"}},
+	{"lookup_spell", "what does healing word do", nil}, // a name
 	{"lookup_creature", "a Large undead", []string{"size=large", "creature_type=undead"}},
 	{"lookup_creature", "fiend immune to fire", []string{"creature_type=fiend", "damage_immunity=fire"}},
 	{"lookup_equipment", "medium armor with no stealth disadvantage", []string{"armor_category=medium", "category=armor", "stealth_disadvantage=false"}},
@@ -61,7 +64,7 @@ var understandCases = []understandCase{
 	{"lookup_spell", "3rd level or lower evocation", []string{"level_max=3", "school=evocation"}},
 	// A character's level: the spells it reaches, by the class's caster type.
 	{"lookup_spell", "fire spells a 5th level wizard can cast", []string{"level_max=3", "class=wizard", "damage_type=fire"}},
-	{"lookup_spell", "healing for my level 5 paladin", []string{"level_max=2", "class=paladin"}},
+	{"lookup_spell", "healing for my level 5 paladin", []string{"healing=true", "level_max=2", "class=paladin"}},
 	{"lookup_spell", "best spells for an 11th level warlock", []string{"level_max=5", "class=warlock"}},
 	{"lookup_spell", "spells for a 1st level ranger", []string{"class=ranger"}},
 	{"lookup_spell", "5th level wizard spells", []string{"level=5", "class=wizard"}},
@@ -72,7 +75,7 @@ var understandCases = []understandCase{
 	{"lookup_creature", "a dragon I can throw at level 8 players", []string{"cr_max=8", "creature_type=dragon"}},
 	{"lookup_creature", "undead horde for a level 3 party in a crypt", []string{"cr_max=3", "creature_type=undead"}},
 	{"lookup_creature", "a boss for my 5th level party", []string{"cr_max=5"}},
-	{"lookup_spell", "healing up to 2nd level", []string{"level_max=2"}},
+	{"lookup_spell", "healing up to 2nd level", []string{"healing=true", "level_max=2"}},
 	{"lookup_spell", "level 3 or higher necromancy", []string{"level_min=3", "school=necromancy"}},
 	{"lookup_creature", "no more than CR 4", []string{"cr_max=4"}},
 	{"lookup_creature", "fiends above CR 20", []string{"creature_type=fiend", "cr_min=21"}},

@@ -2,6 +2,7 @@ package badgerstore
 
 import (
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,6 +69,11 @@ const (
 	// vector payload): "how does sneak attack work" names the rogue, and
 	// lookup_rule(name="surprise") The Order of Combat.
 	FieldFeature = "feature"
+	// FieldHealing is a bool: the spell restores hit points (it has a
+	// healing roll, or its text says it restores them: Heal's 70, Power
+	// Word Heal's all; not Defile Healing's "restores no hit points"),
+	// matched in memory: "healing spells" ranks the healers first.
+	FieldHealing = "healing"
 	// FieldMovement is a creature's ways of moving besides walking, its
 	// speed's modes ("fly", "swim", "climb", "burrow", "hover"), matched
 	// in memory: "a flying monster" ranks the fliers first.
@@ -154,6 +160,7 @@ func EntityFields(e *lkv1.Entity) Fields {
 		f.bool(FieldSomatic, sp.GetSomatic())
 		f.bool(FieldMaterial, sp.GetMaterial())
 		f.kw(FieldSavingThrow, sp.GetSavingThrowAbility())
+		f.bool(FieldHealing, sp.GetHealingRoll() != "" || restoresHitPoints(e.GetDescription()))
 	case *lkv1.Entity_Creature:
 		c := d.Creature
 		f.num(FieldCR, c.GetChallengeRating())
@@ -228,6 +235,25 @@ func EntityFields(e *lkv1.Entity) Fields {
 	}
 	return f
 }
+
+// restoresHitPoints reports whether text says its subject restores hit
+// points: "regains 2d8 hit points", "restore up to 700 Hit Points",
+// "regain all their hit points", but not after a negation ("can't regain
+// hit points", Chill Touch).
+func restoresHitPoints(text string) bool {
+	for _, m := range healingWords.FindAllStringIndex(text, -1) {
+		if !negation.MatchString(text[max(0, m[0]-40):m[0]]) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	healingWords = regexp.MustCompile(`(?i)\b(?:regains?|restores?|heals?|recovers?)\s+(?:(?:up to|a number of|all(?:\s+of)?\s+(?:its|their|your|his|her|the)(?:\s+lost)?|the maximum number of|\d+d\d+(?:\s*\+\s*\d+)?|\d+|extra)\s+){0,3}hit points?\b`)
+	// negation ends the words before a healing phrase that undo it.
+	negation = regexp.MustCompile(`(?i)(?:n['’]t|\bnot|\bno|\bcannot|\bunable|\bprevents?)\b[^.;]{0,25}$`)
+)
 
 // damageWords indexes a creature's damage list by its entries and by each
 // word in them, so "fire" finds "fire" and "bludgeoning" finds

@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"sync"
@@ -889,8 +890,8 @@ func PayloadFields() []vectorindex.FieldSchema {
 }
 
 // payload is e's filter fields for the vector index, without the name,
-// slug, key, feature and movement fields (matched in memory, never in the
-// index).
+// slug, key, feature, movement and healing fields (matched in memory,
+// never in the index).
 func payload(e *lkv1.Entity) vectorindex.Payload { return payloadOf(EntityFields(e)) }
 
 // payloadOf is payload from e's fields, which it leaves as they are (the
@@ -904,7 +905,12 @@ func payloadOf(f Fields) vectorindex.Payload {
 			kw[k] = v
 		}
 	}
-	return vectorindex.Payload{Keywords: kw, Numbers: f.Numbers, Bools: f.Bools}
+	bools := f.Bools
+	if _, ok := bools[FieldHealing]; ok {
+		bools = maps.Clone(bools)
+		delete(bools, FieldHealing)
+	}
+	return vectorindex.Payload{Keywords: kw, Numbers: f.Numbers, Bools: bools}
 }
 
 // RecordedModel returns the model recorded in the store at dir (zero when
