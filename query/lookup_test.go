@@ -674,7 +674,11 @@ func TestLookup_parts(t *testing.T) {
 			}
 		}
 		for _, p := range parts {
-			k := e.GetKind().String() + "\x00" + strings.ToLower(p)
+			kind := e.GetKind().String()
+			if isRule {
+				kind = "rules" // lookup_rule, every rule kind at once
+			}
+			k := kind + "\x00" + strings.ToLower(p)
 			if len(holders[k]) == 0 {
 				order = append(order, k)
 			}
@@ -686,8 +690,13 @@ func TestLookup_parts(t *testing.T) {
 	tried, named := 0, 0
 	for _, k := range order {
 		kindName, part, _ := strings.Cut(k, "\x00")
-		kind := lkv1.Kind(lkv1.Kind_value[kindName])
-		resp, err := lookupOfKind(ctx, c, kind, common(part, 100))
+		var resp *lkv1.LookupResponse
+		var err error
+		if kindName == "rules" {
+			resp, err = c.LookupRules(ctx, &lkv1.LookupRulesRequest{Common: common(part, 100)})
+		} else {
+			resp, err = lookupOfKind(ctx, c, lkv1.Kind(lkv1.Kind_value[kindName]), common(part, 100))
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -712,7 +721,21 @@ func TestLookup_parts(t *testing.T) {
 				t.Errorf("%s %q: %s holds no part so named", kindName, part, key)
 			}
 		}
+		// A rule section holds its book's rules: where a rule of the book
+		// holds the part, the rule answers, not the section again.
+		ruled := map[string]bool{}
 		for _, e := range holders[k] {
+			if e.GetKind() == lkv1.Kind_KIND_RULE {
+				ruled[e.GetDocument().GetKey()] = true
+			}
+		}
+		for _, e := range holders[k] {
+			if e.GetKind() == lkv1.Kind_KIND_RULE_SECTION && ruled[e.GetDocument().GetKey()] {
+				if got[e.GetKey()] {
+					t.Errorf("%s %q: %s, a section whose rule holds it, found beside the rule", kindName, part, e.GetKey())
+				}
+				continue
+			}
 			if !got[e.GetKey()] {
 				t.Errorf("%s %q: %s, which holds it, not found among %d", kindName, part, e.GetKey(), len(got))
 			}

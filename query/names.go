@@ -6,6 +6,7 @@ import (
 
 	"lorekeeper.dev/embedder/badgerstore"
 	"lorekeeper.dev/embedder/relevance"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
 // Name match kinds, as LookupResponse.name_match reports them.
@@ -118,7 +119,7 @@ func matchName(v *badgerstore.View, cand badgerstore.Set, name string, limit int
 // matchAnyName narrows cand to what name matches: by name, slug or key
 // (matchName), else an alias (known: the name the books give), else
 // another form of its words (matchInflection), else the entities holding
-// a part or feature so named (matchPart). how says which; "" when nothing
+// a part or feature so named (partHolders). how says which; "" when nothing
 // matched.
 func matchAnyName(v *badgerstore.View, cand badgerstore.Set, name string) (_ badgerstore.Set, how, known string) {
 	if s, how := matchName(v, cand, name, 0); how != "" {
@@ -130,11 +131,8 @@ func matchAnyName(v *badgerstore.View, cand badgerstore.Set, name string) (_ bad
 	if s := matchInflection(v, cand, name); !s.Empty() {
 		return s, matchInflected, ""
 	}
-	if !isPattern(name) {
-		s := v.Postings(badgerstore.FieldFeature, strings.ToLower(strings.TrimSpace(name)))
-		if s.And(cand); !s.Empty() {
-			return s, matchPart, ""
-		}
+	if s := partHolders(v, cand, name); !s.Empty() {
+		return s, matchPart, ""
 	}
 	return badgerstore.Set{}, "", ""
 }
@@ -181,4 +179,35 @@ func trigramNames(v *badgerstore.View, q string) []string {
 	return v.Memo("trigram-names\x00"+q, func() any {
 		return relevance.NamesByTrigrams(v, q, relevance.SuggestDice, relevance.SuggestCandidates)
 	}).([]string)
+}
+
+// partHolders narrows cand to the entities holding a part or feature named
+// name (badgerstore.FieldFeature), but for a rule section of a book whose
+// rule holds it too: the section holds its rules, and the rule is the
+// part's own ("concentration" is SRD 5.1's Duration's, not Spellcasting's
+// again).
+func partHolders(v *badgerstore.View, cand badgerstore.Set, name string) badgerstore.Set {
+	if isPattern(name) {
+		return badgerstore.Set{}
+	}
+	s := v.Postings(badgerstore.FieldFeature, strings.ToLower(strings.TrimSpace(name)))
+	s.And(cand)
+	ruled := map[string]bool{} // documents with a rule holding it
+	s.Each(func(slot uint32) bool {
+		if v.Kind(slot) == lkv1.Kind_KIND_RULE {
+			ruled[v.Document(slot).GetKey()] = true
+		}
+		return true
+	})
+	if len(ruled) == 0 {
+		return s
+	}
+	var keep []uint32
+	s.Each(func(slot uint32) bool {
+		if v.Kind(slot) != lkv1.Kind_KIND_RULE_SECTION || !ruled[v.Document(slot).GetKey()] {
+			keep = append(keep, slot)
+		}
+		return true
+	})
+	return badgerstore.SetOf(keep...)
 }

@@ -395,6 +395,9 @@ var newlines = strings.NewReplacer("\r\n", "\n", `\r\n`, "\n", `\n`, "\n")
 func normalizeNewlines(s string) string {
 	s = newlines.Replace(s)
 	s = boldGlued.ReplaceAllString(s, "**$1** $2")
+	if strings.Contains(s, "#") {
+		s = headingGlued.ReplaceAllString(s, "$1 $2")
+	}
 	s = htmlMarkdown(s)
 	s = htmlBreaks(s)
 	s = mendRunOns(s)
@@ -511,6 +514,10 @@ func htmlBreaks(s string) string {
 // does not close bold after punctuation followed by a letter, so the
 // label and the rest of the line would print with their asterisks.
 var boldGlued = regexp.MustCompile(`\*\*([^*\n]+?[:.])\*\*([[:alnum:]])`)
+
+// headingGlued is a heading's marks glued to its words ("###Archery" in
+// the SRD classes' fighting styles): markdown reads it as a paragraph.
+var headingGlued = regexp.MustCompile(`(?m)^(#{1,6})([[:alpha:]])`)
 
 var (
 	// "Sphere [Area of Effect]|XPHB|Sphere": the shape, written twice.

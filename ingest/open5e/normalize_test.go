@@ -201,6 +201,7 @@ func TestNormalize_cleanTexts(t *testing.T) {
 		{`a sentence run into the next ("on impact.In either case")`, regexp.MustCompile(`[a-z]{2}\.[A-Z][a-z]`)},
 		{`a space before a comma ("cast _moonbeam_ , with")`, regexp.MustCompile(`\S ,\s`)},
 		{`a link's markup ("the srd:grappled condition")`, regexp.MustCompile(`\bsrd:[a-z]`)},
+		{`a heading's marks glued to its words ("###Archery", a markdown paragraph)`, regexp.MustCompile(`(?m)^#{1,6}[[:alpha:]]`)},
 	} {
 		n := 0
 		for key, s := range snapshotTexts(t) {

@@ -41,7 +41,8 @@ const NormalizerKey = "last-run-normalizer"
 // 4: the sections of a book v2 left out, from its v1 records (SRD 5.1's
 // Rest: short and long rests), filed under the v2 book.
 // 5: the parts of a v2 rule section v2 left out, from its v1 twin's text
-// (SRD 5.1's Healing, Dropping to 0 Hit Points, Temporary Hit Points).
+// (SRD 5.1's Healing, Dropping to 0 Hit Points, Temporary Hit Points);
+// headings' marks parted from their words ("### Archery").
 const NormalizerVersion = 5
 
 // StatePrefix starts the state bucket key of every endpoint's resync state.
