@@ -583,7 +583,8 @@ func TestRender_proficientSavesOnly(t *testing.T) {
 }
 
 // A healing spell's card and summary say the spellcasting modifier the
-// text adds to its roll ("1d4 + your spellcasting ability modifier"),
+// text adds to its roll ("1d4 + your spellcasting ability modifier", "2d8
+// plus your spellcasting ability modifier"),
 // for every such spell of the catalogue, and only for those.
 func TestRender_healingPlusModifier(t *testing.T) {
 	with, without := 0, 0
@@ -593,7 +594,9 @@ func TestRender_healingPlusModifier(t *testing.T) {
 		}
 		e := entityFromProto(p, "")
 		roll := e.Spell.HealingRoll
-		plus := strings.Contains(strings.ReplaceAll(strings.ToLower(e.Description), " ", ""), roll+"+yourspellcastingabilitymodifier")
+		// SRD 5.2 words it "2d8 plus your spellcasting ability modifier".
+		desc := strings.ReplaceAll(strings.ToLower(e.Description), " ", "")
+		plus := strings.Contains(desc, roll+"+yourspellcastingabilitymodifier") || strings.Contains(desc, roll+"plusyourspellcastingabilitymodifier")
 		want, sum := "**Healing:** "+roll+"  \n", "heals "+roll+" ·"
 		if plus {
 			want, sum = "**Healing:** "+roll+" + spellcasting modifier  \n", "heals "+roll+" + spellcasting modifier"

@@ -60,7 +60,7 @@ func line(b *strings.Builder, label, value string) {
 // healing is a spell's healing as a card says it: its roll, and the
 // spellcasting modifier when the text adds it ("regains hit points equal
 // to 1d4 + your spellcasting ability modifier": Healing Word heals
-// 1d4 + modifier, not 1d4).
+// 1d4 + modifier, not 1d4; SRD 5.2 writes "plus").
 func healing(roll, desc string) string {
 	if roll == "" {
 		return ""
@@ -73,8 +73,9 @@ func healing(roll, desc string) string {
 	return roll
 }
 
-// plusModifier is a roll the text adds the caster's modifier to.
-var plusModifier = regexp.MustCompile(`(?i)\b(\d+d\d+(?:\s*\+\s*\d+)?)\s*\+\s*your spellcasting ability modifier`)
+// plusModifier is a roll the text adds the caster's modifier to: "1d4 +
+// your spellcasting ability modifier", SRD 5.2's "2d8 plus your ...".
+var plusModifier = regexp.MustCompile(`(?i)\b(\d+d\d+(?:\s*\+\s*\d+)?)\s*(?:\+|plus)\s*your spellcasting ability modifier`)
 
 func renderSpell(b *strings.Builder, e *Entity) {
 	s := e.Spell
