@@ -190,6 +190,7 @@ func renderSummaries(noun string, out *LookupOutput) string {
 		fmt.Fprintf(&b, "Found %d %s (%s ranking; summaries: read a URI for the full entry).\n", out.Count, plural(noun, out.Count), out.Ranking)
 	}
 	renderNotes(&b, out.FallbackReason, out.Warnings)
+	renderPartNote(&b, noun, out)
 	renderUnderstood(&b, out.understood)
 	b.WriteString("\n")
 	for i := range out.Results {

@@ -592,9 +592,7 @@ func renderLookup(noun string, out *LookupOutput, cards int) string {
 		fmt.Fprintf(&b, "The first %d in full, the other %d one line each: read a URI for one in full, or repeat the call with detail=\"full\".\n", cards, out.Count-cards)
 	}
 	renderNotes(&b, out.FallbackReason, out.Warnings)
-	if out.Part != "" && out.Count > 0 {
-		fmt.Fprintf(&b, "\n> No %s is named '%s': it is a part of each result below.\n", noun, out.Part)
-	}
+	renderPartNote(&b, noun, out)
 	renderUnderstood(&b, out.understood)
 	for i := range out.Results {
 		e := &out.Results[i]
@@ -614,6 +612,14 @@ func renderLookup(noun string, out *LookupOutput, cards int) string {
 	}
 	renderVariants(&b, out.Variants)
 	return b.String()
+}
+
+// renderPartNote says that the name asked for is a part of the results
+// (name_match "part"), not their name.
+func renderPartNote(b *strings.Builder, noun string, out *LookupOutput) {
+	if out.Part != "" && out.Count > 0 {
+		fmt.Fprintf(b, "\n> No %s is named '%s': it is a part of each result below.\n", noun, out.Part)
+	}
 }
 
 // lookupCard is e's card, or when part is set and e holds a part so named

@@ -417,6 +417,10 @@ func checkParts(t *testing.T, cs *mcp.ClientSession) {
 		if strings.Contains(text, tt.not) {
 			t.Errorf("%s(%q): the card holds %q, past the part:\n%s", tt.tool, tt.name, tt.not, text)
 		}
+		args["detail"] = "summary"
+		if text := callFind(t, cs, tt.tool, args, &out); !strings.Contains(text, "it is a part of each result") {
+			t.Errorf("%s(%q, summary): no word of the part:\n%s", tt.tool, tt.name, text)
+		}
 	}
 }
 
