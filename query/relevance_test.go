@@ -215,9 +215,11 @@ func relevance(t *testing.T, cl lkv1.QueryServiceClient) {
 	// to 89.1 % / 0.770: "warlock cantrip that blasts someone with a stream
 	// of cold beer" wants Ale-dritch Blast, a bard, druid and wizard
 	// cantrip, and Deep Magic's warlock cantrips now rank above it, as the
-	// understood class says they must.
-	if total.share() < 0.891 || total.mrr() < 0.77 {
-		t.Errorf("all: top-5 share %.3f, MRR %.3f; want at least 0.891 and 0.77 (goals 0.95 and 0.85)", total.share(), total.mrr())
+	// understood class says they must. "One or two hands" read as the
+	// versatile property (not two-handed), and the word "healing" kept in
+	// BM25 beside its filter, brought it to 89.9 % / 0.777.
+	if total.share() < 0.898 || total.mrr() < 0.776 {
+		t.Errorf("all: top-5 share %.3f, MRR %.3f; want at least 0.898 and 0.776 (goals 0.95 and 0.85)", total.share(), total.mrr())
 	}
 	// relevance.jsonl's MRR floor was 0.81 (0.820 measured on the whole
 	// catalogue) until the core conditions were split per edition (issue

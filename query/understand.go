@@ -675,7 +675,12 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 				add(boolFilter(badgerstore.FieldLegendary, !negated(i, 2), mark(i, i+1)))
 			}
 		case "one", "single":
-			if word(i+1) == "handed" || word(i+1) == "hand" && relevance.Stem(word(i+2)) == "weapon" {
+			switch {
+			case word(i+1) == "or" && word(i+2) == "two" && strings.HasPrefix(word(i+3), "hand"):
+				// "One or two hands" is what the versatile property says
+				// of a weapon, not two-handed.
+				add(keywordFilter(badgerstore.FieldProperty, []string{"versatile"}, false, mark(i, i+4)))
+			case word(i+1) == "handed" || word(i+1) == "hand" && relevance.Stem(word(i+2)) == "weapon":
 				add(keywordFilter(badgerstore.FieldProperty, []string{"two-handed"}, true, mark(i, i+2)))
 			}
 		}

@@ -49,6 +49,7 @@ var understandCases = []understandCase{
 	// a sword ends Longsword's name.
 	{"lookup_equipment", "a cheap light source", nil},
 	{"lookup_equipment", "a two-handed sword", []string{"property=two-handed"}},
+	{"lookup_equipment", "a sword I can swing with one or two hands", []string{"property=versatile"}},
 	{"lookup_equipment", "light and finesse", []string{"armor_category=light", "property=light", "property=finesse"}},
 	{"lookup_creature", "the strongest dragon", []string{"creature_type=dragon", "order=challenge_rating desc"}},
 	{"lookup_creature", "undead with the most hit points", []string{"creature_type=undead", "order=hit_points desc"}},
