@@ -149,6 +149,10 @@ func TestAudit_snapshotCards(t *testing.T) {
 			r.faults++
 			report("summary", e.Key, "search line has no summary: %q", summary(&e))
 		}
+		if headingMarks.MatchString(summary(&e)) {
+			r.faults++
+			report("summary", e.Key, "search line prints a heading's marks: %q", summary(&e))
+		}
 	}
 
 	ids := make([]string, 0, len(rows))
@@ -254,6 +258,8 @@ func auditHeadings(card string) []string {
 }
 
 var (
+	// headingMarks are a markdown heading's marks inside a one-line text.
+	headingMarks  = regexp.MustCompile(`(^|\s)#{1,6}\s`)
 	summaryToHit  = regexp.MustCompile(`^([+-]\d+) to hit`)
 	summaryReach  = regexp.MustCompile(`reach (\d+) ft\.`)
 	summaryRange  = regexp.MustCompile(`range (\d+(?:/\d+)?) ft\.`)

@@ -807,9 +807,12 @@ func summary(e *Entity) string {
 	return strings.ReplaceAll(e.Kind, "-", " ") + ": " + text
 }
 
-// shortText is s on one line, cut at a word near 100 bytes.
+// shortText is s on one line, cut at a word near 100 bytes, without the
+// marks of the headings it runs into ("## Dexterity Checks").
 func shortText(s string) string {
-	text := strings.Join(strings.Fields(s), " ")
+	words := strings.Fields(s)
+	words = slices.DeleteFunc(words, func(w string) bool { return strings.Trim(w, "#") == "" })
+	text := strings.Join(words, " ")
 	if len(text) > 100 {
 		cut := strings.LastIndex(text[:100], " ")
 		if cut < 50 {
