@@ -229,18 +229,18 @@ type LookupOutput struct {
 	Results        []Entity       `json:"results"`
 	Count          int            `json:"count"`
 	Ranking        string         `json:"ranking" jsonschema:"structured, hybrid or keyword."`
-	FallbackReason string         `json:"fallback_reason,omitempty" jsonschema:"Why keyword ranking replaced the semantic ranking asked for."`
+	FallbackReason string         `json:"fallback_reason,omitempty" jsonschema:"Why keyword ranking replaced semantic."`
 	Warnings       []string       `json:"warnings,omitempty"`
-	NameMatch      string         `json:"name_match,omitempty" jsonschema:"How name matched: exact, pattern, slug, key, alias, inflection, part (no entity bears the name; the results hold a part or feature so named)."`
-	Part           string         `json:"part,omitempty" jsonschema:"When name_match is part: the name asked for, which heads a part of each result's text or names one of its features (Surprise in The Order of Combat). The cards show that part; read a result's URI for the whole."`
-	MatchedAlias   string         `json:"matched_alias,omitempty" jsonschema:"When name_match is alias: the book's name asked for (Tasha's Hideous Laughter)."`
-	Suggestions    []Suggestion   `json:"suggestions,omitempty" jsonschema:"When nothing matched the name: the closest names (did you mean), best first."`
-	NotOpenContent string         `json:"not_open_content,omitempty" jsonschema:"A well-known name no open-licensed document carries (Beholder)."`
+	NameMatch      string         `json:"name_match,omitempty" jsonschema:"How name matched: exact, pattern, slug, key, alias, inflection, part."`
+	Part           string         `json:"part,omitempty" jsonschema:"A name each result holds as a part (name_match part)."`
+	MatchedAlias   string         `json:"matched_alias,omitempty" jsonschema:"The alias asked for (Tasha's Hideous Laughter)."`
+	Suggestions    []Suggestion   `json:"suggestions,omitempty" jsonschema:"Did you mean: the closest names, best first."`
+	NotOpenContent string         `json:"not_open_content,omitempty" jsonschema:"A well-known name no open document carries (Beholder)."`
 	Understood     map[string]any `json:"understood,omitempty"`
 	Message        string         `json:"message,omitempty"`
 	NextCursor     string         `json:"next_cursor,omitempty"`
 	Total          uint64         `json:"total"`
-	Variants       []Variant      `json:"variants,omitempty" jsonschema:"lookup_equipment: the name's family under other names (Vorpal Longsword)."`
+	Variants       []Variant      `json:"variants,omitempty" jsonschema:"The name's family under other names (Vorpal Longsword)."`
 	// understood is Understood as the query service said it, for the text.
 	understood *lkv1.Understood
 }
