@@ -313,15 +313,7 @@ func TestLookup_Filters(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := map[string]bool{}
-			for _, r := range resp.GetResults() {
-				got[r.GetEntity().GetKey()] = true
-				// Without a documents filter a name's copies in other
-				// books are the result's alternates: returned, folded.
-				for _, a := range r.GetAlternates() {
-					got[a.GetKey()] = true
-				}
-			}
+			got := returnedKeys(resp.GetResults())
 			want := map[string]bool{}
 			for k, e := range entities {
 				if tt.ok(e) {

@@ -700,13 +700,7 @@ func TestLookup_parts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := map[string]bool{}
-		for _, r := range resp.GetResults() {
-			got[r.GetEntity().GetKey()] = true
-			for _, a := range r.GetAlternates() {
-				got[a.GetKey()] = true
-			}
-		}
+		got := returnedKeys(resp.GetResults())
 		if m := resp.GetNameMatch(); m != "part" {
 			// Something bears the name itself: it answers.
 			if m == "" || len(got) == 0 {
@@ -745,6 +739,20 @@ func TestLookup_parts(t *testing.T) {
 		t.Errorf("only %d part names tried", tried)
 	}
 	t.Logf("%d part names found as parts, %d answered by an entity of that name", tried, named)
+}
+
+// returnedKeys are the keys of rs and of their alternates (a name's
+// copies in other books, folded into the result without a documents
+// filter).
+func returnedKeys(rs []*lkv1.Result) map[string]bool {
+	got := map[string]bool{}
+	for _, r := range rs {
+		got[r.GetEntity().GetKey()] = true
+		for _, a := range r.GetAlternates() {
+			got[a.GetKey()] = true
+		}
+	}
+	return got
 }
 
 func blockTexts(e *lkv1.Entity) []string {
