@@ -5,6 +5,8 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"lorekeeper.dev/embedder/badgerstore"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
@@ -78,6 +80,9 @@ func (s *Service) CompleteValues(ctx context.Context, req *lkv1.CompleteValuesRe
 				}
 				return true
 			})
+			if names {
+				m.parts(v, kinds, inDocs, len(req.GetDocuments()) > 0)
+			}
 		case lkv1.CompletionField_COMPLETION_FIELD_DOCUMENT:
 			m.values(v, badgerstore.FieldDocument, "-")
 		case lkv1.CompletionField_COMPLETION_FIELD_CREATURE_TYPE:
@@ -171,6 +176,44 @@ func (m *matcher) offer(value string, tier, size, pos int) {
 		heap.Fix(&m.best, 0)
 	}
 }
+
+// parts offers the names of parts and features no entity bears itself
+// ("surprise", "death saving throws": a name lookup finds what holds them),
+// held by an entity of the kinds asked (all when none) in the documents
+// asked (inDocs, when byDocs), after the names.
+func (m *matcher) parts(v *badgerstore.View, kinds map[lkv1.Kind]bool, inDocs badgerstore.Set, byDocs bool) {
+	v.Values(badgerstore.FieldFeature, func(val string, _ int) {
+		tier, ok := m.tier(val, " -(/")
+		if !ok || nameExists(v, val) {
+			return
+		}
+		held := false
+		v.Postings(badgerstore.FieldFeature, val).Each(func(slot uint32) bool {
+			held = (len(kinds) == 0 || kinds[v.Kind(slot)]) && (!byDocs || inDocs.Has(slot))
+			return !held
+		})
+		if held {
+			m.offer(titled(val), tier+2, len(val), 0)
+		}
+	})
+}
+
+// titled is a lower-case part name as a heading prints it: "Death Saving
+// Throws", "Dropping to 0 Hit Points".
+func titled(s string) string {
+	words := strings.Fields(s)
+	for i, w := range words {
+		if i > 0 && smallWords[w] {
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(w)
+		words[i] = string(unicode.ToUpper(r)) + w[size:]
+	}
+	return strings.Join(words, " ")
+}
+
+var smallWords = map[string]bool{"a": true, "an": true, "and": true, "at": true, "by": true, "for": true,
+	"in": true, "of": true, "on": true, "or": true, "the": true, "to": true, "with": true}
 
 // values offers the distinct values of an enumerated field.
 func (m *matcher) values(v *badgerstore.View, field, seps string) {

@@ -377,6 +377,11 @@ func TestCompleteValues(t *testing.T) {
 		{"document word", lkv1.CompletionField_COMPLETION_FIELD_DOCUMENT, "2024", nil, "srd-2024", nil, nil},
 		{"creature type", lkv1.CompletionField_COMPLETION_FIELD_CREATURE_TYPE, "und", nil, "undead", nil, []string{"dragon"}},
 		{"environment", lkv1.CompletionField_COMPLETION_FIELD_ENVIRONMENT, "for", nil, "", nil, []string{"desert"}},
+		// A part no entity bears, after the names: a name lookup finds
+		// what holds it.
+		{"part name", lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME, "death sav", []lkv1.Kind{lkv1.Kind_KIND_RULE, lkv1.Kind_KIND_RULE_SECTION}, "Death Saving Throws", nil, nil},
+		{"part name after names", lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME, "surpr", nil, "", []string{"Surprise"}, nil},
+		{"no part of other kinds", lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME, "surpr", []lkv1.Kind{lkv1.Kind_KIND_SPELL}, "", nil, []string{"Surprise"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp := complete(tc.field, tc.prefix, 0, tc.kinds...)

@@ -144,10 +144,12 @@ func newMemIndex() *memIndex {
 }
 
 // enumerated are the keyword fields whose distinct values are kept: the
-// catalogue's own vocabulary, which queries are read against.
+// catalogue's own vocabulary, which queries are read against, and the
+// parts' and features' names, which name completion offers.
 var enumerated = map[string]bool{FieldCreatureType: true, FieldEnvironment: true, FieldDocument: true,
 	FieldSize: true, FieldSchool: true, FieldClass: true, FieldDamageType: true, FieldProperty: true,
-	FieldArmorCategory: true, FieldCastingTime: true, FieldCategory: true, FieldRarity: true, FieldMovement: true}
+	FieldArmorCategory: true, FieldCastingTime: true, FieldCategory: true, FieldRarity: true, FieldMovement: true,
+	FieldFeature: true}
 
 // countValue adds d to the count of pk's value if its field is enumerated.
 func (m *memIndex) countValue(pk string, d int) {
