@@ -753,10 +753,12 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 	}
 	// A name only the rules bear, theirs or a part's ("surprise", "heavy
 	// armor"), asks for them all the more.
-	othersNamed := slices.ContainsFunc(names, func(n string) bool {
-		return bornBy(v, n, func(ks []lkv1.Kind) bool { return !slices.Contains(rules, ks[0]) && hasKinds(ks) })
-	})
-	if howItWorks && !othersNamed {
+	othersNamed := func() bool {
+		return slices.ContainsFunc(names, func(n string) bool {
+			return bornBy(v, n, func(ks []lkv1.Kind) bool { return !slices.Contains(rules, ks[0]) && hasKinds(ks) })
+		})
+	}
+	if howItWorks && !othersNamed() {
 		// It asks for the rules, as "feats for a spellcaster" asks for
 		// feats: they rank first, the rest still follows. Not when it is
 		// mostly a name something else bears ("how does sneak attack
