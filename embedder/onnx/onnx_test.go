@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -353,6 +354,33 @@ func TestModel_Embed_concurrent(t *testing.T) {
 	for range workers {
 		if err := <-errs; err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestModel_Embed_threads: batches run at once give each text the vector
+// it gets when they run one after another.
+func TestModel_Embed_threads(t *testing.T) {
+	texts := make([]string, 23)
+	for i := range texts {
+		texts[i] = strings.Repeat(fmt.Sprintf("creature %d breathes fire ", i), i%7+1)
+	}
+	embed := func(threads int) [][]float32 {
+		t.Helper()
+		m := openUSE(t, &onnx.Options{BatchSize: 2, Threads: threads})
+		got, err := m.Embed(t.Context(), texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(texts) {
+			t.Fatalf("%d threads: %d vectors for %d texts", threads, len(got), len(texts))
+		}
+		return got
+	}
+	want, got := embed(1), embed(3)
+	for i := range texts {
+		if len(got[i]) == 0 || !slices.Equal(got[i], want[i]) {
+			t.Errorf("text %d: vector with three runs at once differs from one at a time", i)
 		}
 	}
 }
