@@ -268,6 +268,23 @@ var (
 	abilityWordRe = regexp.MustCompile(`(?i)\b(strength|dexterity|constitution|intelligence|wisdom|charisma)\b`)
 )
 
+// namesUngiven reports whether text does nothing but name an action that
+// no block of e gives ("The lich uses Paralyzing Touch."): its attack
+// summary is the source's structured data, the only stat line there is.
+func namesUngiven(e *Entity, text string) bool {
+	named, ok := open5e.NamedAction(text)
+	if !ok {
+		return false
+	}
+	for _, bl := range e.Blocks {
+		name, _, _ := strings.Cut(bl.Name, " (")
+		if _, ref := open5e.NamedAction(bl.Text); strings.EqualFold(name, named) && !ref {
+			return false
+		}
+	}
+	return true
+}
+
 // squash lower-cases s and drops its spaces, so that "19 (2d10 + 8)" reads
 // "19(2d10+8)".
 func squash(s string) string {
@@ -284,7 +301,7 @@ func auditContradictions(e *Entity) []string {
 			continue
 		}
 		text := squash(bl.Text)
-		if strings.TrimSpace(bl.Text) == "" {
+		if strings.TrimSpace(bl.Text) == "" || namesUngiven(e, bl.Text) {
 			continue
 		}
 		say := func(format string, args ...any) {

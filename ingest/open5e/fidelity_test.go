@@ -243,7 +243,10 @@ func TestCrossCheck_attacks(t *testing.T) {
 		{"untyped main damage", "Melee Weapon Attack: +13 to hit, reach 15 ft., one target. Hit: 18 (3d6 + 8) plus 3 (1d6) poison damage.",
 			`{"to_hit_mod":13,"reach":15,"damage_die_count":3,"damage_die_type":"D6","extra_damage_type":{"key":"poison"}}`,
 			"+13 to hit, reach 15 ft., 3d6+8 plus 1d6 poison", []string{"damage", "damage_type"}},
-		{"text without a to-hit", "The beast makes a bite attack.", thunderBite, "", []string{"attack"}},
+		{"text without a to-hit", "The beast bites whatever comes within its reach.", thunderBite, "", []string{"attack"}},
+		// Naming an action the creature does not give: the structured
+		// attack is the only stat line there is.
+		{"text naming an action not given", "The beast makes a bite attack.", thunderBite, "+5 to hit, reach 5 ft., 1d6 thunder", nil},
 		{"damage the text does not type", "Melee Weapon Attack: +5 to hit, reach 5 ft., one target. Hit: 18 (3d8 + 5) plus 1d4 Strength damage.", thunderBite, "", []string{"attack"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -265,6 +268,36 @@ func TestCrossCheck_attacks(t *testing.T) {
 			}
 			if !slices.Equal(fields, c.fields) {
 				t.Errorf("corrected %q, want %q (%v)", fields, c.fields, e.GetCorrections())
+			}
+		})
+	}
+}
+
+// TestCrossCheck_namedActionGiven: a legendary action naming an action the
+// creature gives is that action's, and its own structured attack, which
+// the text cannot confirm, is dropped; an action given only by a cost in
+// its name or by naming it again is not given.
+func TestCrossCheck_namedActionGiven(t *testing.T) {
+	for _, c := range []struct {
+		name, claw string
+		want       string
+	}{
+		{"given", `{"name":"Claw","desc":"Melee Weapon Attack: +5 to hit, reach 5 ft., one target. Hit: 6 (1d6 + 3) slashing damage.","action_type":"ACTION"}`, ""},
+		{"given with its cost", `{"name":"Claw (Costs 2 Actions)","desc":"Melee Weapon Attack: +5 to hit, reach 5 ft., one target. Hit: 6 (1d6 + 3) slashing damage.","action_type":"ACTION"}`, ""},
+		{"named again", `{"name":"Claw (Costs 2 Actions)","desc":"The beast makes one claw attack.","action_type":"ACTION"}`, "+7 to hit, reach 5 ft., 2d6+4 slashing"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec := fmt.Sprintf(`{"key":"x_beast","name":"Beast","document":{"key":"x"},"actions":[%s,
+				{"name":"Claw","desc":"The beast makes one claw attack.","action_type":"LEGENDARY_ACTION","attacks":[
+					{"to_hit_mod":7,"reach":5,"damage_die_count":2,"damage_die_type":"D6","damage_bonus":4,"damage_type":{"key":"slashing"}}]}]}`, c.claw)
+			e, err := open5e.NormalizeRecord(endpoint("v2", "creatures"), []byte(rec), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range e.GetBlocks() {
+				if b.GetType() == "legendary_action" && b.GetAttack() != c.want {
+					t.Errorf("legendary Claw's attack %q, want %q", b.GetAttack(), c.want)
+				}
 			}
 		})
 	}
@@ -325,7 +358,8 @@ func TestNormalize_noPlaceholders(t *testing.T) {
 
 // FuzzCrossCheck_attacks feeds action texts and structured attacks to the
 // cross-check: it must never panic, and whatever attack summary it keeps
-// must only name damage types and a to-hit that the text itself gives.
+// must only name damage types and a to-hit that the text itself gives,
+// unless the text only names an action the creature does not give.
 func FuzzCrossCheck_attacks(f *testing.F) {
 	f.Add("Melee Weapon Attack: +14 to hit, reach 10 ft., one target. Hit: 19 (2d10 + 8) piercing damage plus 7 (2d6) fire damage.", 14, 10, 0, 2, 10, "thunder")
 	f.Add("Melee or Ranged Weapon Attack: +4 to hit, reach 5 ft. or range 20/60 ft., one creature. Hit: 5 (1d6 + 2) piercing damage, or 6 (1d8 + 2) piercing damage if used with two hands.", 4, 5, 20, 1, 8, "thunder")
@@ -341,6 +375,9 @@ func FuzzCrossCheck_attacks(f *testing.F) {
 		}
 		if len(e.GetBlocks()) == 0 || strings.TrimSpace(e.GetBlocks()[0].GetText()) == "" {
 			return // nothing to check against: the source's summary stands
+		}
+		if _, ok := open5e.NamedAction(e.GetBlocks()[0].GetText()); ok {
+			return // it names an action the creature (one action) does not give
 		}
 		b := e.GetBlocks()[0]
 		text := strings.ToLower(b.GetText())

@@ -412,6 +412,84 @@ func TestNormalize_legendaryActions(t *testing.T) {
 	t.Logf("%d legendary twins and %d openings as blocks in the records", twins, intros)
 }
 
+// TestNormalize_unlistedActionsKeepAttacks: a legendary action whose text
+// only names an action the source does not give ("The lich uses Paralyzing
+// Touch.") keeps its structured attack, the only stat line there is, when
+// the creature's other attacks agree with their texts; when one of them
+// needed a correction (Tome of Beasts' records drop damage bonuses), it is
+// dropped and the card says so. Derived from the records.
+func TestNormalize_unlistedActionsKeepAttacks(t *testing.T) {
+	cost := regexp.MustCompile(`(?i)^(.+?)\s*\(costs? \d+ actions?\)$`)
+	attackFields := map[string]bool{"to_hit": true, "reach": true, "range": true, "damage": true, "damage_type": true, "extra_damage": true}
+	kept, dropped := 0, 0
+	for _, e := range snapshot(t) {
+		if e.GetCreature() == nil {
+			continue
+		}
+		type action struct {
+			Name    string            `json:"name"`
+			Type    string            `json:"action_type"`
+			Desc    string            `json:"desc"`
+			Attacks []json.RawMessage `json:"attacks"`
+		}
+		var rec struct {
+			Actions []action `json:"actions"`
+		}
+		if err := json.Unmarshal(e.GetSourceRecord(), &rec); err != nil {
+			continue // a v1 record
+		}
+		trusted := !slices.ContainsFunc(e.GetCorrections(), func(c *lkv1.Correction) bool { return attackFields[c.GetField()] })
+		for _, a := range rec.Actions {
+			named, ok := open5e.NamedAction(a.Desc)
+			if !ok || len(a.Attacks) == 0 {
+				continue
+			}
+			given := slices.ContainsFunc(rec.Actions, func(b action) bool {
+				name := b.Name
+				if c := cost.FindStringSubmatch(name); c != nil {
+					name = c[1]
+				}
+				_, ref := open5e.NamedAction(b.Desc)
+				return strings.EqualFold(name, named) && !ref
+			})
+			if given {
+				continue
+			}
+			b := blockNamed(e, a.Name, strings.ToLower(a.Type))
+			corrected := slices.ContainsFunc(e.GetCorrections(), func(c *lkv1.Correction) bool {
+				return c.GetSubject() == a.Name && c.GetField() == "attack" && c.GetSourceValue() != "" && c.GetCorrectedValue() == ""
+			})
+			switch {
+			case trusted && (b.GetAttack() == "" || corrected):
+				t.Errorf("%s: %q (%q) shows no attack", e.GetKey(), a.Name, a.Desc)
+			case !trusted && (b.GetAttack() != "" || !corrected):
+				t.Errorf("%s: %q shows %q, though another attack of its record disagrees with its text", e.GetKey(), a.Name, b.GetAttack())
+			case trusted:
+				kept++
+			default:
+				dropped++
+			}
+			if e.GetKey() == "open5e_v2:a5e-mm:creature:lich" && b.GetAttack() != "+12 to hit, reach 5 ft., 4d6+5 cold" {
+				t.Errorf("the Level Up lich's %s: attack %q, want +12 to hit, reach 5 ft., 4d6+5 cold", a.Name, b.GetAttack())
+			}
+		}
+	}
+	if kept == 0 || dropped == 0 {
+		t.Errorf("%d actions keep a structured attack no text gives and %d drop it: the test checks too little", kept, dropped)
+	}
+	t.Logf("%d actions name an action their creature lacks: %d keep their attacks, %d drop them", kept+dropped, kept, dropped)
+}
+
+// blockNamed is e's first block of that name and type, or nil.
+func blockNamed(e *lkv1.Entity, name, typ string) *lkv1.TextBlock {
+	for _, b := range e.GetBlocks() {
+		if b.GetName() == name && b.GetType() == typ {
+			return b
+		}
+	}
+	return nil
+}
+
 // TestTextFixes: the scans that mend the books' texts, case by case.
 func TestTextFixes(t *testing.T) {
 	for _, fix := range []struct {

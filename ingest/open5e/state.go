@@ -43,7 +43,9 @@ const NormalizerKey = "last-run-normalizer"
 // 5: the parts of a v2 rule section v2 left out, from its v1 twin's text
 // (SRD 5.1's Healing, Dropping to 0 Hit Points, Temporary Hit Points);
 // headings' marks parted from their words ("### Archery").
-const NormalizerVersion = 5
+// 6: a legendary action naming an action the source does not give ("The
+// lich uses Paralyzing Touch.") keeps its structured attack.
+const NormalizerVersion = 6
 
 // StatePrefix starts the state bucket key of every endpoint's resync state.
 const StatePrefix = "sync."

@@ -3,6 +3,7 @@ package open5e
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -280,8 +281,9 @@ func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock, []*lkv1.Correc
 	}
 
 	var (
-		blocks []*lkv1.TextBlock
-		fixes  []*lkv1.Correction
+		blocks   []*lkv1.TextBlock
+		fixes    []*lkv1.Correction
+		unlisted []*lkv1.TextBlock // actions only naming one the source does not give
 	)
 	for _, t := range o.objs("traits") {
 		blocks = append(blocks, &lkv1.TextBlock{Type: "trait", Name: t.str("name"), Text: normalizeNewlines(t.str("desc"))})
@@ -321,13 +323,75 @@ func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock, []*lkv1.Correc
 			continue
 		}
 		var f []*lkv1.Correction
-		b.Attack, f = checkAttacks(b.Name, b.Text, a.objs("attacks"))
+		if namesUnlisted(b.Text, actions) {
+			// "The lich uses Paralyzing Touch.", an action the source does
+			// not give: the structured attack is the only stat line there
+			// is, and the text says nothing it could contradict. Whether it
+			// is shown depends on the creature's other attacks (below).
+			b.Attack, _ = checkAttacks(b.Name, "", a.objs("attacks"))
+			if b.Attack != "" {
+				unlisted = append(unlisted, b)
+			}
+		} else {
+			b.Attack, f = checkAttacks(b.Name, b.Text, a.objs("attacks"))
+		}
 		fixes = append(fixes, f...)
 		fixes = append(fixes, checkUsage(b)...)
 		blocks = append(blocks, b)
 	}
+	// The structured attacks of the creature's other actions, checked
+	// against their texts, say whether its record's numbers can be trusted
+	// where no text says them: Tome of Beasts' records drop every damage
+	// bonus (the cave dragon's legendary Tail would deal 2d8, not 2d8+8).
+	if slices.ContainsFunc(fixes, func(c *lkv1.Correction) bool { return attackFields[c.GetField()] }) {
+		for _, b := range unlisted {
+			fixes = append(fixes, &lkv1.Correction{Subject: b.Name, Field: "attack", SourceValue: b.Attack})
+			b.Attack = ""
+		}
+	}
 	blocks, f := dropLegendaryTwins(blocks)
 	return c, blocks, append(fixes, f...)
+}
+
+// attackFields are the corrections that say a record's structured attacks
+// disagree with their texts.
+var attackFields = map[string]bool{"to_hit": true, "reach": true, "range": true, "damage": true, "damage_type": true, "extra_damage": true}
+
+// bareReference is an action whose whole text names another action:
+// "The lich uses Paralyzing Touch.", "The hive queen makes one Stinger
+// attack."
+var bareReference = regexp.MustCompile(`^The [^.]+? (?:uses|makes) (?:its |one |a |an )?([^.]+?)(?: attack)?\.$`)
+
+// NamedAction returns the action that text does nothing but name: "The
+// lich uses Paralyzing Touch." names Paralyzing Touch.
+func NamedAction(text string) (string, bool) {
+	m := bareReference.FindStringSubmatch(strings.TrimSpace(text))
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+// namesUnlisted reports whether text only names another action that none
+// of the creature's actions gives, under its name or with its legendary
+// cost ("Maddening Touch (Costs 2 Actions)"), other than by naming it
+// too: 29 actions in five books, whose attacks are in the source's
+// structured data alone.
+func namesUnlisted(text string, actions []obj) bool {
+	named, ok := NamedAction(text)
+	if !ok {
+		return false
+	}
+	for _, a := range actions {
+		name := a.str("name")
+		if c := costsActions.FindStringSubmatch(name); c != nil {
+			name = c[1]
+		}
+		if _, ref := NamedAction(a.str("desc")); strings.EqualFold(name, named) && !ref {
+			return false
+		}
+	}
+	return true
 }
 
 // legendaryIntroName is the opening sentence of the legendary actions as a
