@@ -29,7 +29,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"math"
 	"os"
 	"sync"
@@ -889,28 +888,29 @@ func PayloadFields() []vectorindex.FieldSchema {
 	return out
 }
 
-// payload is e's filter fields for the vector index, without the name,
-// slug, key, feature, movement and healing fields (matched in memory,
-// never in the index).
+// payload is e's filter fields for the vector index, without those
+// matched in memory alone (inMemoryOnly).
 func payload(e *lkv1.Entity) vectorindex.Payload { return payloadOf(EntityFields(e)) }
+
+// inMemoryOnly are the fields matched in memory, never in the vector index.
+var inMemoryOnly = map[string]bool{FieldName: true, FieldSlug: true, FieldKey: true, FieldSourceKey: true,
+	FieldFeature: true, FieldMovement: true, FieldHealing: true}
 
 // payloadOf is payload from e's fields, which it leaves as they are (the
 // index copies what it keeps).
 func payloadOf(f Fields) vectorindex.Payload {
-	kw := make(map[string][]string, len(f.Keywords))
-	for k, v := range f.Keywords {
-		switch k {
-		case FieldName, FieldSlug, FieldKey, FieldSourceKey, FieldFeature, FieldMovement:
-		default:
-			kw[k] = v
+	return vectorindex.Payload{Keywords: indexed(f.Keywords), Numbers: f.Numbers, Bools: indexed(f.Bools)}
+}
+
+// indexed is m without the fields matched in memory alone.
+func indexed[V any](m map[string]V) map[string]V {
+	out := make(map[string]V, len(m))
+	for k, v := range m {
+		if !inMemoryOnly[k] {
+			out[k] = v
 		}
 	}
-	bools := f.Bools
-	if _, ok := bools[FieldHealing]; ok {
-		bools = maps.Clone(bools)
-		delete(bools, FieldHealing)
-	}
-	return vectorindex.Payload{Keywords: kw, Numbers: f.Numbers, Bools: bools}
+	return out
 }
 
 // RecordedModel returns the model recorded in the store at dir (zero when
