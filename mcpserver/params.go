@@ -315,7 +315,7 @@ func doubleRange(minParam string, lo, hi *float64) (*lkv1.DoubleRange, error) {
 // Closed vocabularies, as the tools accept them.
 var (
 	spellSchools    = []string{"abjuration", "conjuration", "divination", "enchantment", "evocation", "illusion", "necromancy", "transmutation"}
-	damageTypes     = []string{"acid", "bludgeoning", "cold", "fire", "force", "lightning", "necrotic", "piercing", "poison", "psychic", "radiant", "slashing", "thunder"}
+	damageTypes     = lkv1.DamageTypes()
 	creatureTypes   = []string{"aberration", "beast", "celestial", "construct", "dragon", "elemental", "fey", "fiend", "giant", "humanoid", "monstrosity", "ooze", "plant", "undead"}
 	sizes           = []string{"tiny", "small", "medium", "large", "huge", "gargantuan"}
 	rarities        = []string{"common", "uncommon", "rare", "very rare", "legendary", "artifact"}

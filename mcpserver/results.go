@@ -56,7 +56,7 @@ type Entity struct {
 // Correction is one structured field corrected from the entity's own text.
 type Correction struct {
 	Subject        string `json:"subject,omitempty" jsonschema:"The block the field belongs to (e.g. Bite); empty for the entity's own fields."`
-	Field          string `json:"field" jsonschema:"to_hit, reach, range, damage, damage_type, extra_damage, attack, damage_types, damage_roll, saving_throw_ability or class_table."`
+	Field          string `json:"field" jsonschema:"to_hit, reach, range, damage, damage_type, extra_damage, attack, damage_types, damage_roll, saving_throw_ability, class_table, category, armor_category, stealth or strength_requirement."`
 	SourceValue    string `json:"source_value" jsonschema:"What the source's structured data said."`
 	CorrectedValue string `json:"corrected_value" jsonschema:"What the text says; empty when the value was dropped because the text could not be read."`
 }

@@ -19,10 +19,7 @@ import (
 // rather than shown beside a text that may contradict it.
 
 // damageTypes are the damage types a text can name.
-var damageTypes = []string{
-	"acid", "bludgeoning", "cold", "fire", "force", "lightning", "necrotic",
-	"piercing", "poison", "psychic", "radiant", "slashing", "thunder",
-}
+var damageTypes = lkv1.DamageTypes()
 
 // dice is a damage amount: count dice of die sides plus bonus, or a flat
 // amount when count is 0.
@@ -517,6 +514,51 @@ func checkArmor(a *lkv1.ArmorStats, name string) []*lkv1.Correction {
 	}
 	return fixes
 }
+
+// checkItemCategory files an item under what its stats make it: SRD 5.1's
+// Mithral Armor (Half-Plate) says "weapon" with an armor's stats and no
+// weapon's, and would answer "weapon" filters and print "Weapon" on its card.
+func checkItemCategory(it *lkv1.ItemDetails) []*lkv1.Correction {
+	to := ""
+	switch {
+	case it.Category == "weapon" && it.Armor != nil && it.Weapon == nil:
+		to = "armor"
+	case it.Category == "armor" && it.Weapon != nil && it.Armor == nil:
+		to = "weapon"
+	default:
+		return nil
+	}
+	from := it.Category
+	it.Category = to
+	return []*lkv1.Correction{{Field: "category", SourceValue: from, CorrectedValue: to}}
+}
+
+// checkArmorText drops the stealth disadvantage and strength requirement
+// of a magic armor whose text lifts them (Mithral Armor: "If the armor
+// normally imposes disadvantage on Dexterity (Stealth) checks or has a
+// Strength requirement, the mithral version of the armor doesn't."): the
+// record gives the base armor's, which a card would print and a "no
+// stealth disadvantage" filter believe.
+func checkArmorText(a *lkv1.ArmorStats, desc string) []*lkv1.Correction {
+	m := liftedArmor.FindStringSubmatch(desc)
+	if a == nil || m == nil {
+		return nil
+	}
+	var fixes []*lkv1.Correction
+	if a.StealthDisadvantage {
+		fixes = append(fixes, &lkv1.Correction{Field: "stealth", SourceValue: "disadvantage", CorrectedValue: "none"})
+		a.StealthDisadvantage = false
+	}
+	if m[1] != "" && a.StrengthRequired > 0 {
+		fixes = append(fixes, &lkv1.Correction{Field: "strength_requirement", SourceValue: fmt.Sprintf("Str %d", a.StrengthRequired), CorrectedValue: "none"})
+		a.StrengthRequired = 0
+	}
+	return fixes
+}
+
+// liftedArmor is a magic armor's text lifting its base armor's stealth
+// disadvantage (and, when group 1 is set, its strength requirement).
+var liftedArmor = regexp.MustCompile(`(?i)normally imposes disadvantage on dexterity \(stealth\) checks( or has a strength requirement)?, (?:the \w+ version of the armor|this version of the armor|this armor) does(?:n['’]t| not)|you don['’]t have disadvantage on dexterity \(stealth\) checks as a result of wearing`)
 
 var (
 	// "regains a number of Hit Points equal to 2d8", "regains 1d4 hit

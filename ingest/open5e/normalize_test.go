@@ -766,3 +766,75 @@ func TestSnapshot_sectionParts(t *testing.T) {
 	}
 	t.Logf("sections completed from v1: %v", added)
 }
+
+// TestNormalize_armorTextLifts: a magic armor whose text lifts its base
+// armor's stealth disadvantage or strength requirement (Mithral Armor,
+// Ghost Barding, Muffled armor) has neither, each footnoted; every other
+// armor keeps what its record gives.
+func TestNormalize_armorTextLifts(t *testing.T) {
+	lifted, kept := 0, 0
+	for _, e := range snapshot(t) {
+		a := e.GetItem().GetArmor()
+		if a == nil {
+			continue
+		}
+		var rec struct {
+			Armor *struct {
+				Stealth  bool  `json:"grants_stealth_disadvantage"`
+				Strength int32 `json:"strength_score_required"`
+			} `json:"armor"`
+		}
+		if err := json.Unmarshal(e.GetSourceRecord(), &rec); err != nil || rec.Armor == nil || !rec.Armor.Stealth {
+			continue
+		}
+		text := strings.ReplaceAll(strings.ToLower(e.GetDescription()), "’", "'")
+		liftsStealth := strings.Contains(text, "normally imposes disadvantage on dexterity (stealth) checks") &&
+			(strings.Contains(text, "version of the armor doesn't") || strings.Contains(text, "this armor doesn't")) ||
+			strings.Contains(text, "don't have disadvantage on dexterity (stealth) checks as a result of wearing")
+		liftsStrength := liftsStealth && strings.Contains(text, "or has a strength requirement, ")
+		footnoted := func(field string) bool {
+			return slices.ContainsFunc(e.GetCorrections(), func(c *lkv1.Correction) bool { return c.GetField() == field })
+		}
+		switch {
+		case liftsStealth && (a.GetStealthDisadvantage() || !footnoted("stealth")):
+			t.Errorf("%s: stealth disadvantage %v (footnoted %v), though its text lifts it", e.GetKey(), a.GetStealthDisadvantage(), footnoted("stealth"))
+		case !liftsStealth && (!a.GetStealthDisadvantage() || footnoted("stealth")):
+			t.Errorf("%s: stealth disadvantage dropped, though its text does not lift it", e.GetKey())
+		case liftsStealth:
+			lifted++
+		default:
+			kept++
+		}
+		if want := rec.Armor.Strength; liftsStrength && (a.GetStrengthRequired() != 0 || want > 0 && !footnoted("strength_requirement")) || !liftsStrength && a.GetStrengthRequired() != want {
+			t.Errorf("%s: strength requirement %d (record %d, text lifts it %v)", e.GetKey(), a.GetStrengthRequired(), want, liftsStrength)
+		}
+	}
+	if lifted == 0 || kept == 0 {
+		t.Errorf("%d armors lift their stealth disadvantage and %d keep it: the test checks too little", lifted, kept)
+	}
+	t.Logf("%d magic armors lift their base armor's stealth disadvantage, %d keep it", lifted, kept)
+}
+
+// TestNormalize_itemCategoryFromStats: no item is filed as a weapon with
+// only an armor's stats, or as armor with only a weapon's; the one the
+// record so files (SRD 5.1's Mithral Armor (Half-Plate)) is footnoted.
+func TestNormalize_itemCategoryFromStats(t *testing.T) {
+	refiled := 0
+	for _, e := range snapshot(t) {
+		it := e.GetItem()
+		if it == nil {
+			continue
+		}
+		w, a := it.GetWeapon() != nil, it.GetArmor() != nil
+		if it.GetCategory() == "weapon" && a && !w || it.GetCategory() == "armor" && w && !a {
+			t.Errorf("%s: category %s, with weapon stats %v and armor stats %v", e.GetKey(), it.GetCategory(), w, a)
+		}
+		if slices.ContainsFunc(e.GetCorrections(), func(c *lkv1.Correction) bool { return c.GetField() == "category" }) {
+			refiled++
+		}
+	}
+	if refiled == 0 {
+		t.Error("no item refiled: the test checks nothing the records get wrong")
+	}
+	t.Logf("%d items refiled by their stats", refiled)
+}

@@ -45,7 +45,9 @@ const NormalizerKey = "last-run-normalizer"
 // headings' marks parted from their words ("### Archery").
 // 6: a legendary action naming an action the source does not give ("The
 // lich uses Paralyzing Touch.") keeps its structured attack.
-const NormalizerVersion = 6
+// 7: magic armor whose text lifts its base armor's stealth disadvantage or
+// strength requirement (Mithral Armor) without them.
+const NormalizerVersion = 7
 
 // StatePrefix starts the state bucket key of every endpoint's resync state.
 const StatePrefix = "sync."

@@ -34,8 +34,10 @@ func normalizeV2(ep Endpoint, o obj, e *lkv1.Entity, cat *Catalog) string {
 		e.Details = &lkv1.Entity_Item{Item: &lkv1.ItemDetails{Category: "armor", Armor: a}}
 	case "magicitems", "items":
 		it := itemV2(o, ep.Name == "magicitems")
+		e.Corrections = checkItemCategory(it)
 		if it.Armor != nil {
-			e.Corrections = checkArmor(it.Armor, o.obj("armor").str("name"))
+			e.Corrections = append(e.Corrections, checkArmor(it.Armor, o.obj("armor").str("name"))...)
+			e.Corrections = append(e.Corrections, checkArmorText(it.Armor, e.Description)...)
 		}
 		if it.Weapon != nil {
 			e.Corrections = append(e.Corrections, checkWeapon(it.Weapon)...)

@@ -127,6 +127,16 @@ func CharacterOptionKinds() []Kind { return slices.Clone(characterOptionKinds) }
 // RuleKinds are the kinds of lookup_rule.
 func RuleKinds() []Kind { return slices.Clone(ruleKinds) }
 
+// damageTypes are the rules' thirteen damage types (SRD 5.1 and 5.2).
+var damageTypes = []string{
+	"acid", "bludgeoning", "cold", "fire", "force", "lightning", "necrotic",
+	"piercing", "poison", "psychic", "radiant", "slashing", "thunder",
+}
+
+// DamageTypes are the rules' damage types, lower-case, in alphabetical
+// order.
+func DamageTypes() []string { return slices.Clone(damageTypes) }
+
 // EntityKey is the key of an entity: <source>:<document>:<kind>:<slug>
 // ("open5e_v2:srd-2014:spell:fireball").
 func EntityKey(s Source, document string, k Kind, slug string) string {
