@@ -106,7 +106,12 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		// Only hits are shown, so only hits are ranked, unless a
 		// superlative orders the top tier, hits or not.
 		hitsOnly := u == nil || u.order == nil
-		scoredAll := rank(v, ranks, q, q, cos, true, hitsOnly, s.opts.CosineWeight, u, sc)
+		// The "mean" of "what does X mean" is no term ("X/Day means"
+		// would rank first); the "work" of "how does X work" is: search
+		// reads it as a rules question already, and without it the best
+		// BM25 among the candidates changes: "how does fire damage work"
+		// ranked the Fire damage type above the Damage Types rule.
+		scoredAll := rank(v, ranks, q, unframed(q, true), cos, true, hitsOnly, s.opts.CosineWeight, u, sc)
 		u.orderItems(v, scoredAll)
 		resp.Understood = u.proto()
 		// Results must match (a term, the name, or by meaning) and score

@@ -418,6 +418,7 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 	voc := vocabularyOf(v)
 	u := &understanding{}
 	used := make([]bool, len(words))
+	party := "" // the words saying a party's level ("level 8 party"), if any
 	stems := make([]string, len(words))
 	for i, w := range words {
 		stems[i] = relevance.Stem(w)
@@ -563,7 +564,8 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 				l, _ = strconv.Atoi(word(i + 1))
 			}
 			if l >= 1 && l <= 20 {
-				add(rangeFilter(badgerstore.FieldCR, atMost, float64(l), mark(i, i+3)))
+				party = mark(i, i+3)
+				add(rangeFilter(badgerstore.FieldCR, atMost, float64(l), party))
 				i += 2
 			}
 		case ordinalNumber(words[i]) > 0 && word(i+1) == "level" && character(v, word(i+2), word(i+3)) != nil:
@@ -624,10 +626,10 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 		case rel != "":
 			add(keywordFilter(rel, []string{words[i]}, false, mark(from, to)))
 		case word(i+1) == "damage":
-			add(keywordFilter(badgerstore.FieldDamageType, []string{words[i]}, false, mark(i, i+2)))
+			add(damageFilter(words[i], mark(i, i+2)))
 		case damageNouns[relevance.Stem(word(i+1))]:
 			// "fire spells", "a cold cantrip", "piercing weapons".
-			add(keywordFilter(badgerstore.FieldDamageType, []string{words[i]}, false, mark(i, i+1)))
+			add(damageFilter(words[i], mark(i, i+1)))
 		}
 	}
 	// Switches (the words themselves): concentration, ritual, stealth, ranged or melee, simple or
@@ -774,13 +776,20 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 	byFilters := slices.Clone(used)
 	if !howItWorks {
 		u.order = readOrder(words, stems, used, hasKinds)
+		if u.order == nil && party != "" && hasKinds(orderCR.kinds) {
+			// A monster "for a level 8 party" with no other order said:
+			// the fairest fights first, the challenge ratings nearest the
+			// party's level (below it, by the filter).
+			u.order = &ordering{field: orderCR.name, desc: true, words: party, value: orderCR.value, kinds: orderCR.kinds, column: orderCR.column}
+		}
 	}
 	// A superlative restricts nothing: its words stay in the terms (the
 	// texts saying "armor class" are those it orders), the kind's own
 	// nouns ("spell") do not.
 	var terms []string
+	framing := frame(words)
 	for i, w := range words {
-		if !byFilters[i] && (used[i] || !fillers[stems[i]] && !fillers[w]) {
+		if !byFilters[i] && !framing[i] && (used[i] || !fillers[stems[i]] && !fillers[w]) {
 			terms = append(terms, w)
 		}
 	}
@@ -788,7 +797,7 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 	if len(relevance.Tokenize(u.terms)) == 0 {
 		// Nothing but filters ("fire damage"): the texts saying them most
 		// rank first in their tier.
-		u.terms = q
+		u.terms = unframed(q, false)
 	}
 	var rest []string
 	for i, w := range words {
@@ -814,13 +823,64 @@ func spellIn(v *badgerstore.View, words []string, hasKinds func([]lkv1.Kind) boo
 	return slices.ContainsFunc(names, func(n string) bool { return bornBy(v, n, spell) })
 }
 
+// frame marks the words that frame a question rather than say what it
+// asks about: "work" of "how does X work", "mean" of "what does X mean"
+// and "meaning" of "what is the meaning of X". BM25 reads none of them:
+// "mean" is in hundreds of texts saying what something means, and "what
+// does advantage mean" found Limited Usage ("X/Day means") before the
+// rule on advantage.
+func frame(words []string) []bool {
+	out := make([]bool, len(words))
+	if len(words) < 3 {
+		return out // "work", "mean": the word is the question
+	}
+	for i, w := range words {
+		switch w {
+		case "work", "works":
+			out[i] = words[0] == "how" && i > 1
+		case "mean", "means", "meaning", "meant":
+			out[i] = words[0] == "what" || words[0] == "whats"
+		}
+	}
+	return out
+}
+
+// unframed is q without the words framing it (frame), but "work" when
+// keepWork, or q when nothing else is left.
+func unframed(q string, keepWork bool) string {
+	words := questionWords(q)
+	framing := frame(words)
+	if keepWork {
+		for i, w := range words {
+			framing[i] = framing[i] && w != "work" && w != "works"
+		}
+	}
+	if !slices.Contains(framing, true) {
+		return q
+	}
+	var rest []string
+	for i, w := range words {
+		if !framing[i] {
+			rest = append(rest, w)
+		}
+	}
+	out := strings.Join(rest, " ")
+	if len(relevance.Tokenize(out)) == 0 {
+		return q
+	}
+	return out
+}
+
 // asksRule reports whether the question asks how the game works, and
 // the words that say so: "how does/do/is ... work", "what happens
-// when/if", "how long does it take", "can I ...", the rules or mechanics
-// of something.
+// when/if", "what does ... mean", "how long does it take", "can I ...",
+// the rules or mechanics of something.
 func asksRule(words []string) (string, bool) {
+	framing := frame(words)
 	for i, w := range words {
 		switch {
+		case framing[i] && (w == "mean" || w == "means" || w == "meaning" || w == "meant"):
+			return strings.Join(words[:i+1], " "), true
 		case w == "rule" || w == "rules" || w == "mechanic" || w == "mechanics":
 			return w, true
 		case i == 1 && words[0] == "can" && (w == "i" || w == "my" || w == "we"):
@@ -1061,6 +1121,17 @@ func boolFilter(field string, b bool, words string) softFilter {
 func keywordFilter(field string, values []string, negated bool, words string) softFilter {
 	return softFilter{field: field, values: values, negated: negated, words: words,
 		match: func(v *badgerstore.View) badgerstore.Set { return v.Postings(field, values...) }}
+}
+
+// damageFilter matches what deals a damage type: a spell or weapon of it,
+// or an item whose text rolls it (Flame Tongue's fire).
+func damageFilter(val, words string) softFilter {
+	return softFilter{field: badgerstore.FieldDamageType, values: []string{val}, words: words,
+		match: func(v *badgerstore.View) badgerstore.Set {
+			set := v.Postings(badgerstore.FieldDamageType, val)
+			set.Or(v.Postings(badgerstore.FieldDamageDealt, val))
+			return set
+		}}
 }
 
 // maxNamedWords bounds the names looked for in a question, in words.

@@ -24,11 +24,13 @@ const (
 // bm25 is what a lookup's BM25 reads of the question q: its words not
 // read as filters, or all of q when nothing was understood or nothing
 // else is left ("fire damage": the texts saying it most rank first in
-// its tier). Search reads all of q: a term is what makes a search result
-// (a hit), and what the question says literally is never dropped.
+// its tier), never the words framing the question (unframed). Search
+// reads all of q but the "mean" of its frame: a term is what makes a
+// search result (a hit), and what the question says literally is never
+// dropped.
 func (u *understanding) bm25(q string) string {
 	if u == nil {
-		return q
+		return unframed(q, false)
 	}
 	return u.terms
 }
@@ -139,8 +141,8 @@ func (o *ordering) apply(v *badgerstore.View, items []scored, complete float32) 
 
 // holders are the entities a filter on field applies to: those of the
 // kinds holding it (a spell with no damage type contradicts "fire
-// damage") and any other holding a value of it (a magic weapon's
-// properties), remembered by the view until the next write.
+// damage"), the magic items made from such a kind, and any other holding
+// a value of it, remembered by the view until the next write.
 func holders(v *badgerstore.View, field string) badgerstore.Set {
 	return v.Memo("holders\x00"+field, func() any {
 		slugs := make([]string, 0, len(fieldKinds[field]))
@@ -148,11 +150,20 @@ func holders(v *badgerstore.View, field string) badgerstore.Set {
 			slugs = append(slugs, k.Slug())
 		}
 		set := v.Postings(badgerstore.FieldKind, slugs...)
+		if slices.Contains(fieldKinds[field], lkv1.Kind_KIND_WEAPON) {
+			// A magic item made from a weapon holds the weapon's fields
+			// where it has no value too: a Net, which deals no damage,
+			// contradicts "fire damage".
+			set.Or(v.Postings(badgerstore.FieldSimple, "true", "false"))
+		}
 		set.Or(v.Postings(field, "true", "false"))
 		set.Or(v.Range(field, nil, nil))
 		var vals []string
 		v.Values(field, func(val string, _ int) { vals = append(vals, val) })
 		set.Or(v.Postings(field, vals...))
+		if field == badgerstore.FieldDamageType {
+			set.Or(v.Postings(badgerstore.FieldDamageDealt, vals...)) // damageFilter
+		}
 		return set
 	}).(badgerstore.Set)
 }

@@ -72,10 +72,12 @@ var understandCases = []understandCase{
 	{"lookup_spell", "cold cantrips", []string{"level=0", "damage_type=cold"}},
 	{"lookup_equipment", "piercing weapons", []string{"category=weapon", "damage_type=piercing"}},
 	// A party's level bounds a monster's challenge rating (the SRD's definition).
-	{"lookup_creature", "something I can throw at level 8 players", []string{"cr_max=8"}},
-	{"lookup_creature", "a dragon I can throw at level 8 players", []string{"cr_max=8", "creature_type=dragon"}},
-	{"lookup_creature", "undead horde for a level 3 party in a crypt", []string{"cr_max=3", "creature_type=undead"}},
-	{"lookup_creature", "a boss for my 5th level party", []string{"cr_max=5"}},
+	// The nearest to the party's level first, when no other order is said.
+	{"lookup_creature", "something I can throw at level 8 players", []string{"cr_max=8", "order=challenge_rating desc"}},
+	{"lookup_creature", "a dragon I can throw at level 8 players", []string{"cr_max=8", "creature_type=dragon", "order=challenge_rating desc"}},
+	{"lookup_creature", "undead horde for a level 3 party in a crypt", []string{"cr_max=3", "creature_type=undead", "order=challenge_rating desc"}},
+	{"lookup_creature", "a boss for my 5th level party", []string{"cr_max=5", "order=challenge_rating desc"}},
+	{"lookup_creature", "the weakest giant for my level 5 party", []string{"cr_max=5", "creature_type=giant", "order=challenge_rating asc"}},
 	{"lookup_spell", "healing up to 2nd level", []string{"healing=true", "level_max=2"}},
 	{"lookup_spell", "level 3 or higher necromancy", []string{"level_min=3", "school=necromancy"}},
 	{"lookup_creature", "no more than CR 4", []string{"cr_max=4"}},
@@ -127,6 +129,7 @@ var understandCases = []understandCase{
 	// part's: "heavy armor" heads one of Armor); asked of spells alone,
 	// the filters are read.
 	{"search_dnd_content", "how does concentration work", ruleKinds()},
+	{"search_dnd_content", "what does advantage mean", ruleKinds()},
 	{"search_dnd_content", "rules for ranged attacks in melee", ruleKinds()}, // a rule's name
 	{"search_dnd_content", "how long does it take to don heavy armor", ruleKinds()},
 	{"search_dnd_content", "how long will it take to stabilize a dying creature", ruleKinds()},
@@ -258,6 +261,10 @@ func holds(e *lkv1.Entity, f *lkv1.UnderstoodFilter) (has, applies bool) {
 		return strconv.FormatBool(b) == f.GetValues()[0], true
 	}
 	kws, ok := fields.Keywords[field]
+	if field == badgerstore.FieldDamageType {
+		// An item deals the types its text rolls too (Flame Tongue: fire).
+		kws = append(slices.Clone(kws), fields.Keywords[badgerstore.FieldDamageDealt]...)
+	}
 	for _, v := range f.GetValues() {
 		if slices.Contains(kws, v) {
 			return !f.GetNegated(), true
@@ -373,7 +380,13 @@ func TestUnderstood_superlative(t *testing.T) {
 		kinds []lkv1.Kind // lookup_equipment's kinds filter
 		books bool        // every book, not SRD 5.1's alone
 	}{
+		// The armor is ordered, not the magic items made of it (the issue's
+		// Breastplate, not Mithral Armor (Half-Plate), whose text lifts
+		// its stealth disadvantage).
 		{understandCase{tool: "lookup_equipment", q: "best medium armor that won't ruin my stealth rolls"}, func(e *lkv1.Entity) float64 {
+			if e.GetKind() != lkv1.Kind_KIND_ARMOR {
+				return math.NaN()
+			}
 			return float64(e.GetItem().GetArmor().GetAcBase())
 		}, nil, false},
 		{understandCase{tool: "lookup_creature", q: "the strongest fiend"}, func(e *lkv1.Entity) float64 {
@@ -381,6 +394,10 @@ func TestUnderstood_superlative(t *testing.T) {
 		}, nil, false},
 		{understandCase{tool: "lookup_creature", q: "the weakest undead"}, func(e *lkv1.Entity) float64 {
 			return -e.GetCreature().GetChallengeRating()
+		}, nil, false},
+		// A party's level: the fairest fights first.
+		{understandCase{tool: "lookup_creature", q: "a dragon for a level 10 party"}, func(e *lkv1.Entity) float64 {
+			return e.GetCreature().GetChallengeRating()
 		}, nil, false},
 		{understandCase{tool: "lookup_equipment", q: "bow with the longest range"}, func(e *lkv1.Entity) float64 {
 			return float64(e.GetItem().GetWeapon().GetRangeLong())
@@ -540,6 +557,12 @@ func TestUnderstood_bm25Terms(t *testing.T) {
 		{"fire damage", spell, "fire damage"},
 		{"heavy armor with the best armor class", armor, "with the best class"},
 		{"Fireball from the SRD", spell, "fireball from the"},
+		// The words framing a question are not what it asks about.
+		{"what does advantage mean", lkv1.Kind_KIND_RULE, "what does advantage"},
+		{"how does concentration work", lkv1.Kind_KIND_RULE, "how does concentration"},
+		{"what is the meaning of cover", lkv1.Kind_KIND_RULE, "what is the of cover"},
+		{"how does magic work in 2024", lkv1.Kind_KIND_RULE, "how does magic in"},
+		{"mean", lkv1.Kind_KIND_RULE, "mean"},
 	} {
 		got, err := query.BM25Text(svc, c.q, c.kind)
 		if err != nil {
@@ -605,6 +628,64 @@ func TestUnderstood_namedSpellAtSlot(t *testing.T) {
 		}
 		if got := names(resp.GetResults()); len(got) == 0 || got[0] != tt.want {
 			t.Errorf("%q: %v, want %s first", tt.q, got, tt.want)
+		}
+	}
+}
+
+// TestUnderstood_itemDamageDealt: a magic weapon deals the damage its text
+// rolls besides its weapon's type, so "fire damage" ranks every Flame
+// Tongue first rather than below the items that deal no damage at all.
+func TestUnderstood_itemDamageDealt(t *testing.T) {
+	cl := client(t)
+	com := func(c *lkv1.Common) *lkv1.Common {
+		c.Documents = docs("srd-2014")
+		return c
+	}
+	named, err := cl.LookupEquipment(t.Context(), &lkv1.LookupEquipmentRequest{Common: com(&lkv1.Common{Name: "flame tongue*", Limit: 100})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := names(named.GetResults())
+	if len(want) < 2 {
+		t.Fatalf("flame tongue*: %v, want its variants", want)
+	}
+	for _, q := range []string{"a magic sword that deals fire damage", "fire damage weapons"} {
+		resp, err := cl.LookupEquipment(t.Context(), &lkv1.LookupEquipmentRequest{Common: com(&lkv1.Common{SemanticQuery: q, Limit: uint32(len(want))})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := names(resp.GetResults())
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("%q: first %d are %v, want the Flame Tongues %v", q, len(want), got, want)
+		}
+	}
+}
+
+// TestUnderstood_questionFrame: the words framing a question ("what does
+// X mean", "how does X work") find X, not the texts that say "means" or
+// "work".
+func TestUnderstood_questionFrame(t *testing.T) {
+	cl := client(t)
+	for _, q := range []string{"what does advantage mean", "how does advantage work", "what is the meaning of advantage"} {
+		resp, err := cl.LookupRules(t.Context(), &lkv1.LookupRulesRequest{Common: &lkv1.Common{SemanticQuery: q, Limit: 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names(resp.GetResults()) {
+			if !strings.HasPrefix(n, "Advantage") {
+				t.Errorf("lookup_rule %q: %v, want the rules on advantage first", q, names(resp.GetResults()))
+				break
+			}
+		}
+		sr, err := cl.Search(t.Context(), &lkv1.SearchRequest{Query: q, Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := sr.GetGroups(); len(g) == 0 {
+			t.Errorf("search %q: no results", q)
+		} else if !strings.HasPrefix(names(g[0].GetResults())[0], "Advantage") {
+			t.Errorf("search %q: first group %v, want a rule on advantage", q, names(g[0].GetResults()))
 		}
 	}
 }

@@ -31,10 +31,11 @@ const (
 	FieldConcentration = "concentration" // bool
 	FieldRitual        = "ritual"        // bool
 	FieldCastingTime   = "casting_time"
-	FieldDamageType    = "damage_type" // spells and weapons
-	FieldVerbal        = "verbal"      // bool
-	FieldSomatic       = "somatic"     // bool
-	FieldMaterial      = "material"    // bool
+	FieldDamageType    = "damage_type"  // spells and weapons
+	FieldDamageDealt   = "damage_dealt" // items: the types their text rolls ("an extra 2d6 fire damage")
+	FieldVerbal        = "verbal"       // bool
+	FieldSomatic       = "somatic"      // bool
+	FieldMaterial      = "material"     // bool
 	FieldSavingThrow   = "saving_throw"
 
 	// Creatures.
@@ -205,6 +206,7 @@ func EntityFields(e *lkv1.Entity) Fields {
 			f.kw(FieldProperty, w.GetProperties()...)
 			f.bool(FieldRanged, w.GetIsRanged())
 		}
+		f.kw(FieldDamageDealt, dealtDamageTypes(e.GetDescription())...)
 		if a := it.GetArmor(); a != nil {
 			f.kw(FieldArmorCategory, a.GetCategory())
 			if a.GetAcBase() > 0 {
@@ -259,6 +261,25 @@ var (
 	// negation ends the words before a healing phrase that undo it.
 	negation = regexp.MustCompile(`(?i)(?:n['’]t|\bnot|\bno|\bcannot|\bunable|\bprevents?)\b[^.;]{0,25}$`)
 )
+
+// dealtDamageTypes are the damage types text says are dealt with a roll:
+// "an extra 2d6 fire damage", "takes 4d6 lightning damage", "7 (2d6) cold
+// damage". A type named without one ("resistance to fire damage") is not
+// dealt.
+func dealtDamageTypes(text string) []string {
+	if !strings.Contains(text, "amage") {
+		return nil
+	}
+	var out []string
+	for _, m := range dealtDamage.FindAllStringSubmatch(text, -1) {
+		if t := strings.ToLower(m[1]); !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+var dealtDamage = regexp.MustCompile(`(?i)\b\d+\s*d\s*\d+(?:\s*[+−-]\s*\d+)?\)?\s+(` + strings.Join(lkv1.DamageTypes(), "|") + `)\s+damage\b`)
 
 // damageWords indexes a creature's damage list by its entries and by each
 // word in them, so "fire" finds "fire" and "bludgeoning" finds

@@ -1,6 +1,7 @@
 package badgerstore_test
 
 import (
+	"slices"
 	"testing"
 
 	"lorekeeper.dev/embedder/badgerstore"
@@ -30,6 +31,37 @@ func TestEntityFields_healing(t *testing.T) {
 		got, ok := badgerstore.EntityFields(e).Bools[badgerstore.FieldHealing]
 		if !ok || got != tt.want {
 			t.Errorf("%s: healing %v (set %v), want %v", tt.name, got, ok, tt.want)
+		}
+	}
+}
+
+// TestEntityFields_itemDamage: an item deals its weapon's damage type and
+// the types its text rolls (damage_dealt), not those it only names.
+func TestEntityFields_itemDamage(t *testing.T) {
+	tests := []struct {
+		name, weaponType, desc string
+		dealt                  []string
+	}{
+		{"Flame Tongue (Longsword)", "slashing", "While the sword is ablaze, it deals an extra 2d6 fire damage to any target it hits.", []string{"fire"}},
+		{"Javelin of Lightning", "piercing", "Each creature in the line takes 4d6 lightning damage on a failed save.", []string{"lightning"}},
+		{"Mace of Disruption", "bludgeoning", "it takes an extra 2d6 radiant damage. If the target has 25 hit points", []string{"radiant"}},
+		{"Dragon's Breath", "", "a 15-foot cone: each creature takes 7 (2d6) cold damage", []string{"cold"}},
+		{"Vicious Weapon", "slashing", "it deals an extra 2d6 damage to the target.", nil},
+		{"Ring of Resistance", "", "You have resistance to fire damage while wearing this ring.", nil},
+		{"Frost Brand", "slashing", "You have resistance to fire damage. It deals an extra 1d6 cold damage.", []string{"cold"}},
+	}
+	for _, tt := range tests {
+		it := &lkv1.ItemDetails{IsMagic: true}
+		if tt.weaponType != "" {
+			it.Weapon = &lkv1.WeaponStats{DamageType: tt.weaponType}
+		}
+		e := &lkv1.Entity{Kind: lkv1.Kind_KIND_MAGIC_ITEM, Name: tt.name, Description: tt.desc, Details: &lkv1.Entity_Item{Item: it}}
+		kw := badgerstore.EntityFields(e).Keywords
+		if got := kw[badgerstore.FieldDamageDealt]; !slices.Equal(got, tt.dealt) {
+			t.Errorf("%s: damage dealt %q, want %q", tt.name, got, tt.dealt)
+		}
+		if got, want := kw[badgerstore.FieldDamageType], []string{tt.weaponType}; tt.weaponType != "" && !slices.Equal(got, want) {
+			t.Errorf("%s: damage type %q, want the weapon's %q", tt.name, got, want)
 		}
 	}
 }
