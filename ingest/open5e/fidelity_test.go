@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 
 	"lorekeeper.dev/ingest/open5e"
 	"lorekeeper.dev/ingest/open5esnapshot"
@@ -509,4 +511,102 @@ func TestNormalize_wikiNumberedList(t *testing.T) {
 	if strings.Contains(text, "\n# ") {
 		t.Errorf("a wiki list item is left as a heading: %q", text)
 	}
+}
+
+// TestCreatureActions_fromV1: every action, bonus action, reaction and
+// legendary action of a creature's v1 record is on its v2 creature, once
+// (Tome of Beasts 3's v2 records lack most of theirs), and every creature
+// of a book whose v1 records give actions has some.
+func TestCreatureActions_fromV1(t *testing.T) {
+	up := newUpstream(t)
+	c, err := open5e.NewClient(up.srv.URL, &open5e.ClientOptions{PageSize: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cat, err := open5e.FetchCatalog(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := open5e.FetchEndpoint(ctx, c, endpoints("v1/monsters")[0], cat, nil)
+	if !v1.Complete() {
+		t.Fatalf("v1 monsters: %v %v", v1.Err, v1.Invalid)
+	}
+	twins := map[string]*lkv1.Entity{}
+	for _, e := range v1.Entities {
+		for _, doc := range cat.V2Twins(e.GetDocument().GetKey()) {
+			twins[doc+"/"+strings.ToLower(e.GetName())] = e
+		}
+	}
+	name := func(n string) string {
+		if i := strings.Index(n, "("); i > 0 {
+			n = n[:i]
+		}
+		return strings.TrimSpace(strings.ToLower(n))
+	}
+	// sayWords is text's words between spaces: " a b c ".
+	sayWords := func(text string) string {
+		f := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+		return " " + strings.Join(f, " ") + " "
+	}
+	opening := func(text string) string {
+		f := strings.Fields(sayWords(text))
+		return " " + strings.Join(f[:min(12, len(f))], " ") + " "
+	}
+	intro := regexp.MustCompile(`(?i)^the .+ can take \S+ legendary actions?\.?$`)
+	filled, noActions := map[string]int{}, 0
+	for _, e := range snapshot(t) {
+		tw := twins[e.GetDocument().GetKey()+"/"+strings.ToLower(e.GetName())]
+		if e.GetCreature() == nil || tw == nil || !strings.HasPrefix(e.GetKey(), "open5e_v2:") {
+			continue
+		}
+		var rec struct {
+			Actions []struct {
+				Name string `json:"name"`
+			} `json:"actions"`
+		}
+		if err := json.Unmarshal(e.GetSourceRecord(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		actions := 0
+		for _, b := range e.GetBlocks() {
+			if b.GetType() == "trait" {
+				continue
+			}
+			actions++
+			if k := b.GetType() + "/" + strings.ToLower(b.GetName()); seen[k] {
+				t.Errorf("%s: %s %q twice", e.GetKey(), b.GetType(), b.GetName())
+			} else {
+				seen[k] = true
+			}
+			if !slices.ContainsFunc(rec.Actions, func(a struct {
+				Name string `json:"name"`
+			}) bool {
+				return strings.TrimSpace(a.Name) == b.GetName()
+			}) {
+				filled[e.GetDocument().GetKey()]++
+			}
+		}
+		v1Actions := 0
+		for _, b := range tw.GetBlocks() {
+			if b.GetType() == "trait" || len(strings.Fields(b.GetName())) > 8 || intro.MatchString(b.GetName()) {
+				continue
+			}
+			v1Actions++
+			if !slices.ContainsFunc(e.GetBlocks(), func(have *lkv1.TextBlock) bool {
+				return name(have.GetName()) == name(b.GetName()) || strings.Contains(sayWords(have.GetText()), opening(b.GetText()))
+			}) {
+				t.Errorf("%s: v1's %s %q is not on the card", e.GetKey(), b.GetType(), b.GetName())
+			}
+		}
+		if v1Actions > 0 && actions == 0 {
+			noActions++
+			t.Errorf("%s: no actions, though its v1 record gives %d", e.GetKey(), v1Actions)
+		}
+	}
+	if filled["tob3"] == 0 {
+		t.Error("no Tome of Beasts 3 action filled from v1: the test checks nothing the records lack")
+	}
+	t.Logf("actions filled from the v1 records, per book: %v", filled)
 }

@@ -47,7 +47,9 @@ const NormalizerKey = "last-run-normalizer"
 // lich uses Paralyzing Touch.") keeps its structured attack.
 // 7: magic armor whose text lifts its base armor's stealth disadvantage or
 // strength requirement (Mithral Armor) without them.
-const NormalizerVersion = 7
+// 8: creatures given the actions of their v1 records their v2 records lack
+// (Tome of Beasts 3: 1,363).
+const NormalizerVersion = 8
 
 // StatePrefix starts the state bucket key of every endpoint's resync state.
 const StatePrefix = "sync."

@@ -2,7 +2,9 @@ package open5e
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -82,25 +84,29 @@ func twinKey(doc string, e *lkv1.Entity) string {
 	return doc + "\x00" + e.GetKind().String() + "\x00" + strings.ToLower(e.GetName())
 }
 
-// mergeV1Creatures gives each v2 creature the subtype and the legendary
-// actions' paragraph of the v1 record of the same creature in the same
-// book. It returns the creatures it changed.
+// mergeV1Creatures gives each v2 creature the subtype, the legendary
+// actions' paragraph and the actions (bonus actions, reactions, legendary
+// actions) of the v1 record of the same creature in the same book that it
+// lacks: Tome of Beasts 3's v2 records give 1,363 fewer actions than its
+// v1 records, a third of its creatures none at all. It returns the
+// creatures it changed.
 func mergeV1Creatures(v2, v1 []*lkv1.Entity, cat *Catalog) []*lkv1.Entity {
-	twins := map[string]*lkv1.CreatureDetails{}
+	twins := map[string]*lkv1.Entity{}
 	for _, e := range v1 {
-		if c := e.GetCreature(); c != nil {
+		if e.GetCreature() != nil {
 			for _, k := range v2Twins(cat, e) {
-				twins[k] = c
+				twins[k] = e
 			}
 		}
 	}
 	var changed []*lkv1.Entity
 	for _, e := range v2 {
-		c, t := e.GetCreature(), twins[twinKey(e.GetDocument().GetKey(), e)]
+		tw := twins[twinKey(e.GetDocument().GetKey(), e)]
+		c, t := e.GetCreature(), tw.GetCreature()
 		if c == nil || t == nil {
 			continue
 		}
-		change := false
+		change := fillActions(e, tw)
 		if t.Subtype != "" && c.Subtype != t.Subtype {
 			c.Subtype, change = t.Subtype, true
 		}
@@ -112,6 +118,124 @@ func mergeV1Creatures(v2, v1 []*lkv1.Entity, cat *Catalog) []*lkv1.Entity {
 		}
 	}
 	return changed
+}
+
+// filledTypes are the blocks fillActions takes from a v1 record.
+var filledTypes = []string{"action", "bonus_action", "reaction", "legendary_action"}
+
+// fillActions adds to e the actions of its v1 twin tw that it does not
+// hold, by name (without what follows it in brackets: "Eyebeam (Recharge
+// 5-6)" is v2's "Eyebeam") or by the opening words of its text, found in
+// a block's (Tome of Beasts' "Variant: Demon Summoning" is "Summon
+// Demon"). Each type's
+// blocks then follow the v1 record's order, v2's own in place of their
+// twins (they carry the structured attacks). A v1 "action" of more than
+// eight words is a sentence filed as one, and "The vampire can take 1
+// legendary action" the legendary actions' opening: both left out. It
+// reports whether it added any.
+func fillActions(e, tw *lkv1.Entity) bool {
+	held := func(b *lkv1.TextBlock) *lkv1.TextBlock {
+		name, opening := actionName(b.GetName()), openingWords(b.GetText())
+		for _, have := range e.GetBlocks() {
+			if actionName(have.GetName()) == name || opening != "" && strings.Contains(words(have.GetText()), opening) {
+				return have
+			}
+		}
+		return nil
+	}
+	added := false
+	for _, typ := range filledTypes {
+		var merged []*lkv1.TextBlock
+		taken := map[*lkv1.TextBlock]bool{}
+		more := false
+		for _, b := range tw.GetBlocks() {
+			if b.GetType() != typ || len(strings.Fields(b.GetName())) > 8 || legendaryIntroName.MatchString(b.GetName()) {
+				continue
+			}
+			if have := held(b); have != nil {
+				if have.GetType() == typ && !taken[have] {
+					merged, taken[have] = append(merged, have), true
+				}
+				continue
+			}
+			merged, more = append(merged, fromV1(b)), true
+		}
+		if !more {
+			continue
+		}
+		added = true
+		at := len(e.Blocks)
+		if i := slices.IndexFunc(e.Blocks, func(b *lkv1.TextBlock) bool { return b.GetType() == typ }); i >= 0 {
+			at = i
+		} else if i := slices.IndexFunc(e.Blocks, func(b *lkv1.TextBlock) bool {
+			return slices.Index(filledTypes, b.GetType()) > slices.Index(filledTypes, typ)
+		}); i >= 0 {
+			at = i
+		}
+		for _, b := range e.Blocks {
+			if b.GetType() == typ && !taken[b] {
+				merged = append(merged, b) // v2's own the v1 record lacks
+			}
+		}
+		rest := slices.DeleteFunc(slices.Clone(e.Blocks), func(b *lkv1.TextBlock) bool { return b.GetType() == typ })
+		at = min(at, len(rest))
+		e.Blocks = slices.Concat(rest[:at], merged, rest[at:])
+		if typ == "legendary_action" {
+			e.GetCreature().HasLegendaryActions = true
+		}
+	}
+	return added
+}
+
+// fromV1 is a v1 action as v2 gives one: its usage ("Recharge 5-6",
+// "2/Day"), legendary cost (v1's "Cast a Spell (2)") and form ("Fiend Form
+// Only") read from its name, which keeps them but the cost.
+func fromV1(b *lkv1.TextBlock) *lkv1.TextBlock {
+	out := &lkv1.TextBlock{Type: b.GetType(), Name: b.GetName(), Text: b.GetText()}
+	if m := rechargeName.FindStringSubmatch(out.Name); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		out.Usage = &lkv1.Usage{Type: "RECHARGE_ON_ROLL", Param: int32(n)}
+	} else if m := perDayName.FindStringSubmatch(out.Name); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		out.Usage = &lkv1.Usage{Type: "PER_DAY", Param: int32(n)}
+	}
+	if m := v1Cost.FindStringSubmatch(out.Name); m != nil && out.Type == "legendary_action" {
+		n, _ := strconv.Atoi(m[2])
+		out.Name = m[1]
+		if n > 1 {
+			out.LegendaryCost = int32(n)
+		}
+	}
+	if m := v1Form.FindStringSubmatch(out.Name); m != nil {
+		out.Form = m[1]
+	}
+	return out
+}
+
+var (
+	// v1Cost is a legendary action's cost as v1 writes it: "Cast a Spell
+	// (2)".
+	v1Cost = regexp.MustCompile(`^(.+?)\s*\((\d)\)$`)
+	v1Form = regexp.MustCompile(`(?i)\(([^()]*\bForm Only)\)`)
+)
+
+// actionName is an action's name lower-cased without what follows it in
+// brackets ("Eyebeam (Recharge 5-6)", "Sacred Flame (Cantrip; V, S)").
+func actionName(name string) string {
+	if i := strings.Index(name, "("); i > 0 {
+		name = name[:i]
+	}
+	return strings.TrimSpace(strings.ToLower(name))
+}
+
+// openingWords are the first twelve words of text between spaces (as
+// words writes them), "" when it has fewer.
+func openingWords(text string) string {
+	f := strings.Fields(words(text))
+	if len(f) < 12 {
+		return ""
+	}
+	return " " + strings.Join(f[:12], " ") + " "
 }
 
 // mergeV1SpellClasses gives each v2 spell the classes its v1 record in the
