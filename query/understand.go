@@ -1258,7 +1258,11 @@ func storedName(v *badgerstore.View, words []string, hasKinds func([]lkv1.Kind) 
 // "which", "who", "when"), which say no more of what is asked than those:
 // "how does rage work" is mostly the name "rage", "tell me about the
 // longsword" the name "longsword".
-var asking = map[string]bool{"how": true, "why": true, "where": true, "tell": true, "about": true, "explain": true, "describe": true}
+var asking = map[string]bool{"how": true, "why": true, "where": true, "tell": true, "about": true, "explain": true, "describe": true,
+	// What is asked of a named thing: "how much does a longsword cost",
+	// "how much does plate armor weigh", "how many hit points does an ogre
+	// have".
+	"much": true, "many": true, "cost": true, "costs": true, "price": true, "weigh": true, "weighs": true}
 
 // nameExists reports whether some entity is named name (lower-case),
 // through the name trigrams: only the names with name's rarest trigram

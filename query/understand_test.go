@@ -689,3 +689,26 @@ func TestUnderstood_questionFrame(t *testing.T) {
 		}
 	}
 }
+
+// TestUnderstood_askedOfAName: a question asking a field of a thing it
+// names ("how much does a longsword cost") ranks the thing first.
+func TestUnderstood_askedOfAName(t *testing.T) {
+	cl := client(t)
+	for _, c := range []struct {
+		tool, q string
+		want    []string // any of them
+	}{
+		{"lookup_equipment", "how much does a longsword cost", []string{"Longsword"}},
+		{"lookup_equipment", "how much does plate armor weigh", []string{"Plate", "Plate Armor"}},
+		{"lookup_equipment", "what's the price of a spyglass", []string{"Spyglass"}},
+		{"lookup_creature", "how many hit points does an ogre have", []string{"Ogre"}},
+	} {
+		resp, err := understandCase{tool: c.tool, q: c.q}.call(t.Context(), cl, &lkv1.Common{Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := names(resp.GetResults()); len(got) == 0 || !slices.Contains(c.want, got[0]) {
+			t.Errorf("%s %q: %v, want %s first", c.tool, c.q, got, c.want)
+		}
+	}
+}
