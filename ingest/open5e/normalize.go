@@ -401,11 +401,69 @@ func normalizeNewlines(s string) string {
 	s = htmlMarkdown(s)
 	s = htmlBreaks(s)
 	s = mendRunOns(s)
+	if strings.Contains(s, "| -") || strings.Contains(s, "|-") {
+		s = detachTables(s)
+	}
 	if strings.Contains(s, " ,") { // rare: the regexp reads every text slowly
 		s = spacedComma.ReplaceAllString(s, "$1,$2")
 	}
 	return strings.TrimSpace(unmarkReferences(s))
 }
+
+// detachTables parts a markdown table from the paragraphs it was run
+// into (36 of Vault of Magic's items: "... the damage type of the extra
+// damage. | d8 | Damage Type |" on one line, "| 22 | ... | Written by an
+// elvish princess..." on another), which markdown would not read as a
+// table: a header row starts a line of its own, and the text after a row's
+// last cell starts a paragraph.
+func detachTables(s string) string {
+	lines := strings.Split(s, "\n")
+	changed := false
+	var out []string
+	cells := 0 // the table's columns, while in one
+	for i, l := range lines {
+		if tableRule.MatchString(l) && i > 0 && len(out) > 0 {
+			cells = strings.Count(strings.Trim(strings.TrimSpace(l), "|"), "|") + 1
+			prev := out[len(out)-1]
+			if p := strings.IndexByte(prev, '|'); p > 0 && strings.TrimSpace(prev[:p]) != "" {
+				out[len(out)-1] = strings.TrimSpace(prev[:p])
+				out = append(out, "", prev[p:])
+				changed = true
+			}
+			out = append(out, l)
+			continue
+		}
+		if cells > 0 && strings.HasPrefix(strings.TrimSpace(l), "|") {
+			// A row of cells columns ends at its (cells+1)th bar.
+			t := strings.TrimSpace(l)
+			end, seen := -1, 0
+			for j := 0; j < len(t); j++ {
+				if t[j] == '|' {
+					if seen++; seen == cells+1 {
+						end = j
+						break
+					}
+				}
+			}
+			if end >= 0 && strings.TrimSpace(t[end+1:]) != "" {
+				out = append(out, t[:end+1], "", strings.TrimSpace(t[end+1:]))
+				cells, changed = 0, true
+				continue
+			}
+			out = append(out, l)
+			continue
+		}
+		cells = 0
+		out = append(out, l)
+	}
+	if !changed {
+		return s
+	}
+	return strings.Join(out, "\n")
+}
+
+// tableRule is a markdown table's rule under its header: "| --- | :--: |".
+var tableRule = regexp.MustCompile(`^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$`)
 
 // spacedComma is a space before a comma ("cast _moonbeam_ , with", in
 // Level Up's magic items).

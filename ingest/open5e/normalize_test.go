@@ -202,6 +202,8 @@ func TestNormalize_cleanTexts(t *testing.T) {
 		{`a space before a comma ("cast _moonbeam_ , with")`, regexp.MustCompile(`\S ,\s`)},
 		{`a link's markup ("the srd:grappled condition")`, regexp.MustCompile(`\bsrd:[a-z]`)},
 		{`a heading's marks glued to its words ("###Archery", a markdown paragraph)`, regexp.MustCompile(`(?m)^#{1,6}[[:alpha:]]`)},
+		{`a table's header run into the paragraph before it ("... extra damage. | d8 | Damage Type |")`,
+			regexp.MustCompile(`(?m)^[^|\n]*[[:alnum:].][^|\n]*\|[^\n]*\n[ \t]*\|?[ \t]*:?-{3,}`)},
 	} {
 		n := 0
 		for key, s := range snapshotTexts(t) {
@@ -215,6 +217,34 @@ func TestNormalize_cleanTexts(t *testing.T) {
 		if n > 0 {
 			t.Errorf("%d texts with %s", n, c.what)
 		}
+	}
+	// A paragraph run on after a table's last row ("| 22 | ... | Written
+	// by an elvish princess..."): text after the bar closing its columns.
+	runOn := 0
+	for key, s := range snapshotTexts(t) {
+		cells := 0
+		for _, l := range strings.Split(s, "\n") {
+			l = strings.TrimSpace(l)
+			switch {
+			case regexp.MustCompile(`^\|?\s*:?-{3,}`).MatchString(l):
+				cells = strings.Count(strings.Trim(l, "|"), "|") + 1
+			case cells > 0 && strings.HasPrefix(l, "|"):
+				if parts := strings.Split(l, "|"); len(parts) > cells+2 && strings.TrimSpace(strings.Join(parts[cells+2:], "|")) != "" {
+					if runOn++; runOn <= 5 {
+						t.Errorf("%s: text after a table row: %q", key, l)
+					}
+				}
+			default:
+				cells = 0
+			}
+		}
+	}
+	if runOn > 0 {
+		t.Errorf("%d table rows run on into a paragraph", runOn)
+	}
+	if s := find(t, "open5e_v2:vom:magic-item:book-of-ebon-tides").GetDescription(); !strings.Contains(s, "major image.\n\n| DC | Effect |\n| --- |") ||
+		!strings.Contains(s, "point over 21) |\n\nWritten by an elvish princess") {
+		t.Errorf("Book of Ebon Tides: its table is not a table of its own:\n%s", s)
 	}
 	tables := 0
 	for _, s := range snapshotTexts(t) {

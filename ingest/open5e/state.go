@@ -49,7 +49,9 @@ const NormalizerKey = "last-run-normalizer"
 // strength requirement (Mithral Armor) without them.
 // 8: creatures given the actions of their v1 records their v2 records lack
 // (Tome of Beasts 3: 1,363).
-const NormalizerVersion = 8
+// 9: markdown tables parted from the paragraphs run into them (Vault of
+// Magic).
+const NormalizerVersion = 9
 
 // StatePrefix starts the state bucket key of every endpoint's resync state.
 const StatePrefix = "sync."
