@@ -757,3 +757,20 @@ func TestAudit_srd51ClassColumns(t *testing.T) {
 		})
 	}
 }
+
+// A material's cost and consumption are said once: by its own words when
+// they say them ("a diamond worth 300+ GP, which the spell consumes"),
+// after them otherwise.
+func TestRender_materialSaidOnce(t *testing.T) {
+	cost := 300.0
+	for _, tt := range []struct{ material, want string }{
+		{"a diamond worth 300+ GP, which the spell consumes", "M (a diamond worth 300+ GP, which the spell consumes)  \n"},
+		{"A lead-based ink worth at least 10gp, which the spell consumes", "M (A lead-based ink worth at least 10gp, which the spell consumes)  \n"},
+		{"a diamond", "M (a diamond, worth 300 gp, consumed)  \n"},
+	} {
+		e := Entity{Kind: "spell", Name: "Test", Spell: &Spell{Components: "V, S, M", MaterialSpecified: tt.material, MaterialCostGP: &cost, MaterialConsumed: true}}
+		if card := renderEntity(&e); !strings.Contains(card, tt.want) {
+			t.Errorf("%q: components %q, want %q", tt.material, componentsLine(card), tt.want)
+		}
+	}
+}

@@ -82,11 +82,20 @@ var cardFacts = map[string]cardFact{
 	"spell.material_specified": func(e *Entity, card, _ string) []string {
 		return needIf(e.Spell.MaterialSpecified != "", card, "the material", firstWords(strings.TrimSuffix(e.Spell.MaterialSpecified, "."), 6))
 	},
+	// Said once: by the material's own words ("a diamond worth 300+ GP,
+	// which the spell consumes") or after them.
 	"spell.material_cost_gp": func(e *Entity, card, _ string) []string {
 		c := e.Spell.MaterialCostGP
+		// "25,000gp" is 25000.
+		if words := strings.ReplaceAll(strings.ToLower(e.Spell.MaterialSpecified), ",", ""); c != nil && strings.Contains(words, num(*c)) && strings.Contains(words, "gp") {
+			return need(strings.ReplaceAll(componentsText(card), ",", ""), "the material's cost", num(*c))
+		}
 		return needIf(c != nil && e.Spell.MaterialSpecified != "", card, "the material's cost", fmt.Sprintf("worth %s gp", num(deref(c))))
 	},
 	"spell.material_consumed": func(e *Entity, card, _ string) []string {
+		if strings.Contains(strings.ToLower(e.Spell.MaterialSpecified), "consum") {
+			return needIf(e.Spell.MaterialConsumed, strings.ToLower(componentsText(card)), "consumed", "consum")
+		}
 		return needIf(e.Spell.MaterialConsumed && e.Spell.MaterialSpecified != "", card, "consumed", ", consumed")
 	},
 	"spell.damage_roll": func(e *Entity, card, _ string) []string {
@@ -425,6 +434,13 @@ func componentsLine(card string) string {
 	c, _, _ := strings.Cut(rest, " **")
 	c, _, _ = strings.Cut(c, " (")
 	return c
+}
+
+// componentsText is the whole components line, the material with them.
+func componentsText(card string) string {
+	_, rest, _ := strings.Cut(card, "**Components:** ")
+	line, _, _ := strings.Cut(rest, "\n")
+	return line
 }
 
 func weaponOf(e *Entity) *Weapon {

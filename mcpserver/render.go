@@ -49,6 +49,9 @@ func title(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
+// pricedWords is a price in words: "300 gp", "300+ GP", "10gp".
+var pricedWords = regexp.MustCompile(`\d[\d,]*\+?\s*gp\b`)
+
 // line writes a "**Label** value" line with a markdown hard break.
 func line(b *strings.Builder, label, value string) {
 	if value == "" {
@@ -98,11 +101,14 @@ func renderSpell(b *strings.Builder, e *Entity) {
 	comp := s.Components
 	if s.MaterialSpecified != "" {
 		m := strings.TrimSuffix(s.MaterialSpecified, ".")
-		if s.MaterialCostGP != nil && *s.MaterialCostGP > 0 {
+		said := strings.ToLower(m)
+		// What the material's own words say is not said again ("a diamond
+		// worth 300+ GP, which the spell consumes").
+		if s.MaterialCostGP != nil && *s.MaterialCostGP > 0 && !pricedWords.MatchString(said) {
 			// Spells That Don't Suck gives 64 free materials a cost of 0.
 			m += fmt.Sprintf(", worth %s gp", num(*s.MaterialCostGP))
 		}
-		if s.MaterialConsumed {
+		if s.MaterialConsumed && !strings.Contains(said, "consum") {
 			m += ", consumed"
 		}
 		comp += " (" + m + ")"
