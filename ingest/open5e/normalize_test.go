@@ -868,3 +868,37 @@ func TestNormalize_itemCategoryFromStats(t *testing.T) {
 	}
 	t.Logf("%d items refiled by their stats", refiled)
 }
+
+// TestNormalize_codeEchoes: no text or name keeps the code a letter's
+// escape left after it ("væ00e6ttir", Tome of Beasts 2023's Vættir).
+func TestNormalize_codeEchoes(t *testing.T) {
+	echo := func(s string) string {
+		for i, r := range s {
+			if r < 0x80 {
+				continue
+			}
+			j := i + len(string(r))
+			if j+4 <= len(s) && strings.EqualFold(s[j:j+4], fmt.Sprintf("%04x", r)) {
+				return s[max(0, i-10):j+4]
+			}
+		}
+		return ""
+	}
+	n := 0
+	for _, e := range snapshot(t) {
+		texts := []string{e.GetName(), e.GetDescription()}
+		for _, b := range e.GetBlocks() {
+			texts = append(texts, b.GetName(), b.GetText())
+		}
+		for _, s := range texts {
+			if m := echo(s); m != "" {
+				if n++; n <= 5 {
+					t.Errorf("%s: %q", e.GetKey(), m)
+				}
+			}
+		}
+	}
+	if b := blockNamed(find(t, "open5e_v2:tob-2023:creature:vættir"), "Vættir's Greataxe", "action"); b == nil {
+		t.Error("tob-2023 Vættir: no action named Vættir's Greataxe")
+	}
+}

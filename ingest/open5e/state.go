@@ -51,7 +51,9 @@ const NormalizerKey = "last-run-normalizer"
 // (Tome of Beasts 3: 1,363).
 // 9: markdown tables parted from the paragraphs run into them (Vault of
 // Magic).
-const NormalizerVersion = 9
+// 10: a letter's half-read escape code dropped ("væ00e6ttir", Tome of
+// Beasts 2023's Vættir).
+const NormalizerVersion = 10
 
 // StatePrefix starts the state bucket key of every endpoint's resync state.
 const StatePrefix = "sync."

@@ -36,11 +36,58 @@ func decodeObject(raw []byte) (obj, error) {
 func (o obj) str(k string) string {
 	switch v := o[k].(type) {
 	case string:
-		return emDashes(plainHyphens(strings.TrimSpace(v)))
+		return emDashes(plainHyphens(codeEchoes(strings.TrimSpace(v))))
 	case json.Number:
 		return v.String()
 	}
 	return ""
+}
+
+// codeEchoes drops the code point a letter's escape left after it when
+// the escape was half read: Tome of Beasts 2023's "væ00e6ttir" (v\u00e6ttir)
+// is "vættir". Only a non-ASCII letter followed by its own code, four hex
+// digits, is mended.
+func codeEchoes(s string) string {
+	i := strings.IndexFunc(s, func(r rune) bool { return r >= utf8.RuneSelf })
+	if i < 0 {
+		return s // most texts: nothing to look at
+	}
+	var b strings.Builder
+	last := 0
+	for i < len(s) {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		next := i + size
+		if r >= utf8.RuneSelf && next+4 <= len(s) && hexCode(s[next:next+4]) == r {
+			b.WriteString(s[last:next])
+			last = next + 4
+			next = last
+		}
+		i = next
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// hexCode is the rune four hex digits give, or -1.
+func hexCode(s string) rune {
+	var r rune
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case '0' <= c && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return -1
+		}
+	}
+	return r
 }
 
 // typeset are the typesetting hyphens the SRD's PDF text carries: a soft
