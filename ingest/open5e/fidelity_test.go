@@ -437,9 +437,9 @@ func TestClassProgression_srd51ColumnsFromV1(t *testing.T) {
 	}
 }
 
-// Every SRD 5.1 creature has the subtype its v1 record gives (v2 has
-// none), and the book's grouping as its group, never as its subtype.
-func TestCreatureSubtypes_srd51(t *testing.T) {
+// v1Monsters fetches the pack's v1 monsters, normalised, and its catalogue.
+func v1Monsters(t *testing.T) (open5e.EndpointResult, *open5e.Catalog) {
+	t.Helper()
 	up := newUpstream(t)
 	c, err := open5e.NewClient(up.srv.URL, &open5e.ClientOptions{PageSize: 1000})
 	if err != nil {
@@ -454,6 +454,13 @@ func TestCreatureSubtypes_srd51(t *testing.T) {
 	if !v1.Complete() {
 		t.Fatalf("v1 monsters: %v %v", v1.Err, v1.Invalid)
 	}
+	return v1, cat
+}
+
+// Every SRD 5.1 creature has the subtype its v1 record gives (v2 has
+// none), and the book's grouping as its group, never as its subtype.
+func TestCreatureSubtypes_srd51(t *testing.T) {
+	v1, _ := v1Monsters(t)
 	want := map[string]string{}
 	for _, e := range v1.Entities {
 		if e.GetDocument().GetKey() == "wotc-srd" {
@@ -518,20 +525,7 @@ func TestNormalize_wikiNumberedList(t *testing.T) {
 // (Tome of Beasts 3's v2 records lack most of theirs), and every creature
 // of a book whose v1 records give actions has some.
 func TestCreatureActions_fromV1(t *testing.T) {
-	up := newUpstream(t)
-	c, err := open5e.NewClient(up.srv.URL, &open5e.ClientOptions{PageSize: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	cat, err := open5e.FetchCatalog(ctx, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v1 := open5e.FetchEndpoint(ctx, c, endpoints("v1/monsters")[0], cat, nil)
-	if !v1.Complete() {
-		t.Fatalf("v1 monsters: %v %v", v1.Err, v1.Invalid)
-	}
+	v1, cat := v1Monsters(t)
 	twins := map[string]*lkv1.Entity{}
 	for _, e := range v1.Entities {
 		for _, doc := range cat.V2Twins(e.GetDocument().GetKey()) {

@@ -879,7 +879,7 @@ func TestNormalize_codeEchoes(t *testing.T) {
 			}
 			j := i + len(string(r))
 			if j+4 <= len(s) && strings.EqualFold(s[j:j+4], fmt.Sprintf("%04x", r)) {
-				return s[max(0, i-10):j+4]
+				return s[max(0, i-10) : j+4]
 			}
 		}
 		return ""
