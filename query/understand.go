@@ -365,6 +365,8 @@ var damageRelations = map[string]string{
 	"immune": badgerstore.FieldDamageImmunity, "immunity": badgerstore.FieldDamageImmunity, "immunities": badgerstore.FieldDamageImmunity,
 	"resistant": badgerstore.FieldDamageResistance, "resistance": badgerstore.FieldDamageResistance, "resists": badgerstore.FieldDamageResistance,
 	"resist": badgerstore.FieldDamageResistance, "vulnerable": badgerstore.FieldDamageVulnerability, "vulnerability": badgerstore.FieldDamageVulnerability,
+	// "weak to fire", "fire weakness": what players call a vulnerability.
+	"weak": badgerstore.FieldDamageVulnerability, "weakness": badgerstore.FieldDamageVulnerability, "weaknesses": badgerstore.FieldDamageVulnerability,
 }
 
 // nonEquipment are the kinds lookup_equipment does not serve.

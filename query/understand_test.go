@@ -36,6 +36,8 @@ var understandCases = []understandCase{
 	{"lookup_spell", "what does healing word do", nil}, // a name
 	{"lookup_creature", "a Large undead", []string{"size=large", "creature_type=undead"}},
 	{"lookup_creature", "fiend immune to fire", []string{"creature_type=fiend", "damage_immunity=fire"}},
+	{"lookup_creature", "monsters weak to fire", []string{"damage_vulnerability=fire"}},
+	{"lookup_creature", "undead with a weakness to radiant damage", []string{"creature_type=undead", "damage_vulnerability=radiant"}},
 	{"lookup_equipment", "medium armor with no stealth disadvantage", []string{"armor_category=medium", "category=armor", "stealth_disadvantage=false"}},
 	{"lookup_equipment", "best medium armor that won't ruin my stealth rolls", []string{"armor_category=medium", "category=armor", "stealth_disadvantage=false", "order=armor_class desc"}},
 	{"lookup_equipment", "one-handed weapon with reach", []string{"property=!two-handed", "property=reach", "category=weapon"}},
