@@ -411,7 +411,7 @@ func normalizeNewlines(s string) string {
 }
 
 // detachTables parts a markdown table from the paragraphs it was run
-// into (36 of Vault of Magic's items: "... the damage type of the extra
+// into (29 of Vault of Magic's items: "... the damage type of the extra
 // damage. | d8 | Damage Type |" on one line, "| 22 | ... | Written by an
 // elvish princess..." on another), which markdown would not read as a
 // table: a header row starts a line of its own, and the text after a row's

@@ -127,12 +127,11 @@ var filledTypes = []string{"action", "bonus_action", "reaction", "legendary_acti
 // hold, by name (without what follows it in brackets: "Eyebeam (Recharge
 // 5-6)" is v2's "Eyebeam") or by the opening words of its text, found in
 // a block's (Tome of Beasts' "Variant: Demon Summoning" is "Summon
-// Demon"). Each type's
-// blocks then follow the v1 record's order, v2's own in place of their
-// twins (they carry the structured attacks). A v1 "action" of more than
-// eight words is a sentence filed as one, and "The vampire can take 1
-// legendary action" the legendary actions' opening: both left out. It
-// reports whether it added any.
+// Demon"). Each type's blocks then follow the v1 record's order, v2's own
+// in place of their twins (they carry the structured attacks). A v1
+// "action" of more than eight words is a sentence filed as one, and "The
+// vampire can take 1 legendary action" the legendary actions' opening:
+// both left out. It reports whether it added any.
 func fillActions(e, tw *lkv1.Entity) bool {
 	held := func(b *lkv1.TextBlock) *lkv1.TextBlock {
 		name, opening := actionName(b.GetName()), openingWords(b.GetText())
