@@ -774,3 +774,16 @@ func TestRender_materialSaidOnce(t *testing.T) {
 		}
 	}
 }
+
+// A spell the source gives no description says so, rather than ending
+// after its stats (SRD 5.2's Greater Invisibility).
+func TestRender_spellWithoutText(t *testing.T) {
+	e := Entity{Kind: "spell", Name: "Greater Invisibility", Spell: &Spell{Level: 4, School: "illusion"}}
+	if card := renderEntity(&e); !strings.Contains(card, "The source gives no description of this spell") {
+		t.Errorf("card of a spell without text:\n%s", card)
+	}
+	e.Description = "A creature you touch has the Invisible condition."
+	if card := renderEntity(&e); strings.Contains(card, "no description") {
+		t.Errorf("card of a spell with text says it has none:\n%s", card)
+	}
+}

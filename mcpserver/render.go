@@ -137,6 +137,10 @@ func renderSpell(b *strings.Builder, e *Entity) {
 	b.WriteString("\n")
 	if e.Description != "" {
 		b.WriteString(strings.TrimSpace(e.Description) + "\n\n")
+	} else {
+		// SRD 5.2's Greater Invisibility: a card of stats alone would
+		// look cut off.
+		b.WriteString("*The source gives no description of this spell; its other books' copies may.*\n\n")
 	}
 	if e.HigherLevel != "" {
 		b.WriteString("***At Higher Levels.*** " + strings.TrimSpace(e.HigherLevel) + "\n\n")
