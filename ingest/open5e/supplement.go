@@ -134,9 +134,10 @@ var filledTypes = []string{"action", "bonus_action", "reaction", "legendary_acti
 // both left out. It reports whether it added any.
 func fillActions(e, tw *lkv1.Entity) bool {
 	held := func(b *lkv1.TextBlock) *lkv1.TextBlock {
-		name, opening := actionName(b.GetName()), openingWords(b.GetText())
+		name := actionName(b.GetName())
+		opening, n := openingWords(b.GetText())
 		for _, have := range e.GetBlocks() {
-			if actionName(have.GetName()) == name || opening != "" && strings.Contains(words(have.GetText()), opening) {
+			if actionName(have.GetName()) == name || n == 12 && strings.Contains(words(have.GetText()), opening) {
 				return have
 			}
 		}
@@ -227,14 +228,12 @@ func actionName(name string) string {
 	return strings.TrimSpace(strings.ToLower(name))
 }
 
-// openingWords are the first twelve words of text between spaces (as
-// words writes them), "" when it has fewer.
-func openingWords(text string) string {
+// openingWords are the first words of text, at most twelve, between
+// spaces (as words writes them), and how many there are.
+func openingWords(text string) (string, int) {
 	f := strings.Fields(words(text))
-	if len(f) < 12 {
-		return ""
-	}
-	return " " + strings.Join(f[:12], " ") + " "
+	f = f[:min(len(f), 12)]
+	return " " + strings.Join(f, " ") + " ", len(f)
 }
 
 // mergeV1SpellClasses gives each v2 spell the classes its v1 record in the
@@ -413,9 +412,8 @@ func held(p lkv1.TextPart, after []lkv1.TextPart, body string, names map[string]
 			return true
 		}
 	}
-	// The opening words, at most the first dozen.
-	opening := strings.Fields(words(body))
-	return strings.Contains(text, " "+strings.Join(opening[:min(len(opening), 12)], " ")+" ")
+	opening, _ := openingWords(body)
+	return strings.Contains(text, opening)
 }
 
 // words is s lower-cased with every run of other characters than letters
