@@ -197,7 +197,11 @@ func (s *Store) readBatches(quit <-chan struct{}, todo, ordered chan<- *loadBatc
 			}
 			if vit.Valid() && bytes.Equal(vit.Item().Key(), vkey) {
 				if err := vit.Item().Value(func(v []byte) error { vec = decodeVector(v); return nil }); err != nil {
-					return fmt.Errorf("read the vector of %q: %w", key, err)
+					return fmt.Errorf("%w: read the vector of %q: %v", ErrDamaged, key, err)
+				}
+				if len(vec) == 0 {
+					// A value log cut short reads back empty.
+					return fmt.Errorf("%w: the vector of %q reads back empty: its value is lost (a value log cut short or deleted?)", ErrDamaged, key)
 				}
 			}
 			b.keys = append(b.keys, key)
@@ -235,6 +239,14 @@ func prepareBatch(b *loadBatch, pays bool) {
 		e := &lkv1.Entity{}
 		if err := proto.Unmarshal(doc, e); err != nil {
 			b.err = fmt.Errorf("%w: read entity %q: %v", ErrDamaged, prefixDoc+b.keys[i], err)
+			return
+		}
+		// A value log cut short or deleted reads back empty or wrong
+		// values, which decode without error: an entity is what it is
+		// stored under, or the store is damaged.
+		if e.GetKey() != b.keys[i] || e.GetKind() == lkv1.Kind_KIND_UNSPECIFIED {
+			b.err = fmt.Errorf("%w: entity %q reads back as %q (kind %s): its value is lost (a value log cut short or deleted?)",
+				ErrDamaged, prefixDoc+b.keys[i], e.GetKey(), e.GetKind())
 			return
 		}
 		b.docs[i] = nil

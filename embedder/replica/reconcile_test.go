@@ -233,47 +233,59 @@ func TestReplica_RebuildsFromTheStream(t *testing.T) {
 
 // TestReplica_DamageFoundWhileLoading: a store whose damage only reading
 // every entity finds (bytes that are no entity, under a count and table
-// checksums that agree) opens, and its index is built in the background;
-// when the load finds the damage, the replica sets the store aside and
-// rebuilds it from the stream as for damage found at Open: Ready says so
-// until done, the consumer is made again, and the store ends with exactly
-// what the stream holds.
+// checksums that agree; the newest value log cut short or deleted, whose
+// values read back empty: issue 49, row 2) opens, and its index is built
+// in the background; when the load finds the damage, the replica sets the
+// store aside and rebuilds it from the stream as for damage found at Open:
+// Ready says so until done, the consumer is made again, and the store ends
+// with exactly what the stream holds.
 func TestReplica_DamageFoundWhileLoading(t *testing.T) {
 	es := firstEntities(t, 120)
-	js, dir, opts, before := storedAndStopped(t, es)
-
-	storetest.DamageEntity(t, dir)
-	r := start(t, js, dir, opts)
-	if got := r.Rebuilding(); got != "" {
-		t.Fatalf("rebuilding at Open (%q): the damage was to be found by the background load", got)
-	}
-	waitUntil(t, "the load to find the damage", func() bool { return r.Rebuilding() != "" })
-	rebuilding := r.Rebuilding()
-	reasons := r.waitReady(t)
-	r.holds(t, es)
-	t.Logf("rebuilding %q; not ready meanwhile: %q", rebuilding, reasons)
-	if !strings.Contains(rebuilding, "the store was damaged") || !strings.Contains(rebuilding, "cannot parse") {
-		t.Errorf("Rebuilding() = %q, want it to say the store was damaged and why", rebuilding)
-	}
-	saidSo := false
-	for _, r := range reasons {
-		saidSo = saidSo || strings.HasPrefix(r, "rebuilding from the stream")
-	}
-	if !saidSo {
-		t.Errorf("Ready never said it was rebuilding: %q", reasons)
-	}
-	after, err := js.Consumer(t.Context(), ingest.StreamName, "embedder")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if after.CachedInfo().Created.Equal(before.CachedInfo().Created) {
-		t.Error("the consumer was not made again: the stream was not replayed")
-	}
-	if _, err := os.Stat(dir + ".damaged"); err != nil {
-		t.Errorf("the damaged store was not set aside: %v", err)
-	}
-	if _, err := r.Store().Get(t.Context(), "open5e_v2:srd-2014:spell:zz-garbled"); err == nil {
-		t.Error("the rebuilt store still holds the damaged entry")
+	for _, c := range []struct {
+		name   string
+		damage func(t *testing.T, dir string)
+		why    string // in Rebuilding()
+	}{
+		{"bytes that are no entity", storetest.DamageEntity, "cannot parse"},
+		{"newest value log cut short", func(t *testing.T, dir string) { storetest.CutNewestValueLog(t, dir, false) }, "value log"},
+		{"newest value log deleted", func(t *testing.T, dir string) { storetest.CutNewestValueLog(t, dir, true) }, "value log"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			js, dir, opts, before := storedAndStopped(t, es)
+			c.damage(t, dir)
+			r := start(t, js, dir, opts)
+			if got := r.Rebuilding(); got != "" {
+				t.Fatalf("rebuilding at Open (%q): the damage was to be found by the background load", got)
+			}
+			waitUntil(t, "the load to find the damage", func() bool { return r.Rebuilding() != "" })
+			rebuilding := r.Rebuilding()
+			reasons := r.waitReady(t)
+			r.holds(t, es)
+			t.Logf("rebuilding %q; not ready meanwhile: %q", rebuilding, reasons)
+			if !strings.Contains(rebuilding, "the store was damaged") || !strings.Contains(rebuilding, c.why) {
+				t.Errorf("Rebuilding() = %q, want it to say the store was damaged and why (%q)", rebuilding, c.why)
+			}
+			saidSo := false
+			for _, r := range reasons {
+				saidSo = saidSo || strings.HasPrefix(r, "rebuilding from the stream")
+			}
+			if !saidSo {
+				t.Errorf("Ready never said it was rebuilding: %q", reasons)
+			}
+			after, err := js.Consumer(t.Context(), ingest.StreamName, "embedder")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if after.CachedInfo().Created.Equal(before.CachedInfo().Created) {
+				t.Error("the consumer was not made again: the stream was not replayed")
+			}
+			if _, err := os.Stat(dir + ".damaged"); err != nil {
+				t.Errorf("the damaged store was not set aside: %v", err)
+			}
+			if _, err := r.Store().Get(t.Context(), "open5e_v2:srd-2014:spell:zz-garbled"); err == nil {
+				t.Error("the rebuilt store still holds the damaged entry")
+			}
+		})
 	}
 }
 

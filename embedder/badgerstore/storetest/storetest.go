@@ -4,6 +4,9 @@ package storetest
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
 	"testing"
 
 	"github.com/dgraph-io/badger/v4"
@@ -42,6 +45,33 @@ func DamageEntity(t *testing.T, dir string) {
 		return txn.Set([]byte("d/open5e_v2:srd-2014:spell:zz-garbled"), []byte{0xff, 0xff, 0xff})
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// CutNewestValueLog truncates the newest value-log file of the closed
+// store in dir to half its size, or deletes it (remove): the tables,
+// their checksums and the entity count are untouched, and the values
+// the file held read back empty.
+func CutNewestValueLog(t *testing.T, dir string, remove bool) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.vlog"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no value-log file in %s (%v)", dir, err)
+	}
+	sort.Strings(files)
+	newest := files[len(files)-1]
+	if remove {
+		if err := os.Remove(newest); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	st, err := os.Stat(newest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(newest, st.Size()/2); err != nil {
 		t.Fatal(err)
 	}
 }
