@@ -24,12 +24,13 @@ GOLANGCI_LINT_VERSION := v2.15.0
 TEST_TIMEOUT ?= 30m
 RUN_FLAGS   ?=
 BENCH_FLAGS ?=
-# The fuzz targets of decoders of untrusted input (cursors, MCP arguments):
+# The fuzz targets of decoders of untrusted input (cursors, MCP arguments,
+# the stdio framing):
 # the plain test run executes their seed corpora; make test and make fuzz
 # also fuzz each for FUZZTIME (package:target): a count of executions, not
 # a duration, because Go 1.26's fuzzing coordinator can fail a target with
 # "context deadline exceeded" when a duration ends under load (go.dev/issue/75804).
-FUZZ        := query:FuzzCursor mcpserver:FuzzToolCall mcpserver:FuzzToolArguments mcpserver:FuzzListCursor mcpserver:FuzzPromptArguments mcpserver:FuzzResourceURI
+FUZZ        := query:FuzzCursor mcpserver:FuzzToolCall mcpserver:FuzzToolArguments mcpserver:FuzzListCursor mcpserver:FuzzPromptArguments mcpserver:FuzzResourceURI mcpserver:FuzzStdioFraming
 FUZZTIME    ?= 10000x
 
 .PHONY: all run build test test-short fuzz bench proto snapshot lint tools tools-proto tools-test cc model clean help

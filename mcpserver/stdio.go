@@ -21,7 +21,7 @@ const maxLine = 16 << 20
 // messages it can decode, and answers every other line itself on w: -32700
 // for a line that is not JSON, -32600 for JSON that is not a JSON-RPC 2.0
 // message (a wrong "jsonrpc" version, no method and no id, a line over
-// maxLine). The SDK ends the whole session on a line it cannot decode, and
+// maxLine) or is a batch. The SDK ends the whole session on a line it cannot decode, and
 // a desktop client's server would exit with it; one bad line must cost
 // that line only. Writes to w go through one lock, each message in one
 // Write, as the SDK's own do.
@@ -96,30 +96,30 @@ func check(line []byte, tooLong bool) *errorReply {
 	case !json.Valid(line):
 		return fail(nil, jsonrpc.CodeParseError, "Parse error: the line is not JSON; send one JSON-RPC 2.0 message per line")
 	}
-	msgs := []json.RawMessage{line}
 	if bytes.HasPrefix(bytes.TrimSpace(line), []byte("[")) {
-		// A batch (protocol versions before 2025-06-18): every member
-		// must decode.
+		// A batch: the protocol has none since 2025-06-18, and the SDK's
+		// stdio transport ends the session on one (or never answers it).
+		// Refused as a whole; the session goes on.
+		var msgs []json.RawMessage
 		if err := json.Unmarshal(line, &msgs); err != nil || len(msgs) == 0 {
 			return fail(nil, jsonrpc.CodeInvalidRequest, "Invalid Request: an empty or malformed batch")
 		}
+		return fail(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: a batch of %d messages; batches are not supported, send one JSON-RPC message per line", len(msgs)))
 	}
-	for _, m := range msgs {
-		if _, err := jsonrpc.DecodeMessage(m); err != nil {
-			var head struct {
-				JSONRPC any `json:"jsonrpc"`
-				ID      any `json:"id"`
-			}
-			_ = json.Unmarshal(m, &head)
-			id := head.ID
-			if _, idErr := jsonrpc.MakeID(id); idErr != nil || len(msgs) > 1 {
-				id = nil
-			}
-			if head.JSONRPC != "2.0" {
-				return fail(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf(`Invalid Request: "jsonrpc" must be "2.0" (got %v)`, head.JSONRPC))
-			}
-			return fail(id, jsonrpc.CodeInvalidRequest, "Invalid Request: "+err.Error())
+	if _, err := jsonrpc.DecodeMessage(line); err != nil {
+		var head struct {
+			JSONRPC any `json:"jsonrpc"`
+			ID      any `json:"id"`
 		}
+		_ = json.Unmarshal(line, &head)
+		id := head.ID
+		if _, idErr := jsonrpc.MakeID(id); idErr != nil {
+			id = nil
+		}
+		if head.JSONRPC != "2.0" {
+			return fail(id, jsonrpc.CodeInvalidRequest, fmt.Sprintf(`Invalid Request: "jsonrpc" must be "2.0" (got %v)`, head.JSONRPC))
+		}
+		return fail(id, jsonrpc.CodeInvalidRequest, "Invalid Request: "+err.Error())
 	}
 	return nil
 }

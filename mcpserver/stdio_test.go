@@ -149,6 +149,9 @@ func TestRunStdio_badLines(t *testing.T) {
 		{`{"id":"four","method":"tools/list"}`, `"four"`, -32600},
 		{`{"jsonrpc":"2.0"}`, "null", -32600},
 		{`[]`, "null", -32600},
+		// Issue 49, row 9: a batch ended the process.
+		{`[{"jsonrpc":"2.0","id":6,"method":"ping"}]`, "null", -32600},
+		{`[{"jsonrpc":"2.0","id":7,"method":"tools/list"},{"jsonrpc":"2.0","id":8,"method":"ping"}]`, "null", -32600},
 	} {
 		r := exchange(c.line)
 		if r.Error == nil || r.Error.Code != c.code || string(r.ID) != c.id {
