@@ -25,8 +25,7 @@ TEST_TIMEOUT ?= 30m
 RUN_FLAGS   ?=
 BENCH_FLAGS ?=
 # The fuzz targets of decoders of untrusted input (cursors, MCP arguments,
-# the stdio framing):
-# the plain test run executes their seed corpora; make test and make fuzz
+# the stdio framing): the plain test run executes their seed corpora; make test and make fuzz
 # also fuzz each for FUZZTIME (package:target): a count of executions, not
 # a duration, because Go 1.26's fuzzing coordinator can fail a target with
 # "context deadline exceeded" when a duration ends under load (go.dev/issue/75804).
