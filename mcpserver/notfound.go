@@ -52,12 +52,14 @@ func (s *Server) resourceNotFoundMiddleware(next mcp.MethodHandler) mcp.MethodHa
 
 // nearestEntity is the entity whose name is nearest to what an entity uri
 // names: for a key, the entity of its kind named by its slug, else the
-// lookup's first did-you-mean; for anything else, the first search result
-// for its last segment. nil for a document URI, when nothing is near, or
-// when the query service cannot say.
+// lookup's first did-you-mean; for another entity URI, the first search
+// result for its last segment. nil for a URI that names no entity, when
+// nothing is near, or when the query service cannot say.
 func (s *Server) nearestEntity(ctx context.Context, uri string) *Entity {
-	if strings.HasPrefix(uri, DocumentURIPrefix) {
-		return nil // a document, not an entity: resources/list lists them
+	if !strings.HasPrefix(uri, lkv1.URIPrefix) {
+		// A document (resources/list lists them), or no URI of ours
+		// (file:///etc/passwd): nothing is near it.
+		return nil
 	}
 	rest, _ := strings.CutPrefix(uri, lkv1.URIPrefix)
 	if r, err := url.PathUnescape(rest); err == nil {

@@ -97,7 +97,7 @@ func New(client lkv1.QueryServiceClient, opts *Options) *Server {
 			return s.complete(ctx, req)
 		},
 	})
-	s.mcp.AddReceivingMiddleware(s.recoverMiddleware, uriMiddleware, s.toolMiddleware, s.resourceNotFoundMiddleware, entityURIMiddleware, s.documentsMiddleware)
+	s.mcp.AddReceivingMiddleware(s.recoverMiddleware, uriMiddleware, setLevelMiddleware, s.toolMiddleware, s.resourceNotFoundMiddleware, entityURIMiddleware, s.documentsMiddleware)
 	s.addTools()
 	s.addPrompts()
 	tools := make([]string, 0, len(s.params))
@@ -707,6 +707,7 @@ func (s *Server) toolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		name := ""
 		var args json.RawMessage
 		if ctr, ok := req.(*mcp.CallToolRequest); ok && ctr.Params != nil {
+			ctr.Params.Arguments = withoutBidiControls(ctr.Params.Arguments)
 			name, args = ctr.Params.Name, ctr.Params.Arguments
 		}
 		params, known := s.params[name]
@@ -757,8 +758,12 @@ func (s *Server) readEntity(ctx context.Context, req *mcp.ReadResourceRequest) (
 	defer cancel()
 	resp, err := s.client.GetEntity(ctx, &lkv1.GetEntityRequest{Key: key})
 	if err != nil {
-		if status.Code(err) == codes.NotFound {
+		switch status.Code(err) {
+		case codes.NotFound:
 			return nil, mcp.ResourceNotFoundError(uri)
+		case codes.InvalidArgument:
+			// A key too long, or not UTF-8: the request's fault.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: s.report("resources/read", err)}
 		}
 		return nil, errors.New(s.report("resources/read", err))
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"golang.org/x/text/unicode/norm"
 	"google.golang.org/protobuf/proto"
 
 	"lorekeeper.dev/embedder/badgerstore"
@@ -34,7 +35,9 @@ func (s *Service) commonPlan(c *lkv1.Common) (*plan, error) {
 	if err := checkText("name", c.GetName(), MaxNameLength); err != nil {
 		return nil, err
 	}
-	p.name = strings.TrimSpace(c.GetName())
+	// Compatibility forms are the same name: fullwidth letters
+	// ("Ｆｉｒｅｂａｌｌ"), ligatures ("ﬁreball").
+	p.name = strings.TrimSpace(norm.NFKC.String(c.GetName()))
 	var err error
 	if p.limit, err = s.limit("limit", c.GetLimit()); err != nil {
 		return nil, err

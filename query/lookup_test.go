@@ -45,7 +45,9 @@ func TestLookup_NameMatching(t *testing.T) {
 	spells := func(name string, limit uint32) (*lkv1.LookupResponse, error) {
 		return c.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: common(name, limit)})
 	}
-	for _, in := range []string{"fireball", "FIREBALL", "Fireball", "  fIrEbAlL "} {
+	// Fullwidth letters and a ligature are the same name under NFKC
+	// (issue 49, row 14).
+	for _, in := range []string{"fireball", "FIREBALL", "Fireball", "  fIrEbAlL ", "Ｆｉｒｅｂａｌｌ", "ﬁreball"} {
 		t.Run("case-insensitive exact "+in, func(t *testing.T) {
 			resp, err := spells(in, 0)
 			if err != nil {

@@ -370,6 +370,35 @@ func TestMCP_editionsPromptsErrors(t *testing.T) {
 		}
 	})
 
+	// Issue 49, row 14: each of these was answered wrongly (error code 0,
+	// accepted, no match, echoed raw, "the nearest entity is Ambush Chute").
+	t.Run("edges of the requests", func(t *testing.T) {
+		_, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "lorekeeper://entity/" + strings.Repeat("a", 1100)})
+		if rpcCode(err) != jsonrpc.CodeInvalidParams || !strings.Contains(fmt.Sprint(err), "at most 1024") {
+			t.Errorf("read a 1,100-character key: %v (code %d), want -32602 saying the bound", err, rpcCode(err))
+		}
+		_, err = cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: "file:///etc/passwd"})
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) || je.Code != mcpserver.CodeResourceNotFound || strings.Contains(je.Message, "nearest") || strings.Contains(string(je.Data), "nearest") {
+			t.Errorf("read file:///etc/passwd: %v, want a plain -32002 naming no entity", err)
+		}
+		if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "loud"}); rpcCode(err) != jsonrpc.CodeInvalidParams || !strings.Contains(fmt.Sprint(err), "warning") {
+			t.Errorf("setLevel loud: %v (code %d), want -32602 naming the levels", err, rpcCode(err))
+		}
+		if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "warning"}); err != nil {
+			t.Errorf("setLevel warning: %v", err)
+		}
+		for _, name := range []string{"Ｆｉｒｅｂａｌｌ", "ﬁreball", "fire\u202eball"} {
+			if out := lookupOut(t, cs, "lookup_spell", map[string]any{"name": name}); out.Count != 1 || out.Results[0].Name != "Fireball" {
+				t.Errorf("lookup_spell %q: %d results %+v, want Fireball", name, out.Count, out.Results)
+			}
+		}
+		out := lookupOut(t, cs, "lookup_spell", map[string]any{"name": "\u202eevil\u2066 name"})
+		if out.Count != 0 || strings.ContainsAny(out.Message, "\u202e\u2066") || !strings.Contains(out.Message, "evil name") {
+			t.Errorf("a name with bidi overrides is echoed as %q, want them taken out", out.Message)
+		}
+	})
+
 	t.Run("a closed subclass points to its open counterpart", func(t *testing.T) {
 		out := lookupOut(t, cs, "lookup_character_option", map[string]any{"type": "subclass", "name": "eldritch knight"})
 		if out.Count != 0 || !strings.EqualFold(out.NotOpenContent, "Eldritch Knight") || len(out.Suggestions) == 0 || out.Suggestions[0].Name != "Arcane Warrior" || out.Suggestions[0].Via != "counterpart" {
