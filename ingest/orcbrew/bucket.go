@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -100,7 +101,7 @@ func PutFile(ctx context.Context, js jetstream.JetStream, path string, opts *Put
 // PutDir stores every .orcbrew file directly inside dir and returns their
 // object names, sorted. It stops at the first file it cannot put.
 func PutDir(ctx context.Context, js jetstream.JetStream, dir string, opts *PutOptions) ([]string, error) {
-	files, err := orcbrewFiles(dir)
+	files, _, err := orcbrewFiles(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -118,21 +119,46 @@ func PutDir(ctx context.Context, js jetstream.JetStream, dir string, opts *PutOp
 	return names, nil
 }
 
-// orcbrewFiles lists the regular .orcbrew files directly inside dir, sorted.
-func orcbrewFiles(dir string) ([]string, error) {
+// orcbrewFiles lists the regular .orcbrew files directly inside dir,
+// sorted, and the .orcbrew entries it leaves out, each with why: symbolic
+// links (not followed: one could make the importer read any file the
+// process can), named pipes and other entries that are no regular file
+// (reading one could block forever), and hidden files.
+func orcbrewFiles(dir string) ([]string, []skippedFile, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("list orcbrew dir: %w", err)
+		return nil, nil, fmt.Errorf("list orcbrew dir: %w", err)
 	}
 	var out []string
+	var skipped []skippedFile
 	for _, e := range ents {
-		if e.Type().IsRegular() && strings.EqualFold(filepath.Ext(e.Name()), Ext) && !strings.HasPrefix(e.Name(), ".") {
-			out = append(out, filepath.Join(dir, e.Name()))
+		if !strings.EqualFold(filepath.Ext(e.Name()), Ext) {
+			continue
 		}
+		why := ""
+		switch t := e.Type(); {
+		case t&fs.ModeSymlink != 0:
+			why = "a symbolic link, which is not followed: put the file itself in the folder"
+		case t&fs.ModeNamedPipe != 0:
+			why = "a named pipe (FIFO), not a file: put the file itself in the folder"
+		case !t.IsRegular():
+			why = "not a regular file (" + t.String() + "): put the file itself in the folder"
+		case strings.HasPrefix(e.Name(), "."):
+			why = "a hidden file (its name starts with a dot): rename it without the dot to import it"
+		}
+		if why != "" {
+			skipped = append(skipped, skippedFile{name: e.Name(), why: why})
+			continue
+		}
+		out = append(out, filepath.Join(dir, e.Name()))
 	}
 	sort.Strings(out)
-	return out, nil
+	return out, skipped, nil
 }
+
+// skippedFile is an .orcbrew entry of a folder that is not imported, and
+// why.
+type skippedFile struct{ name, why string }
 
 // Statuses returns the import status of every object, sorted by object name.
 func Statuses(ctx context.Context, js jetstream.JetStream) ([]*lkv1.ImportState, error) {

@@ -73,8 +73,9 @@ type File struct {
 
 // DecoderVersion is recorded with each import. Raise it when Decode reads
 // the same file into different entities: every file is then read again
-// (2: a monster without XP gets the SRD's for its challenge rating).
-const DecoderVersion = 2
+// (2: a monster without XP gets the SRD's for its challenge rating; 3: a
+// book whose key is an official document's gets its own, reservedKeys).
+const DecoderVersion = 3
 
 // Decode parses the OrcBrew file data, read from the bucket object named
 // object, into entities. It fails only when the file as a whole cannot be
@@ -269,6 +270,15 @@ func (d *decoder) document(book string) *lkv1.Document {
 		sum := sha256.Sum256([]byte(book))
 		key = "book-" + hex.EncodeToString(sum[:4])
 	}
+	if reservedKeys[key] {
+		// documents=["srd-2014"] means the SRD 5.1; a homebrew book so
+		// named would come with it.
+		own := "homebrew-" + key
+		if _, ok := d.books[own]; !ok {
+			d.warnf("book %q: its key %q is an official document's: keyed %q instead", book, key, own)
+		}
+		key = own
+	}
 	if doc, ok := d.books[key]; ok {
 		return doc
 	}
@@ -333,6 +343,22 @@ func (d *decoder) file() (*File, error) {
 	}
 	sort.Strings(f.Books)
 	return f, nil
+}
+
+// reservedKeys are the keys of the official documents (every document
+// of Open5e's v2 and v1 APIs) and the aliases the documents filter reads
+// as theirs: a homebrew book's key is never one of them.
+var reservedKeys = map[string]bool{
+	// v2
+	"a5e-ag": true, "a5e-ddg": true, "a5e-gpg": true, "a5e-mm": true, "bfrd": true, "ccdx": true, "core": true,
+	"deepm": true, "deepmx": true, "elderberry-inn-icons": true, "kp": true, "open5e": true, "open5e-2024": true,
+	"spells-that-dont-suck": true, "srd-2014": true, "srd-2024": true, "tdcs": true, "tob": true, "tob-2023": true,
+	"tob2": true, "tob3": true, "toh": true, "vom": true, "wz": true,
+	// v1
+	"a5e": true, "blackflag": true, "cc": true, "dmag": true, "dmag-e": true, "menagerie": true, "o5e": true,
+	"taldorei": true, "warlock": true, "wotc-srd": true,
+	// aliases (the spec's decided ones that are slugs)
+	"srd": true, "srd-5e": true,
 }
 
 // entityKey is the key of an OrcBrew entity:

@@ -65,6 +65,10 @@ type MirrorResult struct {
 	// Refused are the files newly found over the size limit (their import
 	// status now says so); a file refused before is not listed again.
 	Refused []string
+	// Skipped are the .orcbrew entries newly found that are not imported
+	// (symbolic links, named pipes, hidden files); their import status
+	// says why, until they are gone.
+	Skipped []string
 	// Digested are the files read to digest them: new files, and those
 	// whose size or modification time changed since the Mirror's last pass.
 	Digested []string
@@ -99,6 +103,9 @@ func MirrorDir(ctx context.Context, js jetstream.JetStream, dir string, opts *Mi
 		}
 		if res != nil && len(res.Refused) > 0 {
 			o.Logger.Warn("orcbrew: files over the size limit not put in the bucket", "dir", dir, "files", res.Refused, "limit_bytes", o.MaxSize)
+		}
+		if res != nil && len(res.Skipped) > 0 {
+			o.Logger.Warn("orcbrew: entries not imported (symbolic links, named pipes, hidden files; lorekeeper status says why)", "dir", dir, "entries", res.Skipped)
 		}
 		select {
 		case <-ctx.Done():
@@ -136,6 +143,9 @@ type Mirror struct {
 	// after a pass that changed or failed something.
 	inStep    string
 	inStepSeq uint64
+	// skipped are the entries whose import status says why they are not
+	// imported (orcbrewFiles), so that it goes when they do.
+	skipped map[string]bool
 }
 
 // fileStamp is a file's digest and the size and modification time it
@@ -148,7 +158,7 @@ type fileStamp struct {
 
 // NewMirror returns a Mirror of dir into the bucket.
 func NewMirror(js jetstream.JetStream, dir string, opts *MirrorOptions) *Mirror {
-	return &Mirror{js: js, dir: dir, o: opts.withDefaults(), stamps: map[string]fileStamp{}}
+	return &Mirror{js: js, dir: dir, o: opts.withDefaults(), stamps: map[string]fileStamp{}, skipped: map[string]bool{}}
 }
 
 // Sync makes one pass.
@@ -158,11 +168,14 @@ func (m *Mirror) Sync(ctx context.Context) (*MirrorResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mirror %s: %w", dir, err)
 	}
-	files, err := orcbrewFiles(abs)
+	files, skipped, err := orcbrewFiles(abs)
 	if err != nil {
 		return nil, err
 	}
 	folder, settled := folderStamp(files, o.Settle)
+	for _, s := range skipped {
+		folder += s.name + "\x00" + s.why + "\n"
+	}
 	obs, seq, err := m.bucket(ctx)
 	if err != nil {
 		return nil, err
@@ -228,6 +241,7 @@ func (m *Mirror) Sync(ctx context.Context) (*MirrorResult, error) {
 		}
 		res.Put = append(res.Put, name)
 	}
+	errs = append(errs, m.skip(ctx, skipped, byName, res))
 	for _, info := range objs {
 		if local[info.Name] || info.Metadata[MirrorMetadata] != abs {
 			continue
@@ -243,12 +257,44 @@ func (m *Mirror) Sync(ctx context.Context) (*MirrorResult, error) {
 			delete(m.stamps, p)
 		}
 	}
-	if len(errs) == 0 && settled && len(res.Put)+len(res.Deleted)+len(res.Refused) == 0 {
+	if errors.Join(errs...) == nil && settled && len(res.Put)+len(res.Deleted)+len(res.Refused)+len(res.Skipped) == 0 {
 		// seq was read before the listing: a write after it makes the
 		// next pass list again.
 		m.inStep, m.inStepSeq = folder, seq
 	}
 	return res, errors.Join(errs...)
+}
+
+// skip records in the import status of each skipped entry why it is not
+// imported (once), and takes the status of an entry skipped before away
+// once it is gone (and was never imported: what the bucket holds of a
+// name stays the watcher's).
+func (m *Mirror) skip(ctx context.Context, skipped []skippedFile, inBucket map[string]*jetstream.ObjectInfo, res *MirrorResult) error {
+	var errs []error
+	now := map[string]bool{}
+	for _, s := range skipped {
+		now[s.name] = true
+		m.skipped[s.name] = true
+		newly, err := refuse(ctx, m.js, s.name, errors.New(s.name+" is "+s.why))
+		if err != nil {
+			errs = append(errs, err)
+		} else if newly {
+			res.Skipped = append(res.Skipped, s.name)
+		}
+	}
+	for name := range m.skipped {
+		if now[name] {
+			continue
+		}
+		if inBucket[name] == nil {
+			if err := forgetRefused(ctx, m.js, name); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		delete(m.skipped, name)
+	}
+	return errors.Join(errs...)
 }
 
 // bucket returns the bucket and its stream's last sequence, which every
@@ -354,4 +400,21 @@ func refuse(ctx context.Context, js jetstream.JetStream, name string, reason err
 		Digest: prev.GetDigest(), EntityKeys: prev.GetEntityKeys(), Books: prev.GetBooks(), Counts: prev.GetCounts(),
 	}
 	return true, saveState(ctx, kv, st)
+}
+
+// forgetRefused deletes name's import status when it says the file was
+// refused and nothing of it was ever imported.
+func forgetRefused(ctx context.Context, js jetstream.JetStream, name string) error {
+	kv, err := js.KeyValue(ctx, ingest.StateBucket)
+	if err != nil {
+		return fmt.Errorf("open key-value bucket %s: %w", ingest.StateBucket, err)
+	}
+	prev, err := loadState(ctx, kv, StateKey(name))
+	if err != nil || prev.GetStatus() != lkv1.ImportState_STATUS_FAILED || prev.GetDigest() != "" {
+		return err
+	}
+	if err := kv.Delete(ctx, StateKey(name)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("delete import state of %s: %w", name, err)
+	}
+	return nil
 }
