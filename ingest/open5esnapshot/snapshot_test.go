@@ -426,3 +426,40 @@ func (w *blockingWriter) Write(b []byte) (int, error) {
 	})
 	return w.ResponseRecorder.Write(b)
 }
+
+// TestStart_bounds (issue 49, row 12): the listener of Start refuses a
+// Host that is not loopback, as the other listeners do, and serves at most
+// MaxPageSize records a page however many are asked for: twenty requests
+// for every creature at once all get bounded pages.
+func TestStart_bounds(t *testing.T) {
+	s, err := open5esnapshot.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	req, _ := http.NewRequest(http.MethodGet, s.URL+"/v2/", nil)
+	req.Host = "evil.example"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("Host evil.example: %d, want 403", resp.StatusCode)
+	}
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			status, _, body := get(t, s.URL+"/v2/creatures/?limit=1000000")
+			var p page
+			if err := json.Unmarshal(body, &p); err != nil || status != http.StatusOK {
+				t.Errorf("limit=1000000: %d %v", status, err)
+				return
+			}
+			if len(p.Results) != open5esnapshot.MaxPageSize || p.Count <= open5esnapshot.MaxPageSize || p.Next == nil || !strings.Contains(*p.Next, fmt.Sprintf("limit=%d", open5esnapshot.MaxPageSize)) {
+				t.Errorf("limit=1000000: %d of %d records, next %v; want pages of %d", len(p.Results), p.Count, p.Next, open5esnapshot.MaxPageSize)
+			}
+		})
+	}
+	wg.Wait()
+}
