@@ -27,7 +27,7 @@ import (
 type ServerOptions struct {
 	Logger  *slog.Logger
 	Metrics *Metrics
-	// MaxRecvMsgSize bounds a request. Default 1 MiB.
+	// MaxRecvMsgSize bounds a request. Default DefaultMaxRecvMsgSize.
 	MaxRecvMsgSize int
 	// Health, when set, is the health server to register (the command keeps
 	// it to report NOT_SERVING at shutdown); default a new one, SERVING.
@@ -35,6 +35,14 @@ type ServerOptions struct {
 	// Extra server options, appended last.
 	GRPCOptions []grpc.ServerOption
 }
+
+// DefaultMaxRecvMsgSize bounds a request to the gRPC listener: what an MCP
+// front end may forward (its stdio lines are bounded at 16 MiB), so that
+// the service's own checks answer an argument too long ("name: 2000000
+// characters, at most 200 allowed"), as they do in process, rather than
+// gRPC refusing the message (a front end sharing a standalone server's
+// service said "temporarily unavailable" at 1 MiB).
+const DefaultMaxRecvMsgSize = 16 << 20
 
 // NewServer builds the gRPC server for svc: size limits, the logging and
 // metrics interceptors, the query service, health and reflection. The
@@ -45,7 +53,7 @@ func NewServer(svc *Service, opts *ServerOptions) *grpc.Server {
 		o = *opts
 	}
 	if o.MaxRecvMsgSize <= 0 {
-		o.MaxRecvMsgSize = 1 << 20
+		o.MaxRecvMsgSize = DefaultMaxRecvMsgSize
 	}
 	sopts := append([]grpc.ServerOption{
 		grpc.MaxRecvMsgSize(o.MaxRecvMsgSize),

@@ -332,6 +332,15 @@ func TestStandalone_desktopClient(t *testing.T) {
 	if !strings.Contains(second.stderr.String(), "sharing its query service") {
 		t.Errorf("second process's stderr does not say it shares:\n%s", second.stderr.String())
 	}
+	// Issue 49, row 13: an argument too long gets the owner's answer
+	// through the process sharing its service, not "temporarily
+	// unavailable" (gRPC refused the 2 MB message).
+	long := map[string]any{"name": strings.Repeat("a", 2_000_000)}
+	own, ownErr := first.session.CallTool(ctx, &mcp.CallToolParams{Name: "lookup_spell", Arguments: long})
+	shared, sharedErr := second.session.CallTool(ctx, &mcp.CallToolParams{Name: "lookup_spell", Arguments: long})
+	if ownErr != nil || sharedErr != nil || !own.IsError || !strings.Contains(toolText(own), "at most") || toolText(shared) != toolText(own) {
+		t.Errorf("a 2,000,000-character name: owner %q (%v), sharer %q (%v); want the same \"too long\" error", toolText(own), ownErr, toolText(shared), sharedErr)
+	}
 	second.stop(t)
 	checkOnlyJSONRPC(t, second.stdout.String())
 
