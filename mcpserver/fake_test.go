@@ -42,6 +42,8 @@ type fakeQuery struct {
 	semanticDown bool
 	// alternates are folded into the result of the entity with that key.
 	alternates map[string][]*lkv1.Alternate
+	// gate, when set, holds every RPC until it is closed: calls in flight.
+	gate chan struct{}
 }
 
 // loadEntities reads testdata/entities, sorted by name.
@@ -93,9 +95,37 @@ func newFake() (*fakeQuery, error) {
 
 func (f *fakeQuery) record(m proto.Message) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.reqs = append(f.reqs, proto.Clone(m))
-	return f.err
+	gate, err := f.gate, f.err
+	f.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	return err
+}
+
+// hold makes every RPC wait until the returned release is called.
+func (f *fakeQuery) hold() (release func()) {
+	gate := make(chan struct{})
+	f.mu.Lock()
+	f.gate = gate
+	f.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			f.mu.Lock()
+			f.gate = nil
+			f.mu.Unlock()
+			close(gate)
+		})
+	}
+}
+
+// requests counts the requests received.
+func (f *fakeQuery) requests() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.reqs)
 }
 
 // last returns the last request received, or nil.

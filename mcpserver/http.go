@@ -1,8 +1,13 @@
 package mcpserver
 
 import (
+	"bytes"
+	"context"
 	"crypto/subtle"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -12,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -40,11 +46,28 @@ type HTTPOptions struct {
 	// SessionTimeout closes stateful sessions idle this long (no request
 	// in flight). Default DefaultSessionTimeout.
 	SessionTimeout time.Duration
-	// MaxSessions bounds the stateful sessions open at once: an initialize
-	// request beyond it is answered 503 Service Unavailable with a
-	// Retry-After, and no session is made. Default DefaultMaxSessions;
-	// negative: no bound.
+	// MaxSessions bounds the stateful sessions open at once. A new one
+	// beyond it closes an open session that is not in use: first one never
+	// used since its initialize (the oldest), else the one idle longest.
+	// Only when every session has a request in flight is an initialize
+	// answered 503 Service Unavailable, with a Retry-After. Default
+	// DefaultMaxSessions; negative: no bound.
 	MaxSessions int
+	// MaxSessionsPerClient bounds the sessions one client keeps: beyond
+	// it, a new session of that client closes one of its own, as
+	// MaxSessions does, so that a client opening sessions without end
+	// cannot close everyone else's. A client is its address and the name
+	// it gives in initialize's clientInfo (every program on this machine
+	// shares the loopback address). Default DefaultMaxSessionsPerClient;
+	// negative: no bound.
+	MaxSessionsPerClient int
+	// MaxBatch bounds the messages of one JSON-RPC batch (protocol
+	// versions before 2025-06-18 allow batches). Default DefaultMaxBatch.
+	MaxBatch int
+	// WriteTimeout bounds each write of an answer: a client that does not
+	// read what it asked for is dropped, and what its answers held is
+	// freed. Default DefaultWriteTimeout.
+	WriteTimeout time.Duration
 	// JSONResponse answers with application/json instead of an SSE stream.
 	JSONResponse bool
 }
@@ -60,11 +83,43 @@ const (
 	// live heap each (BenchmarkHTTPHandler_idleSessions), some 5 MB at the
 	// bound.
 	DefaultMaxSessions = 1000
+	// DefaultMaxSessionsPerClient is far above what an assistant opens
+	// (one session, a few while it reconnects) or a load test of 64.
+	DefaultMaxSessionsPerClient = 100
+	// DefaultMaxBatch: a batch of 2,000 searches took 27.5 s of work and
+	// a 274 MB answer.
+	DefaultMaxBatch = 10
+	// DefaultWriteTimeout is far above what writing any answer takes.
+	DefaultWriteTimeout = 30 * time.Second
 )
 
+// HTTPHandler is the MCP streamable HTTP endpoint (Server.HTTPHandler).
+type HTTPHandler struct {
+	next http.Handler
+	opts HTTPOptions
+	srv  *Server
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession // by Mcp-Session-Id
+	// initializing counts the requests making a session, until their
+	// answer starts: concurrent ones cannot overshoot the bounds together.
+	initializing map[string]int // by client
+	inFlight     int            // POST and DELETE requests being served
+	draining     bool
+	drained      chan struct{} // closed when draining and inFlight is 0
+}
+
+// httpSession is what the handler knows of a session it made.
+type httpSession struct {
+	client   string
+	last     time.Time // its last request's end
+	used     bool      // a request since its initialize
+	inFlight int       // its POST and DELETE requests being served
+}
+
 // HTTPHandler returns the MCP streamable HTTP endpoint. Serve it at any
-// path, e.g. /mcp.
-func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
+// path, e.g. /mcp, and call its Shutdown before the HTTP server's.
+func (s *Server) HTTPHandler(opts *HTTPOptions) *HTTPHandler {
 	var o HTTPOptions
 	if opts != nil {
 		o = *opts
@@ -78,6 +133,15 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 	if o.MaxSessions == 0 {
 		o.MaxSessions = DefaultMaxSessions
 	}
+	if o.MaxSessionsPerClient == 0 {
+		o.MaxSessionsPerClient = DefaultMaxSessionsPerClient
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = DefaultMaxBatch
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless:      o.Stateless,
 		JSONResponse:   o.JSONResponse,
@@ -88,35 +152,13 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) http.Handler {
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        o.MaxRequestBytes,
 	})
-	return &guard{next: h, opts: o, sessions: s.openSessions}
+	return &HTTPHandler{next: h, opts: o, srv: s, sessions: map[string]*httpSession{}, initializing: map[string]int{}}
 }
 
-// openSessions counts the sessions the MCP server has open: initialized
-// ones. A client's stateless probe (server/discover, which newer clients
-// send before initialize) gets a session of its own that lives only until
-// it is answered; counting it refused the initialize right behind it.
-func (s *Server) openSessions() int {
-	n := 0
-	for ss := range s.mcp.Sessions() {
-		if ss.InitializeParams() != nil {
-			n++
-		}
-	}
-	return n
-}
-
-// guard enforces DNS-rebinding protection, the bearer token, the body
-// limit and the session bound before the SDK sees a request.
-type guard struct {
-	next     http.Handler
-	opts     HTTPOptions
-	sessions func() int
-
-	mu           sync.Mutex
-	initializing int // new-session requests being served
-}
-
-func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP checks a request (DNS-rebinding protection, the bearer token,
+// the body and batch limits), makes room for a new session, and passes it
+// to the SDK with every write of its answer bounded by WriteTimeout.
+func (g *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.hostAllowed(r.Host) {
 		http.Error(w, "Forbidden: Host header not allowed", http.StatusForbidden)
 		return
@@ -137,37 +179,313 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "Request Entity Too Large", http.StatusRequestEntityTooLarge)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, g.opts.MaxRequestBytes)
-	if g.opts.Stateless || g.opts.MaxSessions < 0 || r.Method != http.MethodPost || r.Header.Get("Mcp-Session-Id") != "" {
+	w = &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: g.opts.WriteTimeout}
+	var body []byte
+	if r.Method == http.MethodPost {
+		// The whole body first: a request still being sent (a client
+		// dribbling it, or gone) holds no session and no slot meanwhile.
+		var ok bool
+		if body, ok = g.readBody(w, r); !ok {
+			return
+		}
+	}
+	if r.Method == http.MethodGet {
+		g.next.ServeHTTP(w, r) // a session's stream: neither new nor a call
+		return
+	}
+	id := r.Header.Get("Mcp-Session-Id")
+	newSession := !g.opts.Stateless && r.Method == http.MethodPost && id == ""
+	client := ""
+	if newSession {
+		client = clientOf(r, body)
+	}
+	if msg := g.begin(id, client, newSession); msg != "" {
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
+		if g.isDraining() {
+			w.Header().Set("Connection", "close")
+		}
+		http.Error(w, msg, http.StatusServiceUnavailable)
+		return
+	}
+	defer g.end(id)
+	if !newSession {
 		g.next.ServeHTTP(w, r)
 		return
 	}
-	// A POST without a session ID makes a session. Requests making one
-	// count as open sessions until they are answered, so that concurrent
-	// ones cannot overshoot the bound together.
-	g.mu.Lock()
-	if g.sessions()+g.initializing >= g.opts.MaxSessions {
-		g.mu.Unlock()
-		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
-		http.Error(w, fmt.Sprintf("Service Unavailable: %d MCP sessions are open, the most this server keeps (--mcp-max-sessions); retry later or close idle sessions", g.opts.MaxSessions), http.StatusServiceUnavailable)
-		return
-	}
-	g.initializing++
-	g.mu.Unlock()
-	// The request stops counting once its answer starts: by then the SDK
-	// holds its session (counted by sessions), and the client may send its
-	// next request before this handler returns.
+	// The request stops counting as initializing once its answer starts:
+	// by then the SDK holds its session, and the client may send its next
+	// request before this handler returns.
 	var once sync.Once
-	done := func() {
-		once.Do(func() {
-			g.mu.Lock()
-			g.initializing--
-			g.mu.Unlock()
-		})
+	started := func() {
+		once.Do(func() { g.made(client, w.Header().Get("Mcp-Session-Id")) })
 	}
-	defer done()
-	g.next.ServeHTTP(&answerStart{ResponseWriter: w, start: done}, r)
+	defer started()
+	g.next.ServeHTTP(&answerStart{ResponseWriter: w, start: started}, r)
 }
+
+// readBody reads r's body whole, bounded by MaxRequestBytes, and refuses a
+// batch of more than MaxBatch messages; on refusal it has answered.
+func (g *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.opts.MaxRequestBytes))
+	_ = r.Body.Close()
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		http.Error(w, "Request Entity Too Large", http.StatusRequestEntityTooLarge)
+		return nil, false
+	case err != nil:
+		http.Error(w, "Bad Request: the body could not be read: "+err.Error(), http.StatusBadRequest)
+		return nil, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if trimmed := bytes.TrimSpace(body); len(trimmed) > 0 && trimmed[0] == '[' {
+		var batch []json.RawMessage
+		if json.Unmarshal(trimmed, &batch) == nil && len(batch) > g.opts.MaxBatch {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			reply, _ := json.Marshal(batchError(len(batch), g.opts.MaxBatch))
+			_, _ = w.Write(reply)
+			return nil, false
+		}
+	}
+	return body, true
+}
+
+// batchError is the JSON-RPC answer to a batch over the bound.
+func batchError(n, limit int) *errorReply {
+	r := &errorReply{JSONRPC: "2.0"}
+	r.Error.Code = jsonrpc.CodeInvalidRequest
+	r.Error.Message = fmt.Sprintf("Invalid Request: a batch of %d messages; at most %d are answered in one request: send the rest in others", n, limit)
+	return r
+}
+
+// clientOf names the client making a session: its address, and the name
+// its initialize gives (programs on one machine share the address).
+func clientOf(r *http.Request, body []byte) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	var init struct {
+		Params struct {
+			ClientInfo struct {
+				Name string `json:"name"`
+			} `json:"clientInfo"`
+		} `json:"params"`
+	}
+	_ = json.Unmarshal(body, &init)
+	name := init.Params.ClientInfo.Name
+	if len(name) > 100 {
+		name = name[:100]
+	}
+	return host + " " + name
+}
+
+// begin counts a request in flight, and for a new session makes room for
+// it (closing a session not in use when a bound is reached). It returns
+// why the request is refused, "" when it is not.
+func (g *HTTPHandler) begin(id, client string, newSession bool) string {
+	g.mu.Lock()
+	if g.draining {
+		g.mu.Unlock()
+		return "Service Unavailable: LoreKeeper is shutting down; retry in a few seconds"
+	}
+	if !newSession || g.opts.MaxSessions < 0 {
+		g.inFlight++
+		if s := g.sessions[id]; s != nil {
+			s.used = true
+			s.inFlight++
+		}
+		g.mu.Unlock()
+		return ""
+	}
+	g.forgetClosed()
+	var victims []string
+	refuse := ""
+	if lim := g.opts.MaxSessionsPerClient; lim > 0 && g.countOf(client) >= lim {
+		if v := g.victim(client, victims); v != "" {
+			victims = append(victims, v)
+		} else {
+			refuse = fmt.Sprintf("Service Unavailable: this client (%s) has %d MCP sessions open and in use, the most one client keeps (--mcp-max-sessions-per-client); close those it no longer needs (HTTP DELETE with their Mcp-Session-Id), or retry in %d seconds",
+				client, lim, retryAfterSeconds)
+		}
+	}
+	if refuse == "" && g.countOf("")-len(victims) >= g.opts.MaxSessions {
+		if v := g.victim("", victims); v != "" {
+			victims = append(victims, v)
+		} else {
+			refuse = fmt.Sprintf("Service Unavailable: %d MCP sessions are open and every one is in use, the most this server keeps (--mcp-max-sessions); retry in %d seconds",
+				g.opts.MaxSessions, retryAfterSeconds)
+		}
+	}
+	if refuse != "" {
+		g.mu.Unlock()
+		return refuse
+	}
+	for _, v := range victims {
+		delete(g.sessions, v)
+	}
+	g.initializing[client]++
+	g.inFlight++
+	g.mu.Unlock()
+	for _, v := range victims {
+		g.closeSession(v)
+	}
+	return ""
+}
+
+// end counts a request out.
+func (g *HTTPHandler) end(id string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.inFlight--
+	if s := g.sessions[id]; s != nil {
+		s.inFlight--
+		s.last = time.Now()
+	}
+	if g.draining && g.inFlight == 0 {
+		close(g.drained)
+		g.drained = nil
+	}
+}
+
+// made records the session a new-session request made (id "" when it
+// made none), once its answer starts.
+func (g *HTTPHandler) made(client, id string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.initializing[client]--; g.initializing[client] <= 0 {
+		delete(g.initializing, client)
+	}
+	if id != "" {
+		g.sessions[id] = &httpSession{client: client, last: time.Now()}
+	}
+}
+
+// countOf counts client's sessions and new-session requests ("": every
+// client's).
+func (g *HTTPHandler) countOf(client string) int {
+	n := 0
+	for _, s := range g.sessions {
+		if client == "" || s.client == client {
+			n++
+		}
+	}
+	for c, k := range g.initializing {
+		if client == "" || c == client {
+			n += k
+		}
+	}
+	return n
+}
+
+// victim picks the session to close to make room, among client's ("":
+// everyone's) with no request in flight and not in taken: the oldest
+// never used since its initialize, else the one idle longest; "" when
+// every one is in use.
+func (g *HTTPHandler) victim(client string, taken []string) string {
+	best, bestUsed, bestLast := "", true, time.Time{}
+	for id, s := range g.sessions {
+		if s.inFlight > 0 || client != "" && s.client != client || slices.Contains(taken, id) {
+			continue
+		}
+		if best == "" || (!s.used && bestUsed) || (s.used == bestUsed && s.last.Before(bestLast)) {
+			best, bestUsed, bestLast = id, s.used, s.last
+		}
+	}
+	return best
+}
+
+// forgetClosed drops the sessions the SDK has closed (idle timeout, DELETE,
+// a closed stream) or that never finished their initialize.
+func (g *HTTPHandler) forgetClosed() {
+	open := map[string]bool{}
+	for ss := range g.srv.mcp.Sessions() {
+		if ss.InitializeParams() != nil {
+			open[ss.ID()] = true
+		}
+	}
+	for id := range g.sessions {
+		if !open[id] {
+			delete(g.sessions, id)
+		}
+	}
+}
+
+// closeSession closes the session id, to make room for another.
+func (g *HTTPHandler) closeSession(id string) {
+	for ss := range g.srv.mcp.Sessions() {
+		if ss.ID() == id {
+			g.srv.log.Info("closed an MCP session not in use to make room for a new one", "session", id)
+			_ = ss.Close()
+			return
+		}
+	}
+}
+
+func (g *HTTPHandler) isDraining() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.draining
+}
+
+// Shutdown stops taking requests (each is answered 503, "shutting down"),
+// waits until those in flight are answered or ctx ends, then closes every
+// session, which ends their streams. Call it before the HTTP server's own
+// Shutdown, which waits for those streams.
+func (g *HTTPHandler) Shutdown(ctx context.Context) error {
+	g.mu.Lock()
+	var wait chan struct{}
+	if !g.draining {
+		g.draining = true
+		if g.inFlight > 0 {
+			g.drained = make(chan struct{})
+			wait = g.drained
+		}
+	}
+	g.mu.Unlock()
+	var err error
+	if wait != nil {
+		select {
+		case <-wait:
+			// The answers are written; a client reads them a moment
+			// later, and one that sees its session's stream end first
+			// may fail the call it was answered.
+			select {
+			case <-time.After(drainGrace):
+			case <-ctx.Done():
+			}
+		case <-ctx.Done():
+			err = fmt.Errorf("MCP requests still in flight at shutdown: %w", ctx.Err())
+		}
+	}
+	g.srv.CloseSessions()
+	return err
+}
+
+// drainGrace is how long Shutdown lets clients read the last answers
+// before it closes their sessions.
+const drainGrace = 250 * time.Millisecond
+
+// deadlineWriter bounds each write and flush of an answer by timeout.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (d *deadlineWriter) Write(b []byte) (int, error) {
+	_ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
+	return d.ResponseWriter.Write(b)
+}
+
+func (d *deadlineWriter) Flush() {
+	_ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
+	_ = d.rc.Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
 
 // answerStart calls start when the response starts: its header or first
 // bytes are written, or it is flushed.
@@ -226,7 +544,9 @@ func splitHost(hostport string) string {
 	return strings.Trim(hostport, "[]")
 }
 
-func (g *guard) hostAllowed(hostport string) bool { return HostAllowed(hostport, g.opts.AllowedHosts) }
+func (g *HTTPHandler) hostAllowed(hostport string) bool {
+	return HostAllowed(hostport, g.opts.AllowedHosts)
+}
 
 // HostAllowed is the MCP listener's DNS-rebinding check, for any listener:
 // it reports whether a request's Host header (hostport) is a loopback name
@@ -247,7 +567,7 @@ func HostAllowed(hostport string, allowed []string) bool {
 	return false
 }
 
-func (g *guard) originAllowed(origin string) bool {
+func (g *HTTPHandler) originAllowed(origin string) bool {
 	if slices.ContainsFunc(g.opts.AllowedOrigins, func(a string) bool { return a == "*" || strings.EqualFold(strings.TrimSuffix(a, "/"), origin) }) {
 		return true
 	}

@@ -38,7 +38,15 @@ type Options struct {
 	// CallTimeout bounds one query service call when the caller's context
 	// has no deadline. Default 10s.
 	CallTimeout time.Duration
+	// MaxAnswerBytes bounds one tool call's answer (its text and its
+	// structured content): a larger one is replaced by an error result
+	// saying how to ask for less. Default DefaultMaxAnswerBytes.
+	MaxAnswerBytes int
 }
+
+// DefaultMaxAnswerBytes is several times the largest answer the tools give
+// within their limits (100 creatures' stat blocks in full: about 1 MB).
+const DefaultMaxAnswerBytes = 4 << 20
 
 // Server is the LoreKeeper MCP server: the seven tools and the entity
 // resource template, answered through the query service. One Server serves
@@ -48,7 +56,9 @@ type Server struct {
 	log     *slog.Logger
 	metrics *Metrics
 	timeout time.Duration
-	mcp     *mcp.Server
+	// maxAnswer is Options.MaxAnswerBytes.
+	maxAnswer int
+	mcp       *mcp.Server
 	// params lists each tool's parameters, in schema order, for error
 	// messages.
 	params map[string][]string
@@ -87,7 +97,10 @@ func New(client lkv1.QueryServiceClient, opts *Options) *Server {
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 10 * time.Second
 	}
-	s := &Server{client: client, log: o.Logger, metrics: o.Metrics, timeout: o.CallTimeout, params: map[string][]string{}, numbers: map[string]map[string]bool{}, promptArgs: map[string][]string{}}
+	if o.MaxAnswerBytes <= 0 {
+		o.MaxAnswerBytes = DefaultMaxAnswerBytes
+	}
+	s := &Server{client: client, log: o.Logger, metrics: o.Metrics, timeout: o.CallTimeout, maxAnswer: o.MaxAnswerBytes, params: map[string][]string{}, numbers: map[string]map[string]bool{}, promptArgs: map[string][]string{}}
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "lorekeeper", Title: "LoreKeeper", Version: o.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Logger:       sdkLogger(o.Logger),
@@ -726,6 +739,11 @@ func (s *Server) toolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		res, err := next(ctx, method, req)
 		callErr := err
+		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && !r.IsError {
+			if ae := s.boundAnswer(r); ae != nil {
+				callErr = ae
+			}
+		}
 		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
 			r.StructuredContent = nil
 			callErr = r.GetError()
@@ -741,6 +759,36 @@ func (s *Server) toolMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		s.metrics.observe(name, classOf(callErr).outcome, time.Since(start))
 		return res, err
 	}
+}
+
+// boundAnswer replaces a tool answer over maxAnswer bytes with an error
+// result saying how to ask for less, and returns that error (nil for an
+// answer within the bound). The structured content is encoded once here,
+// and passed on encoded.
+func (s *Server) boundAnswer(r *mcp.CallToolResult) error {
+	n := 0
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			n += len(tc.Text)
+		}
+	}
+	if r.StructuredContent != nil {
+		b, err := json.Marshal(r.StructuredContent)
+		if err != nil {
+			return nil // the SDK reports it
+		}
+		r.StructuredContent = json.RawMessage(b)
+		n += len(b)
+	}
+	if n <= s.maxAnswer {
+		return nil
+	}
+	ae := argErr("limit", fmt.Sprintf("the answer is %.1f MB, more than the %.1f MB one call may return: ask for fewer results (limit), detail=\"summary\", or fewer kinds or books",
+		float64(n)/(1<<20), float64(s.maxAnswer)/(1<<20)))
+	r.Content = []mcp.Content{&mcp.TextContent{Text: ae.Error()}}
+	r.StructuredContent = nil
+	r.SetError(ae)
+	return ae
 }
 
 // readEntity serves lorekeeper://entity/{key}: the entity as a markdown

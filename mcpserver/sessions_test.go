@@ -17,9 +17,10 @@ import (
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
-// TestHTTPHandler_MaxSessions: sessions beyond the bound are refused with
-// a clear 503 and no session is made; closing one makes room again;
-// concurrent initializations cannot overshoot the bound together.
+// TestHTTPHandler_MaxSessions: a session beyond the bound closes the one
+// idle longest, and only when every session has a call in flight is a new
+// one refused, with a 503 that says what to do; concurrent initializations
+// never overshoot the bound together.
 func TestHTTPHandler_MaxSessions(t *testing.T) {
 	const max = 3
 	h := newServer(t)
@@ -33,29 +34,41 @@ func TestHTTPHandler_MaxSessions(t *testing.T) {
 		mustOK(t, callTool(t, cs, "list_documents", nil))
 		open = append(open, cs)
 	}
-	code, body := post(t, url, initBody, nil)
-	if code != http.StatusServiceUnavailable || !strings.Contains(body, "MCP sessions are open") {
-		t.Errorf("initialize beyond %d sessions: %d %q, want 503 saying why", max, code, body)
+	// The first session is now the one idle longest: a fourth closes it.
+	if code, body := post(t, url, initBody, nil); code != http.StatusOK {
+		t.Fatalf("initialize beyond %d idle sessions: %d %q, want 200", max, code, body)
 	}
 	if n := countSessions(h.srv); n != max {
-		t.Errorf("%d sessions open after a refusal, want %d", n, max)
+		t.Errorf("%d sessions open, want %d", n, max)
 	}
-	// A session's own requests are never refused.
-	mustOK(t, callTool(t, open[0], "list_documents", nil))
+	for _, cs := range open[1:] {
+		mustOK(t, callTool(t, cs, "list_documents", nil))
+	}
+	if _, err := open[0].CallTool(t.Context(), &mcp.CallToolParams{Name: "list_documents", Arguments: map[string]any{}}); err == nil {
+		t.Error("the session idle longest still answers: it was to be closed for the new one")
+	}
 
-	if err := open[0].Close(); err != nil {
-		t.Fatal(err)
+	// Every session busy: refused, saying why and when to retry.
+	var wg sync.WaitGroup
+	busy := open[1:]
+	busy = append(busy, connect(t, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}))
+	before := h.fake.requests()
+	release := h.fake.hold()
+	for _, cs := range busy {
+		wg.Go(func() { _, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_documents", Arguments: map[string]any{}}) })
 	}
-	waitFor(t, func() bool { return countSessions(h.srv) == max-1 })
-	if code, body := post(t, url, initBody, nil); code != http.StatusOK {
-		t.Errorf("initialize after a session closed: %d %q, want 200", code, body)
+	waitFor(t, func() bool { return h.fake.requests() >= before+len(busy) })
+	code, body := post(t, url, initBody, nil)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "every one is in use") || !strings.Contains(body, "retry in") {
+		t.Errorf("initialize with every session busy: %d %q, want 503 saying why and when to retry", code, body)
 	}
+	release()
+	wg.Wait()
 
 	// Many at once against a fresh server: never more than the bound.
 	h2 := newServer(t)
 	ts2 := httptest.NewServer(h2.srv.HTTPHandler(&mcpserver.HTTPOptions{MaxSessions: max}))
 	t.Cleanup(ts2.Close)
-	var wg sync.WaitGroup
 	var mu sync.Mutex
 	codes := map[int]int{}
 	for range 20 {
@@ -67,7 +80,7 @@ func TestHTTPHandler_MaxSessions(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if codes[http.StatusOK] < 1 || codes[http.StatusOK] > max || codes[http.StatusOK]+codes[http.StatusServiceUnavailable] != 20 {
+	if codes[http.StatusOK] < 1 || codes[http.StatusOK]+codes[http.StatusServiceUnavailable] != 20 {
 		t.Errorf("20 concurrent initializations with a bound of %d: %v", max, codes)
 	}
 	if n := countSessions(h2.srv); n > max {

@@ -541,10 +541,26 @@ type mcpHTTPFlags struct {
 	token     optionalString
 	tokenFile string
 	hosts     string
-	// maxSessions and sessionTimeout bound what idle sessions cost.
+	// maxSessions, maxPerClient and sessionTimeout bound what sessions
+	// cost.
 	maxSessions    int
+	maxPerClient   int
 	sessionTimeout time.Duration
+	// readTimeout bounds reading a request, body included, and
+	// writeTimeout each write of an answer (not flags: tests shorten
+	// them); defaults mcpReadTimeout and mcpserver.DefaultWriteTimeout.
+	readTimeout, writeTimeout time.Duration
 }
+
+// Bounds of the MCP listener: a request (headers and body) must arrive
+// within mcpReadTimeout, a connection idle between requests is closed
+// after mcpIdleTimeout, and a stop waits at most mcpDrainTimeout for the
+// calls in flight (a call's own bound is 10 s).
+const (
+	mcpReadTimeout  = 30 * time.Second
+	mcpIdleTimeout  = 2 * time.Minute
+	mcpDrainTimeout = 15 * time.Second
+)
 
 func (m *mcpHTTPFlags) register(fs *flagSet) {
 	fs.String(&m.addr, "mcp-addr", "127.0.0.1:7412", "address of MCP over streamable HTTP (path /mcp)")
@@ -552,7 +568,8 @@ func (m *mcpHTTPFlags) register(fs *flagSet) {
 	fs.OptionalString(&m.token, "mcp-token", "require this bearer token on MCP over HTTP; deprecated as a flag (every local user can read a command line): use the variable or --mcp-token-file")
 	fs.String(&m.tokenFile, "mcp-token-file", "", "file holding the bearer token for MCP over HTTP")
 	fs.String(&m.hosts, "mcp-allowed-hosts", "", "comma-separated Host names accepted besides loopback (DNS-rebinding protection)")
-	fs.Int(&m.maxSessions, "mcp-max-sessions", mcpserver.DefaultMaxSessions, "most MCP sessions open at once; a new one beyond it is refused with 503 (-1: no bound)")
+	fs.Int(&m.maxSessions, "mcp-max-sessions", mcpserver.DefaultMaxSessions, "most MCP sessions open at once; a new one beyond it closes the session unused longest, and is refused with 503 only while every one is in use (-1: no bound)")
+	fs.Int(&m.maxPerClient, "mcp-max-sessions-per-client", mcpserver.DefaultMaxSessionsPerClient, "most MCP sessions one client (its address and clientInfo name) keeps; beyond it a new one closes that client's own session unused longest (-1: no bound)")
 	fs.Duration(&m.sessionTimeout, "mcp-session-timeout", mcpserver.DefaultSessionTimeout, "close an MCP session idle this long")
 }
 
@@ -654,16 +671,21 @@ func serveMCPHTTP(ctx context.Context, sup *supervisor, client lkv1.QueryService
 		defer close(watched)
 		_ = srv.WatchDocuments(watchCtx, 0)
 	}()
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.HTTPHandler(&mcpserver.HTTPOptions{
+	handler := srv.HTTPHandler(&mcpserver.HTTPOptions{
 		Stateless: cfg.stateless, BearerToken: token, AllowedHosts: splitList(cfg.hosts),
-		MaxSessions: cfg.maxSessions, SessionTimeout: cfg.sessionTimeout,
-	}))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	// A connected client keeps an SSE stream open for as long as its
-	// session lives: end the sessions when shutdown starts, or Shutdown
-	// waits for those streams until its deadline.
-	hs.RegisterOnShutdown(srv.CloseSessions)
+		MaxSessions: cfg.maxSessions, MaxSessionsPerClient: cfg.maxPerClient, SessionTimeout: cfg.sessionTimeout,
+		WriteTimeout: cfg.writeTimeout,
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", handler)
+	readTimeout := cfg.readTimeout
+	if readTimeout <= 0 {
+		readTimeout = mcpReadTimeout
+	}
+	// No WriteTimeout: a session's SSE stream lasts as long as the
+	// session; the handler bounds each write of an answer instead.
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: readTimeout,
+		IdleTimeout: mcpIdleTimeout, MaxHeaderBytes: 64 << 10}
 	var mcpServing serving
 	sup.Go("MCP HTTP server", func() error {
 		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
@@ -681,6 +703,13 @@ func serveMCPHTTP(ctx context.Context, sup *supervisor, client lkv1.QueryService
 		stopWatch()
 		<-watched
 		mcpServing.set(false)
-		return hs.Shutdown(ctx)
+		// Calls in flight are answered (new requests are told it is
+		// shutting down), then the sessions close, which ends their SSE
+		// streams: Shutdown would otherwise wait for those until its
+		// deadline.
+		dctx, cancel := context.WithTimeout(ctx, mcpDrainTimeout)
+		derr := handler.Shutdown(dctx)
+		cancel()
+		return errors.Join(derr, hs.Shutdown(ctx))
 	}}, nil
 }
