@@ -191,4 +191,3 @@ func TestHTTPHandler_Shutdown(t *testing.T) {
 		t.Errorf("%d sessions open after Shutdown", c)
 	}
 }
-

@@ -55,7 +55,9 @@ func TestHTTPHandler_MaxSessions(t *testing.T) {
 	before := h.fake.requests()
 	release := h.fake.hold()
 	for _, cs := range busy {
-		wg.Go(func() { _, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_documents", Arguments: map[string]any{}}) })
+		wg.Go(func() {
+			_, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_documents", Arguments: map[string]any{}})
+		})
 	}
 	waitFor(t, func() bool { return h.fake.requests() >= before+len(busy) })
 	code, body := post(t, url, initBody, nil)
