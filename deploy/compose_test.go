@@ -177,8 +177,21 @@ func TestCompose_services(t *testing.T) {
 	if !slices.Contains(m.Command, "--http") || env(m, "LOREKEEPER_MCP_STATELESS") != "true" {
 		t.Errorf("mcp: want --http and LOREKEEPER_MCP_STATELESS=true")
 	}
-	if len(m.Secrets) != 1 || env(m, "LOREKEEPER_MCP_TOKEN_FILE") != "/run/secrets/"+m.Secrets[0].Source {
-		t.Errorf("mcp: LOREKEEPER_MCP_TOKEN_FILE %q, secrets %v: want the mounted secret", env(m, "LOREKEEPER_MCP_TOKEN_FILE"), m.Secrets)
+	// A token file is a secret the service mounts.
+	mounted := func(s types.ServiceConfig, v string) string {
+		file := env(s, v)
+		for _, sec := range s.Secrets {
+			if file == "/run/secrets/"+sec.Source {
+				return sec.Source
+			}
+		}
+		t.Errorf("%s: %s %q, secrets %v: want a mounted secret", s.Name, v, file, s.Secrets)
+		return ""
+	}
+	mounted(m, "LOREKEEPER_MCP_TOKEN_FILE")
+	// The nodes' gRPC service requires the token the front end sends.
+	if grpc := mounted(m, "LOREKEEPER_GRPC_TOKEN_FILE"); grpc == "" || mounted(q1, "LOREKEEPER_GRPC_TOKEN_FILE") != grpc || mounted(q2, "LOREKEEPER_GRPC_TOKEN_FILE") != grpc {
+		t.Errorf("the query nodes and the MCP front end: want the same gRPC token secret")
 	}
 	// Every address of a name both nodes answer to, round robin.
 	target := env(m, "LOREKEEPER_GRPC_ADDR")

@@ -32,6 +32,10 @@ type ServerOptions struct {
 	// Health, when set, is the health server to register (the command keeps
 	// it to report NOT_SERVING at shutdown); default a new one, SERVING.
 	Health *health.Server
+	// Token, when set, is required of every call but health checks, as
+	// "authorization: Bearer <token>" metadata (TokenCredentials). Calls
+	// in process (NewInProcessConn) need none.
+	Token string
 	// Extra server options, appended last.
 	GRPCOptions []grpc.ServerOption
 }
@@ -55,10 +59,14 @@ func NewServer(svc *Service, opts *ServerOptions) *grpc.Server {
 	if o.MaxRecvMsgSize <= 0 {
 		o.MaxRecvMsgSize = DefaultMaxRecvMsgSize
 	}
-	sopts := append([]grpc.ServerOption{
-		grpc.MaxRecvMsgSize(o.MaxRecvMsgSize),
-		grpc.ChainUnaryInterceptor(interceptors(&o)...),
-	}, o.GRPCOptions...)
+	var sopts []grpc.ServerOption
+	if o.Token != "" {
+		// First: a call without the token is refused before anything
+		// else looks at it.
+		sopts = requireToken(o.Token)
+	}
+	sopts = append(sopts, grpc.MaxRecvMsgSize(o.MaxRecvMsgSize), grpc.ChainUnaryInterceptor(interceptors(&o)...))
+	sopts = append(sopts, o.GRPCOptions...)
 	srv := grpc.NewServer(sopts...)
 	lkv1.RegisterQueryServiceServer(srv, &server{svc: svc})
 	hs := o.Health

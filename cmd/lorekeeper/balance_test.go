@@ -176,7 +176,7 @@ func TestMCP_TwoQueryNodesOneStops(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			nodes := startQueryNodes(t, store, 2)
 			cfg := &mcpHTTPFlags{addr: "127.0.0.1:0"}
-			m, err := startMCPHTTP(t.Context(), newSupervisor(t.Context(), testLogger(t)), nodes[0].addr+","+nodes[1].addr, nil, cfg, prometheus.NewRegistry(), nil, testLogger(t))
+			m, err := startMCPHTTP(t.Context(), newSupervisor(t.Context(), testLogger(t)), nodes[0].addr+","+nodes[1].addr, nil, "", cfg, prometheus.NewRegistry(), nil, testLogger(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -242,7 +242,7 @@ func BenchmarkMCP_TwoQueryNodes(b *testing.B) {
 			for b.Loop() {
 				store := snapshotStore(b)
 				nodes := startQueryNodes(b, store, 2)
-				m, err := startMCPHTTP(context.Background(), newSupervisor(context.Background(), testLoggerB(b)), nodes[0].addr+","+nodes[1].addr, nil, &mcpHTTPFlags{addr: "127.0.0.1:0"}, prometheus.NewRegistry(), nil, testLoggerB(b))
+				m, err := startMCPHTTP(context.Background(), newSupervisor(context.Background(), testLoggerB(b)), nodes[0].addr+","+nodes[1].addr, nil, "", &mcpHTTPFlags{addr: "127.0.0.1:0"}, prometheus.NewRegistry(), nil, testLoggerB(b))
 				if err != nil {
 					b.Fatal(err)
 				}

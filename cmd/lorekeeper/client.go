@@ -32,6 +32,9 @@ type clientFlags struct {
 	// dataDir, for the commands that take --data-dir: without
 	// --grpc-addr, the process that owns it is asked (see target).
 	dataDir string
+	// tokenFile holds the query service's token; without it, the token
+	// of the data directory whose owner is asked (ownerDir).
+	tokenFile, ownerDir string
 	// via says how addr was chosen, for messages.
 	via string
 	// fs tells which flags were given.
@@ -43,8 +46,12 @@ func (c *clientFlags) register(fs *flagSet) {
 	fs.String(&c.addr, "grpc-addr", defaultGRPCAddr, "query service address (host:port); several, comma-separated, or dns:///name:port for every address of a name, spread calls over query nodes")
 	fs.Duration(&c.timeout, "timeout", 10*time.Second, "how long to wait for an answer")
 	fs.Bool(&c.json, "json", false, "print JSON instead of text")
+	fs.String(&c.tokenFile, "grpc-token-file", "", "file holding the query service's token (default: the one in the data directory of the LoreKeeper asked, "+filepath.Join("<data-dir>", credentialsDir, grpcToken)+")")
 	c.tls.register(fs)
 }
+
+// makeRunDataDir is make run's data directory, relative to where it runs.
+const makeRunDataDir = "data"
 
 // registerDataDir adds --data-dir, for the commands people run against a
 // local LoreKeeper.
@@ -64,9 +71,16 @@ func (c *clientFlags) target() (lockInfo, error) {
 		return lockInfo{}, nil
 	}
 	info, held := readLock(c.dataDir)
+	if !held && !c.fs.isSet("data-dir") {
+		// make run's LoreKeeper, asked from the repository.
+		if mr, ok := readLock(makeRunDataDir); ok && mr.GRPCAddr != "" {
+			c.addr, c.via, c.ownerDir = mr.GRPCAddr, "the lock file of ./"+makeRunDataDir+" (make run's), as no LoreKeeper process owns the default data directory "+c.dataDir, makeRunDataDir
+			return mr, nil
+		}
+	}
 	switch {
 	case held && info.GRPCAddr != "":
-		c.addr, c.via = info.GRPCAddr, "the lock file of "+c.dataDir
+		c.addr, c.via, c.ownerDir = info.GRPCAddr, "the lock file of "+c.dataDir, c.dataDir
 		return info, nil
 	case held:
 		state := info.State
@@ -86,8 +100,30 @@ func (c *clientFlags) target() (lockInfo, error) {
 	return info, nil
 }
 
+// token is the query service's token: --grpc-token-file's, else that of
+// the data directory whose owner is asked, else none.
+func (c *clientFlags) token() (string, error) {
+	if c.tokenFile != "" {
+		tok, err := readToken(c.tokenFile)
+		if err != nil {
+			return "", fmt.Errorf("--grpc-token-file: %w", err)
+		}
+		return tok, nil
+	}
+	if c.ownerDir != "" {
+		if tok, err := readToken(tokenPath(c.ownerDir, grpcToken)); err == nil {
+			return tok, nil
+		}
+	}
+	return "", nil
+}
+
 func (c *clientFlags) dial() (lkv1.QueryServiceClient, func(), error) {
-	conn, client, err := dialQuery(c.addr, &c.tls)
+	tok, err := c.token()
+	if err != nil {
+		return nil, nil, err
+	}
+	conn, client, err := dialQuery(c.addr, &c.tls, tok)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -345,6 +381,7 @@ NATS, the state of each Open5e endpoint's sync and each OrcBrew import.`, stderr
 		stateErr = fmt.Errorf("NATS runs inside the standalone process %d, without a listener; its log is %s", owner.PID, filepath.Join(cf.dataDir, "lorekeeper.log"))
 	case !fs.isSet("grpc-addr"):
 		// Both defaults name the same local instance.
+		nf.useOwner(fs, cf.ownerDir)
 		syncs, imports, stateErr = readState(ctx, &nf)
 	default:
 		stateErr = errors.New("the query node did not report it; give --nats-url (the NATS that node consumes from) to read it there")

@@ -274,9 +274,9 @@ func textHash(s string) string {
 
 // clusterNode is a `lorekeeper node` role of the cluster test.
 type clusterNode struct {
-	name, grpcAddr, metricsAddr string
-	args                        []string
-	run                         *roleRun
+	name, grpcAddr, metricsAddr, dir string
+	args                             []string
+	run                              *roleRun
 }
 
 func (n *clusterNode) start(t *testing.T, cache *vectorCache) {
@@ -286,7 +286,7 @@ func (n *clusterNode) start(t *testing.T, cache *vectorCache) {
 }
 
 func (n *clusterNode) status(t *testing.T) (*lkv1.StatusResponse, bool) {
-	return queryStatus(t, n.grpcAddr)
+	return queryStatus(t, n.grpcAddr, n.dir)
 }
 
 func (n *clusterNode) readyz(t *testing.T) (int, string) {
@@ -324,10 +324,10 @@ func TestCluster_AnyStartOrderAndFaults(t *testing.T) {
 	})
 	var nodes []*clusterNode
 	for _, name := range []string{"node-a", "node-b"} {
-		n := &clusterNode{name: name, grpcAddr: addr(), metricsAddr: addr()}
+		n := &clusterNode{name: name, grpcAddr: addr(), metricsAddr: addr(), dir: t.TempDir()}
 		n.args = append([]string{
 			"--grpc-addr", n.grpcAddr, "--metrics-addr", n.metricsAddr,
-			"--data-dir", t.TempDir(), "--consumer", name, "--model-dir", testModelDir(t),
+			"--data-dir", n.dir, "--consumer", name, "--model-dir", testModelDir(t),
 		}, common...)
 		n.start(t, cache)
 		nodes = append(nodes, n)

@@ -192,8 +192,9 @@ func runMCP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 
 Serves the MCP tools to an AI assistant. By default it speaks MCP on stdin and
 stdout (what desktop clients start); --http serves streamable HTTP instead.
-Either way it answers from the query service at --grpc-addr (started by
-make run / lorekeeper up, or lorekeeper node).`, stderr)
+Either way it answers from the query service at --grpc-addr, else from the
+LoreKeeper owning --data-dir (started by make run / lorekeeper up, or
+lorekeeper node), with the token that data directory keeps.`, stderr)
 	var cf clientFlags
 	var mf mcpHTTPFlags
 	var lf logFlags
@@ -202,6 +203,7 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 	var of opsFlags
 	var sf shutdownFlags
 	cf.register(fs)
+	cf.registerDataDir(fs)
 	mf.register(fs)
 	lf.register(fs)
 	sf.register(fs)
@@ -215,6 +217,13 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 	}
 	// stdout belongs to the protocol in stdio mode: logs go to stderr.
 	log, err := lf.logger(stderr)
+	if err != nil {
+		return err
+	}
+	if _, err := cf.target(); err != nil {
+		return err
+	}
+	tok, err := cf.token()
 	if err != nil {
 		return err
 	}
@@ -233,7 +242,7 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 			}
 			cl.push(ops.close)
 		}
-		m, err := startMCPHTTP(sup.Context(), sup, cf.addr, &cf.tls, &mf, reg, ready, log)
+		m, err := startMCPHTTP(sup.Context(), sup, cf.addr, &cf.tls, tok, &mf, reg, ready, log)
 		if err == nil {
 			cl.push(m.close)
 			fmt.Fprintf(stderr, "MCP (streamable HTTP): %s\n", m.url)
@@ -242,7 +251,7 @@ make run / lorekeeper up, or lorekeeper node).`, stderr)
 		}
 		return errors.Join(err, sup.Shutdown(&cl, sf.timeout))
 	}
-	conn, client, err := dialQuery(cf.addr, &cf.tls)
+	conn, client, err := dialQuery(cf.addr, &cf.tls, tok)
 	if err != nil {
 		return err
 	}
@@ -263,9 +272,11 @@ resync holds the lease it does nothing and fails at once, naming the holder.`, s
 	var nf natsFlags
 	var ing ingestFlags
 	var lf logFlags
+	var dataDir string
 	nf.register(fs)
 	ing.register(fs)
 	lf.register(fs)
+	registerOwnerDir(fs, &dataDir)
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -273,6 +284,7 @@ resync holds the lease it does nothing and fails at once, naming the holder.`, s
 	if err != nil {
 		return err
 	}
+	nf.useOwner(fs, dataDir)
 	nc, js, err := nf.connect("sync", log)
 	if err != nil {
 		return err
@@ -313,7 +325,9 @@ imports them and lorekeeper status shows how each went. A directory puts
 every .orcbrew file in it.`, stderr)
 	var nf natsFlags
 	var maxSize int64
+	var dataDir string
 	nf.register(fs)
+	registerOwnerDir(fs, &dataDir)
 	fs.ByteSize(&maxSize, "orcbrew-max-size", orcbrew.DefaultMaxSize, "largest OrcBrew file accepted (e.g. 16MiB); larger ones are refused before they are stored")
 	if err := fs.parse(args); err != nil {
 		return err
@@ -323,6 +337,7 @@ every .orcbrew file in it.`, stderr)
 		return errUsage
 	}
 	put := &orcbrew.PutOptions{MaxSize: maxSize}
+	nf.useOwner(fs, dataDir)
 	nc, js, err := nf.connect("import", slog.New(slog.NewTextHandler(stderr, nil)))
 	if err != nil {
 		return err

@@ -2,10 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -55,14 +62,19 @@ func startChild(tb testing.TB, cmd *exec.Cmd) {
 
 // status asks the query service; ok is false while it does not answer.
 func (p *upProcess) status(t *testing.T) (*lkv1.StatusResponse, bool) {
-	return queryStatus(t, p.grpcAddr)
+	return queryStatus(t, p.grpcAddr, p.dir)
 }
 
-// queryStatus asks the query service at addr for its status, waiting at
-// most 2 s; ok is false while it does not answer.
-func queryStatus(t *testing.T, addr string) (_ *lkv1.StatusResponse, ok bool) {
+// queryStatus asks the query service at addr for its status, with the
+// token of the data directory dir, waiting at most 2 s; ok is false while
+// it does not answer.
+func queryStatus(t *testing.T, addr, dir string) (_ *lkv1.StatusResponse, ok bool) {
 	t.Helper()
-	conn, client, err := dialQuery(addr, nil)
+	tok := ""
+	if dir != "" {
+		tok, _ = readToken(tokenPath(dir, grpcToken)) // none yet: not answering
+	}
+	conn, client, err := dialQuery(addr, nil, tok)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,15 +151,97 @@ func TestUp_SIGKILLDuringFirstLoad(t *testing.T) {
 	if last.GetEntities() != want || last.GetVectors() != want {
 		t.Errorf("%d entities and %d vectors, want %d of each", last.GetEntities(), last.GetVectors(), want)
 	}
-	if n := streamLen(t, "nats://"+p.natsAddr, natsconsume.DeadLetterStream); n != 0 {
+	if n := streamLen(t, "nats://"+p.natsAddr, p.dir, natsconsume.DeadLetterStream); n != 0 {
 		t.Errorf("%d dead letters, want none", n)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+	// Issue 49, row 10: stopped while 32 MCP sessions are busy, every
+	// call gets its answer, or "shutting down", or a refused connection:
+	// no empty answer, no reset connection.
+	outcomes := busySessions(t, "http://"+p.mcpAddr+"/mcp", 32, func() {
+		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.cmd.Wait(); err != nil {
+			t.Errorf("graceful stop after the restart: %v", err)
+		}
+	})
+	t.Logf("calls after SIGTERM with 32 sessions busy: %v", outcomes)
+	for k := range outcomes {
+		if k != "answered" && k != "shutting down" && k != "refused" {
+			t.Errorf("a call after SIGTERM: %s (%d); want answered, shutting down or refused", k, outcomes[k])
+		}
 	}
-	if err := p.cmd.Wait(); err != nil {
-		t.Errorf("graceful stop after the restart: %v", err)
+}
+
+// busySessions runs n MCP sessions calling a tool in a loop on keep-alive
+// connections, calls stop once they are busy, and counts what the calls
+// made after it got.
+func busySessions(t *testing.T, url string, n int, stop func()) map[string]int {
+	t.Helper()
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 2 * n}}
+	post := func(sid, body string) (*http.Response, string, error) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return nil, "", err
+		}
+		b, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(b), err
 	}
+	var mu sync.Mutex
+	var stopped atomic.Bool
+	out := map[string]int{}
+	var busy, done sync.WaitGroup
+	for range n {
+		busy.Add(1)
+		done.Go(func() {
+			resp, _, err := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"busy","version":"1"}}}`)
+			if err != nil {
+				t.Errorf("initialize: %v", err)
+				busy.Done()
+				return
+			}
+			sid := resp.Header.Get("Mcp-Session-Id")
+			_, _, _ = post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			busy.Done()
+			for i := 2; ; i++ {
+				after := stopped.Load()
+				resp, body, err := post(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"search_dnd_content","arguments":{"query":"fire damage"}}}`, i))
+				what := "answered"
+				switch {
+				case err != nil && errors.Is(err, syscall.ECONNREFUSED):
+					what = "refused"
+				case err != nil:
+					what = "error: " + err.Error()
+				case resp.StatusCode == http.StatusServiceUnavailable && strings.Contains(body, "shutting down"):
+					what = "shutting down"
+				case resp.StatusCode != http.StatusOK || !strings.Contains(body, `"result"`):
+					what = fmt.Sprintf("HTTP %d %.80q", resp.StatusCode, body)
+				}
+				if after {
+					mu.Lock()
+					out[what]++
+					mu.Unlock()
+				}
+				if after && what == "refused" {
+					return
+				}
+			}
+		})
+	}
+	busy.Wait()
+	time.Sleep(time.Second)
+	stopped.Store(true)
+	stop()
+	done.Wait()
+	return out
 }
 
 func waitUntilFor(t *testing.T, bound time.Duration, what string, cond func() bool) {

@@ -20,10 +20,12 @@ var errLocked = errors.New("another LoreKeeper process owns the data directory")
 // lockInfo is what the owner writes into the lock file, so that other
 // processes can find its query service instead of opening the data.
 type lockInfo struct {
-	PID      int       `json:"pid"`
-	Command  string    `json:"command"`
-	GRPCAddr string    `json:"grpc_addr,omitempty"`
-	Started  time.Time `json:"started"`
+	PID      int    `json:"pid"`
+	Command  string `json:"command"`
+	GRPCAddr string `json:"grpc_addr,omitempty"`
+	// NATSURL is where the owner's embedded NATS listens (lorekeeper up).
+	NATSURL string    `json:"nats_url,omitempty"`
+	Started time.Time `json:"started"`
 	// State is what the owner is doing while it starts ("downloading the
 	// embedding model: 40 of 112 MB"); empty once its service answers.
 	State string `json:"state,omitempty"`
@@ -61,6 +63,11 @@ func lockDataDir(dir, command string) (*dataLock, error) {
 // setGRPCAddr records the query service's address for other processes.
 func (l *dataLock) setGRPCAddr(addr string) error {
 	return l.update(func(i *lockInfo) { i.GRPCAddr = addr })
+}
+
+// setNATSURL records where the embedded NATS listens, for other processes.
+func (l *dataLock) setNATSURL(url string) error {
+	return l.update(func(i *lockInfo) { i.NATSURL = url })
 }
 
 // setState records what the owner is doing while it starts ("" when done).

@@ -29,21 +29,43 @@ const defaultNATSURL = "nats://127.0.0.1:4222"
 
 // natsFlags are the flags of every command that talks to NATS.
 type natsFlags struct {
-	url      string
-	creds    string
-	tlsCA    string
-	tlsCert  string
-	tlsKey   string
-	replicas int
+	url       string
+	tokenFile string
+	creds     string
+	tlsCA     string
+	tlsCert   string
+	tlsKey    string
+	replicas  int
 }
 
 func (n *natsFlags) register(fs *flagSet) {
 	fs.String(&n.url, "nats-url", defaultNATSURL, "NATS server URL(s), comma-separated")
+	fs.String(&n.tokenFile, "nats-token-file", "", "file holding the token the NATS server requires (lorekeeper up's: "+filepath.Join("<data-dir>", credentialsDir, natsToken)+")")
 	fs.String(&n.creds, "nats-creds", "", "NATS credentials file (user JWT and nkey seed)")
 	fs.String(&n.tlsCA, "nats-tls-ca", "", "trust this CA for NATS over TLS (PEM file)")
 	fs.String(&n.tlsCert, "nats-tls-cert", "", "client certificate for NATS (PEM file)")
 	fs.String(&n.tlsKey, "nats-tls-key", "", "the NATS client certificate's private key (PEM file)")
 	fs.Int(&n.replicas, "nats-replicas", 1, "JetStream replicas for the stream and buckets (3 on a cluster)")
+}
+
+// useOwner points a person's command (sync, import, status) at the NATS
+// of the lorekeeper up owning dataDir, else make run's, with its token,
+// unless --nats-url or --nats-token-file says otherwise. dataDir is ""
+// when --data-dir was not given.
+func (n *natsFlags) useOwner(fs *flagSet, dataDir string) {
+	if fs.isSet("nats-url") || fs.isSet("nats-token-file") {
+		return
+	}
+	dirs := []string{dataDir}
+	if dataDir == "" {
+		dirs = []string{defaultDataDir(), makeRunDataDir}
+	}
+	for _, dir := range dirs {
+		if info, held := readLock(dir); held && info.NATSURL != "" {
+			n.url, n.tokenFile = info.NATSURL, tokenPath(dir, natsToken)
+			return
+		}
+	}
 }
 
 // connect dials NATS, failing at once when no server answers (what client
@@ -70,6 +92,13 @@ func (n *natsFlags) dial(name string, log *slog.Logger, extra ...nats.Option) (*
 		}),
 		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("reconnected to NATS", "url", c.ConnectedUrl()) }),
 	}
+	if n.tokenFile != "" {
+		tok, err := readToken(n.tokenFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--nats-token-file: %w", err)
+		}
+		opts = append(opts, nats.Token(tok))
+	}
 	if n.creds != "" {
 		opts = append(opts, nats.UserCredentials(n.creds))
 	}
@@ -81,6 +110,9 @@ func (n *natsFlags) dial(name string, log *slog.Logger, extra ...nats.Option) (*
 	}
 	opts = append(opts, extra...)
 	nc, err := nats.Connect(n.url, opts...)
+	if errors.Is(err, nats.ErrAuthorization) {
+		return nil, nil, fmt.Errorf("connect to NATS at %s: %w (lorekeeper up's NATS requires the token in %s of its data directory: give --data-dir, or --nats-token-file)", n.url, err, filepath.Join(credentialsDir, natsToken))
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to NATS at %s: %w (is `lorekeeper up` or a NATS server running? set --nats-url)", n.url, err)
 	}
@@ -94,17 +126,19 @@ func (n *natsFlags) dial(name string, log *slog.Logger, extra ...nats.Option) (*
 
 // embeddedNATS starts a NATS server with JetStream storing under dir,
 // listening on listen ("host:port"; port 0 picks a free one), where other
-// processes (lorekeeper import, sync, status) reach it. An empty listen
-// starts it with no network listener: only this process connects.
-func embeddedNATS(dir, listen string, log *slog.Logger) (*natsserver.Server, error) {
+// processes (lorekeeper import, sync, status) reach it with token, which
+// every client must give ("": none). An empty listen starts it with no
+// network listener: only this process connects.
+func embeddedNATS(dir, listen, token string, log *slog.Logger) (*natsserver.Server, error) {
 	opts := &natsserver.Options{
-		ServerName: "lorekeeper",
-		JetStream:  true,
-		StoreDir:   filepath.Join(dir, "nats"),
-		NoSigs:     true,
-		NoLog:      true,
-		MaxPayload: 8 << 20,
-		DontListen: listen == "",
+		ServerName:    "lorekeeper",
+		JetStream:     true,
+		StoreDir:      filepath.Join(dir, "nats"),
+		NoSigs:        true,
+		NoLog:         true,
+		MaxPayload:    8 << 20,
+		DontListen:    listen == "",
+		Authorization: token,
 	}
 	where, hint := "in process, no listener", ""
 	if listen != "" {
@@ -314,4 +348,10 @@ func readIngestState(ctx context.Context, js jetstream.JetStream) ([]*lkv1.Endpo
 		}
 	}
 	return syncs, imports, nil
+}
+
+// registerOwnerDir adds --data-dir to a person's command that talks to
+// NATS: without --nats-url it reaches the lorekeeper up owning it.
+func registerOwnerDir(fs *flagSet, dataDir *string) {
+	fs.String(dataDir, "data-dir", "", "without --nats-url, reach the NATS of the lorekeeper up owning this data directory, with its token (default: the user data directory's, else ./"+makeRunDataDir+", make run's)")
 }

@@ -53,7 +53,7 @@ func exercise(t *testing.T, st *upStack) {
 		}
 	}
 
-	nc, err := nats.Connect(st.natsURL)
+	nc, err := nats.Connect(st.natsURL, nats.Token(testToken(t, st.dataDir, natsToken)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func exercise(t *testing.T, st *upStack) {
 		states, err := orcbrew.Statuses(ctx, js)
 		return err == nil && len(states) == 2
 	})
-	conn, client, err := dialQuery(st.grpcAddr, nil)
+	conn, client, err := dialQuery(st.grpcAddr, nil, testToken(t, st.dataDir, grpcToken))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func TestReadiness_MCPListener(t *testing.T) {
 	if got := ready.run(t.Context())["mcp"]; got == "ok" {
 		t.Fatal("mcp ready before it started")
 	}
-	m, err := startMCPHTTP(t.Context(), newSupervisor(t.Context(), testLogger(t)), "127.0.0.1:1", nil, &mcpHTTPFlags{addr: "127.0.0.1:0"}, prometheus.NewRegistry(), ready, testLogger(t))
+	m, err := startMCPHTTP(t.Context(), newSupervisor(t.Context(), testLogger(t)), "127.0.0.1:1", nil, "", &mcpHTTPFlags{addr: "127.0.0.1:0"}, prometheus.NewRegistry(), ready, testLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +134,8 @@ func TestUp_ReadyMeansServing(t *testing.T) {
 				return
 			}
 		}
-		n := streamMsgs(t, st.natsURL)
-		conn, client, err := dialQuery(cfg.node.grpcAddr, nil)
+		n := streamMsgs(t, st.natsURL, st.dataDir)
+		conn, client, err := dialQuery(cfg.node.grpcAddr, nil, testToken(t, st.dataDir, grpcToken))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -54,6 +54,7 @@ type nodeFlags struct {
 	semanticWait  time.Duration
 	maxLag        int
 	minFree       int64
+	tokenFile     string
 	tls           serverTLSFlags
 	// embedder, if set, wraps what the consumer embeds with (not a flag:
 	// tests share one cache of the model's vectors between nodes).
@@ -76,6 +77,7 @@ func (n *nodeFlags) register(fs *flagSet) {
 	fs.String(&n.durable, "consumer", "embedder", "the durable consumer's name: one per node, since each keeps its own replica")
 	fs.Duration(&n.semanticWait, "semantic-timeout", 2*time.Second, "how long semantic ranking may take before a query falls back to keywords")
 	fs.Int(&n.maxLag, "ready-max-pending", 1000, "report not ready while more stream messages than this wait to be stored (0: never)")
+	fs.String(&n.tokenFile, "grpc-token-file", "", "file holding the token the gRPC query service requires of every call (default: "+filepath.Join("<data-dir>", credentialsDir, grpcToken)+", made on first start)")
 	fs.ByteSize(&n.minFree, "min-free-space", defaultMinFree, "stop storing entities, and report not ready, while the data directory's disk has less free space than this (0: never); storing resumes when space is freed")
 	n.tls.register(fs)
 }
@@ -366,8 +368,12 @@ func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, bad
 		DataDir: absPath(filepath.Dir(badgerDir)), ModelDir: absPath(cfg.modelDir),
 		IngestState: newIngestStateReader(js).state,
 	})
+	token, err := serviceToken(cfg.tokenFile, filepath.Dir(badgerDir), grpcToken)
+	if err != nil {
+		return nil, fmt.Errorf("--grpc-token-file: %w", err)
+	}
 	hs := health.NewServer()
-	sopts := &query.ServerOptions{Logger: log, Metrics: qm, Health: hs}
+	sopts := &query.ServerOptions{Logger: log, Metrics: qm, Health: hs, Token: token}
 	tlsOpt, err := cfg.tls.serverOption()
 	if err != nil {
 		return nil, err
@@ -610,7 +616,9 @@ type runningMCP struct {
 	close func(context.Context) error
 }
 
-func dialQuery(addr string, tlsFlags *clientTLSFlags) (*grpc.ClientConn, lkv1.QueryServiceClient, error) {
+// dialQuery connects to the query service at addr; token ("": none) goes
+// with every call.
+func dialQuery(addr string, tlsFlags *clientTLSFlags, token string) (*grpc.ClientConn, lkv1.QueryServiceClient, error) {
 	if tlsFlags == nil {
 		tlsFlags = &clientTLSFlags{}
 	}
@@ -622,7 +630,7 @@ func dialQuery(addr string, tlsFlags *clientTLSFlags) (*grpc.ClientConn, lkv1.Qu
 	if err != nil {
 		return nil, nil, err
 	}
-	conn, err := grpc.NewClient(target, append(opts, creds)...)
+	conn, err := grpc.NewClient(target, append(append(opts, creds), tokenOption(token)...)...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("query service at %s: %w", addr, err)
 	}
@@ -631,8 +639,8 @@ func dialQuery(addr string, tlsFlags *clientTLSFlags) (*grpc.ClientConn, lkv1.Qu
 
 // startMCPHTTP serves MCP over streamable HTTP, answered by the query
 // service at grpcAddr; ready (may be nil) gets its "mcp" check.
-func startMCPHTTP(ctx context.Context, sup *supervisor, grpcAddr string, tlsFlags *clientTLSFlags, cfg *mcpHTTPFlags, reg prometheus.Registerer, ready *readiness, log *slog.Logger) (*runningMCP, error) {
-	conn, client, err := dialQuery(grpcAddr, tlsFlags)
+func startMCPHTTP(ctx context.Context, sup *supervisor, grpcAddr string, tlsFlags *clientTLSFlags, grpcToken string, cfg *mcpHTTPFlags, reg prometheus.Registerer, ready *readiness, log *slog.Logger) (*runningMCP, error) {
+	conn, client, err := dialQuery(grpcAddr, tlsFlags, grpcToken)
 	if err != nil {
 		return nil, err
 	}
@@ -687,8 +695,9 @@ func serveMCPHTTP(ctx context.Context, sup *supervisor, client lkv1.QueryService
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: readTimeout,
 		IdleTimeout: mcpIdleTimeout, MaxHeaderBytes: 64 << 10}
 	var mcpServing serving
+	var stopped atomic.Bool // the listener is closed on purpose
 	sup.Go("MCP HTTP server", func() error {
-		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) && !stopped.Load() {
 			return err
 		}
 		return nil
@@ -703,10 +712,14 @@ func serveMCPHTTP(ctx context.Context, sup *supervisor, client lkv1.QueryService
 		stopWatch()
 		<-watched
 		mcpServing.set(false)
-		// Calls in flight are answered (new requests are told it is
-		// shutting down), then the sessions close, which ends their SSE
+		// New connections are refused at once (accepted, they could be
+		// reset when the listener closes later); calls in flight are
+		// answered, and requests on open connections are told it is
+		// shutting down; then the sessions close, which ends their SSE
 		// streams: Shutdown would otherwise wait for those until its
 		// deadline.
+		stopped.Store(true)
+		_ = ln.Close()
 		dctx, cancel := context.WithTimeout(ctx, mcpDrainTimeout)
 		derr := handler.Shutdown(dctx)
 		cancel()

@@ -44,17 +44,17 @@ func BenchmarkRSS(b *testing.B) {
 			"--grpc-addr", "127.0.0.1:0", "--mcp-addr", "127.0.0.1:0", "--model-dir", modelDir,
 			"--orcbrew-dir", filepath.Join(dir, "orcbrew"))
 		natsURL := up.match(b, regexp.MustCompile(`NATS:\s+(\S+)`))
-		peak, steady, took := up.measureLoad(b, func() uint64 { return streamMsgs(b, natsURL) })
+		peak, steady, took := up.measureLoad(b, func() uint64 { return streamMsgs(b, natsURL, dir) })
 		b.ReportMetric(peak, "up-peak-MB")
 		b.ReportMetric(steady, "up-steady-MB")
 		b.ReportMetric(took.Seconds(), "up-load-s")
 		up.stop(b)
 
-		ns, err := embeddedNATS(dir, "127.0.0.1:0", slog.New(slog.DiscardHandler))
+		ns, err := embeddedNATS(dir, "127.0.0.1:0", "", slog.New(slog.DiscardHandler))
 		if err != nil {
 			b.Fatal(err)
 		}
-		msgs := streamMsgs(b, ns.ClientURL())
+		msgs := streamMsgs(b, ns.ClientURL(), "")
 		node := startBinary(b, bin, regexp.MustCompile(`query service listening.* addr=(\S+)`), "node",
 			"--nats-url", ns.ClientURL(), "--data-dir", b.TempDir(), "--consumer", "rss-bench",
 			"--grpc-addr", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0", "--model-dir", modelDir)
@@ -73,6 +73,7 @@ func BenchmarkRSS(b *testing.B) {
 type binary struct {
 	cmd  *exec.Cmd
 	grpc string
+	dir  string // its --data-dir
 
 	mu  sync.Mutex
 	out bytes.Buffer // stdout and stderr
@@ -93,6 +94,9 @@ func (p *binary) output() string {
 func startBinary(b *testing.B, bin string, grpcAddr *regexp.Regexp, args ...string) *binary {
 	b.Helper()
 	p := &binary{cmd: exec.Command(bin, args...)}
+	if i := slices.Index(args, "--data-dir"); i >= 0 && i+1 < len(args) {
+		p.dir = args[i+1]
+	}
 	p.cmd.Stdout, p.cmd.Stderr = p, p
 	startChild(b, p.cmd)
 	p.grpc = p.match(b, grpcAddr)
@@ -119,7 +123,7 @@ func (p *binary) match(b *testing.B, re *regexp.Regexp) string {
 func (p *binary) measureLoad(b *testing.B, want func() uint64) (peak, steady float64, took time.Duration) {
 	b.Helper()
 	start := time.Now()
-	conn, client, err := dialQuery(p.grpc, nil)
+	conn, client, err := dialQuery(p.grpc, nil, testToken(b, p.dir, grpcToken))
 	if err != nil {
 		b.Fatal(err)
 	}

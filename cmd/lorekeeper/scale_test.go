@@ -155,8 +155,8 @@ func scaleStore(b *testing.B, bin, modelDir, node, client string, homebrew int) 
 	// The load is done when the store holds what the stream does and at
 	// least the homebrew written (the folder's import may start after the
 	// catalogue's sync).
-	peak, steady, took := up.measureLoad(b, func() uint64 { return max(streamMsgs(b, natsURL), uint64(homebrew)) })
-	row.entities = statusEntities(b, up.grpc)
+	peak, steady, took := up.measureLoad(b, func() uint64 { return max(streamMsgs(b, natsURL, dir), uint64(homebrew)) })
+	row.entities = statusEntities(b, up.grpc, dir)
 	row.loadRate = float64(row.entities) / took.Seconds()
 	row.peakMB, row.steadyMB = peak, steady
 
@@ -217,8 +217,8 @@ func replaceFlags(args []string, set map[string]string) []string {
 	return out
 }
 
-func statusEntities(b *testing.B, addr string) uint64 {
-	conn, client, err := dialQuery(addr, nil)
+func statusEntities(b *testing.B, addr, dir string) uint64 {
+	conn, client, err := dialQuery(addr, nil, testToken(b, dir, grpcToken))
 	if err != nil {
 		b.Fatal(err)
 	}

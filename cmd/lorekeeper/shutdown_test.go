@@ -21,7 +21,7 @@ func TestMCPHTTP_CloseWithClientsConnected(t *testing.T) {
 		t.Run(fmt.Sprintf("%d clients", clients), func(t *testing.T) {
 			// Sessions open without the query service: initialize and the
 			// SSE stream never call it.
-			m, err := startMCPHTTP(t.Context(), newSupervisor(t.Context(), testLogger(t)), "127.0.0.1:1", nil, &mcpHTTPFlags{addr: "127.0.0.1:0"}, prometheus.NewRegistry(), nil, testLogger(t))
+			m, err := startMCPHTTP(t.Context(), newSupervisor(t.Context(), testLogger(t)), "127.0.0.1:1", nil, "", &mcpHTTPFlags{addr: "127.0.0.1:0"}, prometheus.NewRegistry(), nil, testLogger(t))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -58,7 +58,7 @@ func TestEmbeddedNATS_PortTaken(t *testing.T) {
 	addr := ln.Addr().String()
 	done := make(chan error, 1)
 	go func() {
-		ns, err := embeddedNATS(t.TempDir(), addr, testLogger(t))
+		ns, err := embeddedNATS(t.TempDir(), addr, "", testLogger(t))
 		if ns != nil {
 			ns.Shutdown()
 		}

@@ -294,6 +294,7 @@ func ownOrShare(ctx context.Context, dir string, backend *backendConn, state *st
 func ownerConn(dir string) (*grpc.ClientConn, error) {
 	conn, err := grpc.NewClient("passthrough:///lorekeeper",
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithPerRPCCredentials(dirToken(dir)),
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
 			info, held := readLock(dir)
 			if !held || info.GRPCAddr == "" {
@@ -358,7 +359,7 @@ func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock,
 		return nil, err
 	}
 	state.set("opening its data", false)
-	ns, err := embeddedNATS(cfg.dataDir, "", log)
+	ns, err := embeddedNATS(cfg.dataDir, "", "", log) // no listener: no token
 	if err != nil {
 		return nil, err
 	}

@@ -79,7 +79,7 @@ func TestStoreDir_PermissionDenied(t *testing.T) {
 
 func checkPermissionDenied(t *testing.T, data string) {
 	t.Helper()
-	_, err := embeddedNATS(data, "127.0.0.1:0", slog.New(slog.DiscardHandler))
+	_, err := embeddedNATS(data, "127.0.0.1:0", "", slog.New(slog.DiscardHandler))
 	if err == nil {
 		t.Fatal("embedded NATS started on a store it cannot read")
 	}

@@ -18,10 +18,13 @@ import (
 
 // upConfig is everything `lorekeeper up` is configured by.
 type upConfig struct {
-	dataDir     string
-	natsListen  string
-	metricsAddr string
-	ops         opsFlags
+	dataDir    string
+	natsListen string
+	// natsTokenFile: the token the embedded NATS requires ("": the data
+	// directory's).
+	natsTokenFile string
+	metricsAddr   string
+	ops           opsFlags
 	// shutdown bounds the graceful stop of every role together.
 	shutdown shutdownFlags
 	log      logFlags
@@ -44,6 +47,7 @@ batch in flight is stored and acknowledged, then everything closes in order.`
 func (c *upConfig) register(fs *flagSet) {
 	fs.String(&c.dataDir, "data-dir", defaultDataDir(), "where NATS and Badger keep their files")
 	fs.String(&c.natsListen, "nats-listen", "127.0.0.1:4222", "the embedded NATS server's address (port 0: any free port)")
+	fs.String(&c.natsTokenFile, "nats-token-file", "", "file holding the token the embedded NATS requires of every client (default: "+filepath.Join("<data-dir>", credentialsDir, natsToken)+", made on first start)")
 	fs.String(&c.metricsAddr, "metrics-addr", "127.0.0.1:7410", "address of /metrics, /healthz and /readyz")
 	c.ops.register(fs)
 	c.shutdown.register(fs)
@@ -95,6 +99,8 @@ type upStack struct {
 	log *slog.Logger
 
 	natsURL, grpcAddr, mcpURL, metricsAddr string
+	// dataDir keeps the credentials of the NATS and gRPC listeners.
+	dataDir string
 
 	sup             *supervisor
 	ready           *readiness
@@ -115,7 +121,7 @@ func (s *upStack) close() error {
 func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, err error) {
 	// Roles run under the supervisor's context: it ends on a signal or
 	// when a role fails; close stops them in order either way.
-	st := &upStack{log: log, sup: newSupervisor(ctx, log), shutdownTimeout: cfg.shutdown.timeout}
+	st := &upStack{log: log, sup: newSupervisor(ctx, log), shutdownTimeout: cfg.shutdown.timeout, dataDir: cfg.dataDir}
 	runCtx := st.sup.Context()
 	defer func() {
 		if err != nil {
@@ -136,13 +142,20 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 	// Not ready until every listener serves and the node has caught up.
 	ready.expect("replica", "grpc", "mcp", "catalogue")
 
-	ns, err := embeddedNATS(cfg.dataDir, cfg.natsListen, log)
+	natsTok, err := serviceToken(cfg.natsTokenFile, cfg.dataDir, natsToken)
+	if err != nil {
+		return nil, fmt.Errorf("--nats-token-file: %w", err)
+	}
+	ns, err := embeddedNATS(cfg.dataDir, cfg.natsListen, natsTok, log)
 	if err != nil {
 		return nil, err
 	}
 	st.onClose(func(context.Context) error { ns.Shutdown(); ns.WaitForShutdown(); return nil })
 	st.natsURL = ns.ClientURL()
-	nc, err := nats.Connect(st.natsURL, nats.Name("lorekeeper up"), nats.MaxReconnects(-1))
+	if err := lock.setNATSURL(st.natsURL); err != nil {
+		return nil, err
+	}
+	nc, err := nats.Connect(st.natsURL, nats.Name("lorekeeper up"), nats.MaxReconnects(-1), nats.Token(natsTok))
 	if err != nil {
 		return nil, fmt.Errorf("connect to embedded NATS: %w", err)
 	}

@@ -103,7 +103,7 @@ func startTestStack(t *testing.T, cfg *upConfig) *upStack {
 			t.Errorf("close: %v", err)
 		}
 	})
-	conn, client, err := dialQuery(st.grpcAddr, nil)
+	conn, client, err := dialQuery(st.grpcAddr, nil, testToken(t, st.dataDir, grpcToken))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func startTestStack(t *testing.T, cfg *upConfig) *upStack {
 	deadline := time.Now().Add(5 * time.Minute)
 	for {
 		s, err := client.Status(ctx, &lkv1.StatusRequest{})
-		if err == nil && s.GetEntities() > 0 && s.GetPending() == 0 && streamMsgs(t, st.natsURL) <= s.GetEntities() {
+		if err == nil && s.GetEntities() > 0 && s.GetPending() == 0 && streamMsgs(t, st.natsURL, st.dataDir) <= s.GetEntities() {
 			return st
 		}
 		if time.Now().After(deadline) {
@@ -122,16 +122,17 @@ func startTestStack(t *testing.T, cfg *upConfig) *upStack {
 	}
 }
 
-// streamMsgs is the number of messages on the ENTITIES stream.
-func streamMsgs(tb testing.TB, url string) uint64 {
+// streamMsgs is the number of messages on the ENTITIES stream of the
+// NATS at url, with the token of the data directory dir ("": none).
+func streamMsgs(tb testing.TB, url, dir string) uint64 {
 	tb.Helper()
-	return streamLen(tb, url, ingest.StreamName)
+	return streamLen(tb, url, dir, ingest.StreamName)
 }
 
 // streamLen is the number of messages on a stream; 0 when it does not exist.
-func streamLen(tb testing.TB, url, stream string) uint64 {
+func streamLen(tb testing.TB, url, dir, stream string) uint64 {
 	tb.Helper()
-	nc, err := nats.Connect(url)
+	nc, err := nats.Connect(url, nats.Token(testToken(tb, dir, natsToken)))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -324,7 +325,7 @@ func TestUp_LookupSpellOverHTTPAndStdio(t *testing.T) {
 func TestUp_RestartRepublishesNothing(t *testing.T) {
 	dir := t.TempDir()
 	first := startTestStack(t, testUpConfig(t, dir))
-	before := streamMsgs(t, first.natsURL)
+	before := streamMsgs(t, first.natsURL, first.dataDir)
 	spells := snapshotSpells(t)
 	if before < uint64(spells) {
 		t.Fatalf("%d messages on the stream after the first start, want the v2 spells (%d)", before, spells)
@@ -347,7 +348,7 @@ func TestUp_RestartRepublishesNothing(t *testing.T) {
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	if after := streamMsgs(t, second.natsURL); after != before {
+	if after := streamMsgs(t, second.natsURL, second.dataDir); after != before {
 		t.Errorf("stream holds %d messages after a restart, want %d as before", after, before)
 	}
 	for _, m := range []string{"lorekeeper_embedder_messages_total", "lorekeeper_embedder_embedded_texts_total"} {
@@ -360,7 +361,7 @@ func TestUp_RestartRepublishesNothing(t *testing.T) {
 	if got, _ := scrape(t, second.metricsAddr, "lorekeeper_ingest_entities_published_total"); got != 0 {
 		t.Errorf("lorekeeper_ingest_entities_published_total = %v after a restart and a resync, want 0", got)
 	}
-	conn, client, err := dialQuery(second.grpcAddr, nil)
+	conn, client, err := dialQuery(second.grpcAddr, nil, testToken(t, second.dataDir, grpcToken))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,4 +399,18 @@ func TestRun_Usage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testToken is the token called name that the data directory dir keeps,
+// "" for no dir.
+func testToken(tb testing.TB, dir, name string) string {
+	tb.Helper()
+	if dir == "" {
+		return ""
+	}
+	tok, err := readToken(tokenPath(dir, name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tok
 }

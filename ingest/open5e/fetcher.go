@@ -80,6 +80,11 @@ type EndpointSummary struct {
 	Endpoint                                          string
 	Fetched, New, Changed, Removed, Unchanged, Errors int
 	Pages                                             int
+	// Repaired counts the entities the stream held other content of than
+	// the source, whatever the state said (streamContent), published
+	// again; they are among New or Changed. For the total, also the keys
+	// the stream held that no endpoint lists, tombstoned.
+	Repaired int
 	// Skipped is set when the endpoint was left alone (backoff after
 	// failures).
 	Skipped bool
@@ -97,6 +102,9 @@ func (s EndpointSummary) String() string {
 	}
 	line := fmt.Sprintf("%s: fetched %d, new %d, changed %d, removed %d, unchanged %d, errors %d",
 		s.Endpoint, s.Fetched, s.New, s.Changed, s.Removed, s.Unchanged, s.Errors)
+	if s.Repaired > 0 {
+		line += fmt.Sprintf(", repaired %d", s.Repaired)
+	}
 	if s.Err != nil {
 		line += fmt.Sprintf(" (%v)", s.Err)
 	}
@@ -108,6 +116,9 @@ type Summary struct {
 	Started   time.Time
 	Duration  time.Duration
 	Endpoints []EndpointSummary
+	// Unlisted counts the Open5e keys the stream held that no endpoint
+	// lists (published by something else than this resync), tombstoned.
+	Unlisted int
 }
 
 // Lines is the one-line summary of each endpoint, then the total.
@@ -131,7 +142,9 @@ func (s Summary) Totals() EndpointSummary {
 		t.Unchanged += e.Unchanged
 		t.Errors += e.Errors
 		t.Pages += e.Pages
+		t.Repaired += e.Repaired
 	}
+	t.Repaired += s.Unlisted
 	return t
 }
 

@@ -8,11 +8,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"google.golang.org/protobuf/proto"
 
 	"lorekeeper.dev/ingest"
+	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
 // StreamKey holds the creation time (RFC 3339) of the stream the
@@ -100,4 +104,98 @@ func (f *Fetcher) StateMatchesStream(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	return rec.Equal(created), nil
+}
+
+// streamContent reads what the stream holds of Open5e's entities: for
+// each key, the content hash of its last upsert, computed from the entity
+// it carries (not from the header its publisher set), or no entry when its
+// last event is a tombstone. The resync compares it with the source: the
+// state says what this resync published, and a message published by
+// anything else is found only here.
+func streamContent(ctx context.Context, js jetstream.JetStream) (map[string]string, error) {
+	s, err := js.Stream(ctx, ingest.StreamName)
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", ingest.StreamName, err)
+	}
+	out := map[string]string{}
+	if s.CachedInfo().State.Msgs == 0 {
+		return out, nil
+	}
+	var subjects []string
+	for _, src := range []lkv1.Source{lkv1.Source_SOURCE_OPEN5E_V1, lkv1.Source_SOURCE_OPEN5E_V2} {
+		subjects = append(subjects, lkv1.SubjectPrefix+"."+src.Slug()+".>")
+	}
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: subjects})
+	if err != nil {
+		return nil, fmt.Errorf("read stream %s: %w", ingest.StreamName, err)
+	}
+	for {
+		batch, err := cons.Fetch(500, jetstream.FetchMaxWait(2*time.Second))
+		if err != nil {
+			return nil, fmt.Errorf("read stream %s: %w", ingest.StreamName, err)
+		}
+		n, pending := 0, uint64(0)
+		for m := range batch.Messages() {
+			n++
+			if meta, err := m.Metadata(); err == nil {
+				pending = meta.NumPending
+			}
+			var ev lkv1.EntityEvent
+			if err := proto.Unmarshal(m.Data(), &ev); err != nil {
+				continue // the node dead-letters it; nothing is served of it
+			}
+			switch {
+			case ev.GetUpsert() != nil:
+				if h, err := ingest.ContentHash(ev.GetUpsert()); err == nil {
+					out[ev.GetUpsert().GetKey()] = h
+				}
+			case ev.GetTombstone() != nil:
+				delete(out, ev.GetTombstone().GetKey())
+			}
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, nats.ErrTimeout) {
+			return nil, fmt.Errorf("read stream %s: %w", ingest.StreamName, err)
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if n == 0 || pending == 0 {
+			return out, nil
+		}
+	}
+}
+
+// tombstoneUnlisted tombstones the Open5e keys the stream holds that no
+// endpoint lists: published by something else than this resync (a full
+// run's endpoints list every entity Open5e has).
+func (r *run) tombstoneUnlisted(ctx context.Context) error {
+	var gone []string
+	for k := range r.held {
+		if !r.listed[k] {
+			gone = append(gone, k)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	sort.Strings(gone)
+	r.f.log.Warn("the stream holds Open5e entities that Open5e does not list (published by something else than this resync?): tombstoning them",
+		"entities", len(gone), "first", gone[0])
+	var errs []error
+	for _, k := range gone {
+		p, ok := lkv1.ParseEntityKey(k)
+		if !ok {
+			continue
+		}
+		m, err := ingest.TombstoneMsg(&lkv1.Tombstone{Key: k, Kind: p.Kind, Source: p.Source, Reason: "not listed by Open5e"}, time.Now())
+		if err == nil {
+			_, err = r.f.js.PublishMsg(ctx, m)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("tombstone %s: %w", k, err))
+			continue
+		}
+		r.sum.Unlisted++
+	}
+	return errors.Join(errs...)
 }

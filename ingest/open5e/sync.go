@@ -103,6 +103,11 @@ type run struct {
 	// republish: the state is not of this stream (checkStream), so every
 	// entity is published as new.
 	republish bool
+	// held is what the stream holds of Open5e's entities (streamContent);
+	// nil when it could not be read, and the state is trusted.
+	held map[string]string
+	// listed are the keys the endpoints of this run list.
+	listed map[string]bool
 }
 
 func (r *run) do(ctx context.Context) error {
@@ -118,6 +123,15 @@ func (r *run) do(ctx context.Context) error {
 		created = time.Time{}
 	}
 	r.republish = republish
+	if !republish {
+		// The state says what was published; the stream says what is
+		// there, which is what the nodes serve.
+		if r.held, err = streamContent(ctx, f.js); err != nil {
+			f.log.Warn("could not read what the stream holds; trusting the resync state", "err", err)
+			r.held = nil
+		}
+	}
+	r.listed = map[string]bool{}
 	skipped := false
 
 	cat, catErr := FetchCatalog(ctx, f.client)
@@ -199,6 +213,11 @@ func (r *run) do(ctx context.Context) error {
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+	}
+	if len(errs) == 0 && !skipped && len(eps) == len(f.opts.Endpoints) && r.held != nil {
+		if err := r.tombstoneUnlisted(ctx); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if len(errs) == 0 && !skipped && !created.IsZero() && len(eps) == len(f.opts.Endpoints) {
@@ -303,13 +322,26 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 	}
 	listed := make(map[string]bool, len(entities))
 	var toPublish []*lkv1.Entity
+	repair := map[string]bool{}
 	for _, e := range entities {
 		listed[e.Key] = true
-		if old, had := st.Entities[e.Key]; had && old == e.ContentHash {
-			es.Unchanged++
-			continue
+		r.listed[e.Key] = true
+		old, had := st.Entities[e.Key]
+		if had && old == e.ContentHash {
+			if r.held == nil || r.held[e.Key] == e.ContentHash {
+				es.Unchanged++
+				continue
+			}
+			// Published, but the stream holds something else (or
+			// nothing) under the key now.
+			repair[e.Key] = true
 		}
 		toPublish = append(toPublish, e)
+	}
+	if len(repair) > 0 {
+		es.Repaired = len(repair)
+		f.log.Warn("the stream holds other content than Open5e's for some entities (published by something else than this resync?): publishing Open5e's again",
+			"endpoint", ep.Path(), "entities", len(repair))
 	}
 	var pubErr error
 	errs := r.publishAll(ctx, toPublish, st)
