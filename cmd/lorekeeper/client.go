@@ -110,8 +110,12 @@ func (c *clientFlags) token() (string, error) {
 		}
 		return tok, nil
 	}
-	if c.ownerDir != "" {
-		if tok, err := readToken(tokenPath(c.ownerDir, grpcToken)); err == nil {
+	dir := c.ownerDir
+	if dir == "" && c.fs != nil && c.fs.isSet("data-dir") {
+		dir = c.dataDir // --grpc-addr and the --data-dir of what serves it
+	}
+	if dir != "" {
+		if tok, err := readToken(tokenPath(dir, grpcToken)); err == nil {
 			return tok, nil
 		}
 	}

@@ -276,7 +276,7 @@ func TestUp_LookupSpellOverHTTPAndStdio(t *testing.T) {
 		checkSRDFireball(t, callLookupSpell(t, &mcp.StreamableClientTransport{Endpoint: st.mcpURL}))
 	})
 	t.Run("stdio subprocess", func(t *testing.T) {
-		cmd := exec.Command(buildBinary(t), "mcp", "--grpc-addr", st.grpcAddr, "--log-level", "warn")
+		cmd := exec.Command(buildBinary(t), "mcp", "--grpc-addr", st.grpcAddr, "--grpc-token-file", tokenPath(dir, grpcToken), "--log-level", "warn")
 		cmd.Stderr = testWriter{t}
 		checkSRDFireball(t, callLookupSpell(t, &mcp.CommandTransport{Command: cmd}))
 	})
@@ -285,7 +285,7 @@ func TestUp_LookupSpellOverHTTPAndStdio(t *testing.T) {
 		// knows its NATS (here on a random port), not from a default NATS
 		// that may be another instance's.
 		var out, errOut strings.Builder
-		if err := runStatus(t.Context(), []string{"--grpc-addr", st.grpcAddr}, &out, &errOut); err != nil {
+		if err := runStatus(t.Context(), []string{"--grpc-addr", st.grpcAddr, "--data-dir", dir}, &out, &errOut); err != nil {
 			t.Fatalf("status: %v\n%s", err, errOut.String())
 		}
 		n := snapshotSpells(t)
@@ -297,12 +297,13 @@ func TestUp_LookupSpellOverHTTPAndStdio(t *testing.T) {
 		checkMCPFeatures(t, st.mcpURL, filepath.Join(dir, "orcbrew"))
 	})
 	t.Run("prompts and completions over stdio", func(t *testing.T) {
-		cmd := exec.Command(buildBinary(t), "mcp", "--grpc-addr", st.grpcAddr, "--log-level", "warn")
+		cmd := exec.Command(buildBinary(t), "mcp", "--grpc-addr", st.grpcAddr, "--data-dir", dir, "--log-level", "warn")
 		cmd.Stderr = testWriter{t}
 		cs := connectSession(t, &mcp.CommandTransport{Command: cmd}, nil)
 		checkCompareEditions(t, cs)
 		checkCompletions(t, cs)
 	})
+	t.Run("credentials", func(t *testing.T) { checkCredentials(t, st, dir) })
 	t.Run("health and metrics", func(t *testing.T) {
 		for _, path := range []string{"/healthz", "/readyz"} {
 			resp, err := http.Get("http://" + st.metricsAddr + path)
