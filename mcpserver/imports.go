@@ -18,6 +18,10 @@ func (s *Server) importProblems(ctx context.Context) []ImportProblem {
 		return nil
 	}
 	var out []ImportProblem
+	if p := st.GetIngestState().GetStoreProblem(); p != "" {
+		// Every import fails until the store takes writes again.
+		out = append(out, ImportProblem{File: "(every file)", Status: "failed", Error: p})
+	}
 	for _, is := range st.GetIngestState().GetOrcbrew() {
 		p := ImportProblem{File: is.GetObject(), Error: is.GetError()}
 		switch is.GetStatus() {

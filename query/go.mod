@@ -46,3 +46,6 @@ require (
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 )
+
+// Badger's memory-mapped files allocated up front: ../third_party/ristretto/README.md.
+replace github.com/dgraph-io/ristretto/v2 v2.2.0 => ../third_party/ristretto

@@ -411,6 +411,9 @@ NATS, the state of each Open5e endpoint's sync and each OrcBrew import.`, stderr
 			fmt.Fprintln(stdout, "Answered by", cf.server(node))
 		}
 		printStatus(stdout, node, nodeErr, syncs, imports, stateErr)
+		if p := node.GetIngestState().GetStoreProblem(); p != "" {
+			fmt.Fprintf(stdout, "\nNATS store: %s\n", p)
+		}
 		if nodeErr != nil {
 			fmt.Fprintf(stdout, "\nThe default data directory is %s (used by lorekeeper mcp --standalone and lorekeeper up without --data-dir).\n", defaultDataDir())
 		}

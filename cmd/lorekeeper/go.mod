@@ -73,3 +73,6 @@ require (
 	olympos.io/encoding/edn v0.0.0-20201019073823-d3554ca0b0a3 // indirect
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
+
+// Badger's memory-mapped files allocated up front: ../../third_party/ristretto/README.md.
+replace github.com/dgraph-io/ristretto/v2 v2.2.0 => ../../third_party/ristretto

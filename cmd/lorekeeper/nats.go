@@ -130,6 +130,13 @@ func (n *natsFlags) dial(name string, log *slog.Logger, extra ...nats.Option) (*
 // every client must give ("": none). An empty listen starts it with no
 // network listener: only this process connects.
 func embeddedNATS(dir, listen, token string, log *slog.Logger) (*natsserver.Server, error) {
+	ns, _, err := embeddedNATSWatched(dir, listen, token, log)
+	return ns, err
+}
+
+// embeddedNATSWatched is embeddedNATS, and what watches its store for a
+// full disk (its run is the caller's to start).
+func embeddedNATSWatched(dir, listen, token string, log *slog.Logger) (*natsserver.Server, *natsDisk, error) {
 	opts := &natsserver.Options{
 		ServerName:    "lorekeeper",
 		JetStream:     true,
@@ -144,11 +151,11 @@ func embeddedNATS(dir, listen, token string, log *slog.Logger) (*natsserver.Serv
 	if listen != "" {
 		host, portStr, err := net.SplitHostPort(listen)
 		if err != nil {
-			return nil, fmt.Errorf("--nats-listen %q: %w", listen, err)
+			return nil, nil, fmt.Errorf("--nats-listen %q: %w", listen, err)
 		}
 		port, err := strconv.Atoi(portStr)
 		if err != nil {
-			return nil, fmt.Errorf("--nats-listen %q: bad port", listen)
+			return nil, nil, fmt.Errorf("--nats-listen %q: bad port", listen)
 		}
 		if port == 0 {
 			port = natsserver.RANDOM_PORT
@@ -157,17 +164,18 @@ func embeddedNATS(dir, listen, token string, log *slog.Logger) (*natsserver.Serv
 	}
 	for _, d := range []string{opts.StoreDir, filepath.Join(opts.StoreDir, "jetstream")} {
 		if err := checkStoreDir(d); err != nil {
-			return nil, fmt.Errorf("embedded NATS store: %w", err)
+			return nil, nil, fmt.Errorf("embedded NATS store: %w", err)
 		}
 	}
 	ns, err := natsserver.NewServer(opts)
 	if err != nil {
-		return nil, fmt.Errorf("embedded NATS: %w", err)
+		return nil, nil, fmt.Errorf("embedded NATS: %w", err)
 	}
+	disk := &natsDisk{ns: ns, dir: opts.StoreDir, log: log.With("component", "nats")}
 	// The server reports what stops it (a taken port, an unusable store)
 	// through its logger, then keeps silent: catch that, instead of
 	// waiting for a listener that will never come.
-	nl := &natsLogger{log: log.With("component", "nats"), fatal: make(chan string, 1)}
+	nl := &natsLogger{log: log.With("component", "nats"), fatal: make(chan string, 1), onError: disk.noteWriteError}
 	ns.SetLogger(nl, false, false)
 	ns.Start()
 	for deadline := time.Now().Add(30 * time.Second); !ns.ReadyForConnections(100 * time.Millisecond); {
@@ -177,16 +185,16 @@ func embeddedNATS(dir, listen, token string, log *slog.Logger) (*natsserver.Serv
 			if !strings.Contains(strings.ToLower(msg), "listen") {
 				hint = "" // not the port: the store, most likely
 			}
-			return nil, fmt.Errorf("embedded NATS %s: %s%s", where, msg, hint)
+			return nil, nil, fmt.Errorf("embedded NATS %s: %s%s", where, msg, hint)
 		default:
 		}
 		if time.Now().After(deadline) {
 			ns.Shutdown()
-			return nil, fmt.Errorf("embedded NATS %s did not start within 30s%s", where, hint)
+			return nil, nil, fmt.Errorf("embedded NATS %s did not start within 30s%s", where, hint)
 		}
 	}
 	log.Info("embedded NATS ready", "where", where, "store", filepath.Join(dir, "nats"))
-	return ns, nil
+	return ns, disk, nil
 }
 
 // natsLogger passes the embedded server's warnings and errors to slog and
@@ -195,6 +203,8 @@ func embeddedNATS(dir, listen, token string, log *slog.Logger) (*natsserver.Serv
 type natsLogger struct {
 	log   *slog.Logger
 	fatal chan string
+	// onError, if set, sees every error message.
+	onError func(string)
 }
 
 func (l *natsLogger) Noticef(string, ...any) {}
@@ -203,7 +213,13 @@ func (l *natsLogger) Tracef(string, ...any)  {}
 
 func (l *natsLogger) Warnf(format string, v ...any) { l.log.Warn(fmt.Sprintf(format, v...)) }
 
-func (l *natsLogger) Errorf(format string, v ...any) { l.log.Error(fmt.Sprintf(format, v...)) }
+func (l *natsLogger) Errorf(format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	l.log.Error(msg)
+	if l.onError != nil {
+		l.onError(msg)
+	}
+}
 
 func (l *natsLogger) Fatalf(format string, v ...any) {
 	msg := fmt.Sprintf(format, v...)
@@ -238,6 +254,8 @@ func readState(ctx context.Context, nf *natsFlags) ([]*lkv1.EndpointState, []*lk
 // unreachable). A read is bounded by ingestStateTimeout for the same reason.
 type ingestStateReader struct {
 	js jetstream.JetStream
+	// problem, if set, says why that NATS cannot store writes now.
+	problem func() error
 
 	mu      sync.Mutex
 	created time.Time // the bucket's stream at the last read
@@ -252,6 +270,18 @@ func newIngestStateReader(js jetstream.JetStream) *ingestStateReader {
 
 // state returns the node's report of ingest's state.
 func (r *ingestStateReader) state(ctx context.Context) *lkv1.NodeIngestState {
+	out := r.read(ctx)
+	if r.problem != nil {
+		if err := r.problem(); err != nil {
+			out.StoreProblem = err.Error()
+		}
+	}
+	return out
+}
+
+// read reads ingest's state, or returns the last read while the bucket is
+// as it was then.
+func (r *ingestStateReader) read(ctx context.Context) *lkv1.NodeIngestState {
 	nc := r.js.Conn()
 	if !nc.IsConnected() {
 		return &lkv1.NodeIngestState{NatsUrl: serversWithoutUserinfo(nc.Servers()), Error: errNotConnected}

@@ -63,6 +63,10 @@ type nodeFlags struct {
 	// flag: the standalone server adds its loading warning to the answers
 	// of processes sharing its service).
 	interceptor grpc.UnaryServerInterceptor
+	// storeProblem, if set, says why the NATS the node reads ingest's
+	// state from cannot store writes (not a flag: up and the standalone
+	// server watch their embedded NATS).
+	storeProblem func() error
 }
 
 func (n *nodeFlags) register(fs *flagSet) {
@@ -366,7 +370,7 @@ func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, bad
 	svc := query.NewService(rep.Store(), rep.Model(), &query.Options{
 		SemanticTimeout: cfg.semanticWait, Pending: rep.Pending, Version: version, Metrics: qm, Logger: log,
 		DataDir: absPath(filepath.Dir(badgerDir)), ModelDir: absPath(cfg.modelDir),
-		IngestState: newIngestStateReader(js).state,
+		IngestState: (&ingestStateReader{js: js, problem: cfg.storeProblem}).state,
 	})
 	token, err := serviceToken(cfg.tokenFile, filepath.Dir(badgerDir), grpcToken)
 	if err != nil {

@@ -359,10 +359,13 @@ func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock,
 		return nil, err
 	}
 	state.set("opening its data", false)
-	ns, err := embeddedNATS(cfg.dataDir, "", "", log) // no listener: no token
+	ns, disk, err := embeddedNATSWatched(cfg.dataDir, "", "", log) // no listener: no token
 	if err != nil {
 		return nil, err
 	}
+	disk.minFree = uint64(max(cfg.node.minFree, 0))
+	st.sup.Go("NATS store", func() error { return disk.run(ctx, natsDiskEvery) })
+	cfg.node.storeProblem = disk.problem
 	st.closers.push(func(context.Context) error { ns.Shutdown(); ns.WaitForShutdown(); return nil })
 	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("lorekeeper standalone"))
 	if err != nil {

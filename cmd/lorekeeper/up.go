@@ -146,10 +146,13 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 	if err != nil {
 		return nil, fmt.Errorf("--nats-token-file: %w", err)
 	}
-	ns, err := embeddedNATS(cfg.dataDir, cfg.natsListen, natsTok, log)
+	ns, disk, err := embeddedNATSWatched(cfg.dataDir, cfg.natsListen, natsTok, log)
 	if err != nil {
 		return nil, err
 	}
+	disk.minFree = uint64(max(cfg.node.minFree, 0))
+	st.sup.Go("NATS store", func() error { return disk.run(runCtx, natsDiskEvery) })
+	cfg.node.storeProblem = disk.problem
 	st.onClose(func(context.Context) error { ns.Shutdown(); ns.WaitForShutdown(); return nil })
 	st.natsURL = ns.ClientURL()
 	if err := lock.setNATSURL(st.natsURL); err != nil {
@@ -171,7 +174,7 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 		if !nc.IsConnected() {
 			return errors.New("not connected")
 		}
-		return nil
+		return disk.problem()
 	})
 
 	ops, err := startOps(cfg.metricsAddr, cfg.ops, reg, ready, log)

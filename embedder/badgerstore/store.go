@@ -331,6 +331,10 @@ func Open(dir string, idx *vectorindex.Index, opts *Options) (*Store, error) {
 		close(s.gcDone) // no value log to collect
 	} else {
 		go s.collectValueLogEvery(gcCtx, valueLogGCInterval)
+		if err := s.KeepReserve(); err != nil {
+			// It serves what it holds; writers ask KeepReserve first.
+			logger.Warn("the store cannot keep room for its next memtable", "err", err)
+		}
 	}
 	return s, nil
 }

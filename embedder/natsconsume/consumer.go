@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -228,7 +230,7 @@ func (c *Consumer) Run(ctx context.Context, cons jetstream.Consumer) error {
 		// Finish the batch even if ctx is cancelled meanwhile: it was fetched,
 		// and writing it now spares a redelivery.
 		stop := c.keepAlive(msgs)
-		c.process(context.WithoutCancel(ctx), msgs)
+		c.process(context.WithoutCancel(ctx), ctx.Done(), msgs)
 		stop()
 	}
 }
@@ -342,8 +344,11 @@ type item struct {
 	seq   uint64 // stream sequence
 }
 
-// process handles one fetched batch.
-func (c *Consumer) process(ctx context.Context, msgs []jetstream.Msg) {
+// process handles one fetched batch. A write that fails for a full disk is
+// tried again (every RoomEvery) until it passes or quit closes, the
+// messages held meanwhile: their deliveries are not spent, so none goes to
+// the dead letters for it.
+func (c *Consumer) process(ctx context.Context, quit <-chan struct{}, msgs []jetstream.Msg) {
 	m := c.opts.Metrics
 	m.batchSize.Observe(float64(len(msgs)))
 	items := make([]item, 0, len(msgs))
@@ -366,7 +371,22 @@ func (c *Consumer) process(ctx context.Context, msgs []jetstream.Msg) {
 	if len(items) == 0 {
 		return
 	}
-	if err := c.write(ctx, items); err != nil {
+	err := c.write(ctx, items)
+	for err != nil && DiskFull(err) {
+		full := fmt.Errorf("disk full: %w; free some space: storing resumes by itself", err)
+		if prev := c.paused.Swap(&full); prev == nil {
+			c.opts.Logger.Error("not storing entities until disk space is freed: the stream keeps them meanwhile", "err", err)
+		}
+		select {
+		case <-quit:
+			return // unacknowledged: redelivered after the restart
+		case <-time.After(c.opts.RoomEvery):
+		}
+		if err = c.write(ctx, items); err == nil && c.paused.Swap(nil) != nil {
+			c.opts.Logger.Info("disk space is back: storing entities again")
+		}
+	}
+	if err != nil {
 		// Retry one by one, so that one bad entity does not hold back the
 		// others, and the bad one is dead-lettered on its last delivery.
 		c.opts.Logger.Warn("batch write failed; retrying its messages one by one", "messages", len(items), "err", err)
@@ -607,4 +627,10 @@ func (c *Consumer) Reembed(ctx context.Context, src entitySource, progress func(
 		}
 	}
 	return nil
+}
+
+// DiskFull reports whether err is a write that failed for lack of disk
+// space (Badger wraps the system's error in text at places).
+func DiskFull(err error) bool {
+	return err != nil && (errors.Is(err, syscall.ENOSPC) || strings.Contains(err.Error(), "no space left on device"))
 }

@@ -1,11 +1,16 @@
 package natsconsume_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
+	"lorekeeper.dev/embedder/badgerstore"
 	"lorekeeper.dev/embedder/natsconsume"
 	"lorekeeper.dev/ingest"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
@@ -149,5 +154,56 @@ func roomUnless(no *atomic.Bool, err error) func() error {
 			return err
 		}
 		return nil
+	}
+}
+
+// fullDiskStore fails every write with ENOSPC while full is set, as Badger
+// does when its next file finds the disk full.
+type fullDiskStore struct {
+	*badgerstore.Store
+	full *atomic.Bool
+}
+
+func (s *fullDiskStore) Apply(ctx context.Context, ws []badgerstore.Write) error {
+	if s.full.Load() {
+		return fmt.Errorf("commit: while opening file: 000002.vlog: %w", syscall.ENOSPC)
+	}
+	return s.Store.Apply(ctx, ws)
+}
+
+// TestConsumer_WriteFindsTheDiskFull (issue 49, row 3): a batch whose write
+// fails for a full disk (another writer took the space after Room was
+// asked) is held and written again once there is room: the consumer says
+// it is paused meanwhile, no delivery is spent (none goes to the dead
+// letters however long it lasts), and every entity is stored after.
+func TestConsumer_WriteFindsTheDiskFull(t *testing.T) {
+	_, js := startJetStream(t)
+	es := snapshotEntities(t)[:20]
+	publish(t, js, es)
+	st := openStore(t, t.TempDir())
+	defer st.Close()
+	var full atomic.Bool
+	full.Store(true)
+	c := natsconsume.New(js, &fullDiskStore{Store: st, full: &full}, testModel(t), &natsconsume.Options{
+		RoomEvery: 20 * time.Millisecond, MaxDeliver: 2,
+	})
+	stop := runConsumer(t, c)
+	defer stop()
+	waitFor(t, "the consumer to pause", func() bool { return c.Paused() != nil })
+	time.Sleep(300 * time.Millisecond) // fifteen more tries
+	if err := c.Paused(); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("Paused() = %v, want it to say the disk is full", err)
+	}
+	full.Store(false)
+	waitFor(t, "every entity stored", func() bool { return st.Stats().Entities == len(es) })
+	if err := c.Paused(); err != nil {
+		t.Errorf("Paused() = %v after space came back", err)
+	}
+	dlq, err := js.Stream(t.Context(), natsconsume.DeadLetterStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := dlq.Info(t.Context()); err != nil || info.State.Msgs != 0 {
+		t.Errorf("dead letters: %v (%v), want none", info.State.Msgs, err)
 	}
 }

@@ -152,9 +152,16 @@ func (r *Replica) reconcile(ctx context.Context, damaged error) error {
 	return err
 }
 
-// room is the consumer's Options.Room: an error while the filesystem of
-// the store has less than MinFree bytes free.
+// room is the consumer's Options.Room: an error while the store cannot
+// keep room for its next memtable (badgerstore.KeepReserve), or while its
+// filesystem has less than MinFree bytes free.
 func (r *Replica) room() error {
+	if err := r.store.KeepReserve(); err != nil {
+		return fmt.Errorf("%w: free some space; storing resumes by itself", err)
+	}
+	if r.opts.MinFree == 0 {
+		return nil
+	}
 	free := r.opts.FreeSpace
 	if free == nil {
 		free = badgerstore.FreeSpace

@@ -228,10 +228,9 @@ func Open(ctx context.Context, js jetstream.JetStream, dir string, opts *Options
 	if o.Embedder != nil {
 		embed = o.Embedder(embed)
 	}
-	copts := &natsconsume.Options{Durable: o.Durable, Logger: log, Metrics: natsconsume.NewMetrics(reg)}
-	if o.MinFree > 0 {
-		copts.Room = r.room
-	}
+	// Asked before every batch: a full disk stops the writes before Badger
+	// meets it.
+	copts := &natsconsume.Options{Durable: o.Durable, Logger: log, Metrics: natsconsume.NewMetrics(reg), Room: r.room}
 	r.consumer = natsconsume.New(js, r.store, embed, copts)
 	if reembed {
 		log.Info("the embedding model changed: re-embedding every stored entity", "from", prev.Name, "to", info.Name)
@@ -389,6 +388,10 @@ func (r *Replica) retry(ctx context.Context, what string, f func(context.Context
 // balancer prefers a node that has caught up.
 func (r *Replica) Ready(ctx context.Context) error {
 	if err := r.store.Ready(ctx); err != nil {
+		return err
+	}
+	// Said at once, not at the consumer's next batch.
+	if err := r.room(); err != nil {
 		return err
 	}
 	if err := r.consumer.Paused(); err != nil {

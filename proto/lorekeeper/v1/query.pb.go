@@ -2349,7 +2349,10 @@ type NodeIngestState struct {
 	// Why the state could not be read, if so.
 	Error string `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
 	// The NATS server it was read from (credentials left out).
-	NatsUrl       string `protobuf:"bytes,4,opt,name=nats_url,json=natsUrl,proto3" json:"nats_url,omitempty"`
+	NatsUrl string `protobuf:"bytes,4,opt,name=nats_url,json=natsUrl,proto3" json:"nats_url,omitempty"`
+	// Why that NATS cannot store writes now, if so (its disk is full):
+	// imports and resyncs fail until it can, and it recovers by itself.
+	StoreProblem  string `protobuf:"bytes,5,opt,name=store_problem,json=storeProblem,proto3" json:"store_problem,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2408,6 +2411,13 @@ func (x *NodeIngestState) GetError() string {
 func (x *NodeIngestState) GetNatsUrl() string {
 	if x != nil {
 		return x.NatsUrl
+	}
+	return ""
+}
+
+func (x *NodeIngestState) GetStoreProblem() string {
+	if x != nil {
+		return x.StoreProblem
 	}
 	return ""
 }
@@ -2783,12 +2793,13 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\fingest_state\x18F \x01(\v2\x1e.lorekeeper.v1.NodeIngestStateR\vingestState\x1a9\n" +
 	"\vCountsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xae\x01\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xd3\x01\n" +
 	"\x0fNodeIngestState\x124\n" +
 	"\x06open5e\x18\x01 \x03(\v2\x1c.lorekeeper.v1.EndpointStateR\x06open5e\x124\n" +
 	"\aorcbrew\x18\x02 \x03(\v2\x1a.lorekeeper.v1.ImportStateR\aorcbrew\x12\x14\n" +
 	"\x05error\x18\x03 \x01(\tR\x05error\x12\x19\n" +
-	"\bnats_url\x18\x04 \x01(\tR\anatsUrl\"\xc4\x01\n" +
+	"\bnats_url\x18\x04 \x01(\tR\anatsUrl\x12#\n" +
+	"\rstore_problem\x18\x05 \x01(\tR\fstoreProblem\"\xc4\x01\n" +
 	"\x15CompleteValuesRequest\x124\n" +
 	"\x05field\x18\x01 \x01(\x0e2\x1e.lorekeeper.v1.CompletionFieldR\x05field\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12)\n" +
