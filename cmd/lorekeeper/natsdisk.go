@@ -52,17 +52,28 @@ const natsDiskEvery = 2 * time.Second
 // errNATSDiskFull starts problem's error.
 var errNATSDiskFull = errors.New("disk full")
 
-// problem says why the embedded NATS cannot store writes now, nil when it
-// can.
+// problem says why the embedded NATS cannot store writes now (a write
+// failed, or its disk has less than minFree free), nil when it can.
 func (d *natsDisk) problem() error {
 	d.mu.Lock()
 	failed := d.failed
 	d.mu.Unlock()
-	if failed == "" {
-		return nil
+	if failed != "" {
+		return fmt.Errorf("%w: the embedded NATS could not write to %s (%s): free some space; it recovers by itself, and imports and resyncs fail until then",
+			errNATSDiskFull, d.dir, clipMsg(failed))
 	}
-	return fmt.Errorf("%w: the embedded NATS could not write to %s (%s): free some space; it recovers by itself, and imports and resyncs fail until then",
-		errNATSDiskFull, d.dir, clipMsg(failed))
+	if n, err := d.freeSpace(); err == nil && n < d.minFree {
+		return fmt.Errorf("%w: %.1f MiB free on the disk of %s, less than the %.1f MiB kept free (--min-free-space): free some space; imports and resyncs fail until then",
+			errNATSDiskFull, float64(n)/(1<<20), d.dir, float64(d.minFree)/(1<<20))
+	}
+	return nil
+}
+
+func (d *natsDisk) freeSpace() (uint64, error) {
+	if d.free != nil {
+		return d.free(d.dir)
+	}
+	return badgerstore.FreeSpace(d.dir)
 }
 
 // run restarts JetStream once a write failed and the disk has room again,
@@ -88,11 +99,7 @@ func (d *natsDisk) recover() {
 	if failed == "" {
 		return
 	}
-	free := d.free
-	if free == nil {
-		free = badgerstore.FreeSpace
-	}
-	if n, err := free(d.dir); err != nil || n < d.minFree {
+	if n, err := d.freeSpace(); err != nil || n < d.minFree {
 		return
 	}
 	start := time.Now()

@@ -6,49 +6,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/dgraph-io/ristretto/v2/z"
-	"golang.org/x/sys/unix"
 
 	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/badgerstore/storetest"
 	"lorekeeper.dev/embedder/natsconsume"
 )
-
-// mountTmpfs mounts a tmpfs of size at a new directory, for the life of the
-// test, and returns it. Mounting needs root (or CAP_SYS_ADMIN): without it
-// the test is skipped, saying so; the consumer's pause for a full disk is
-// tested everywhere with an injected free space (replica's TestReplica_DiskFull).
-func mountTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
-		t.Skipf("cannot mount a tmpfs of %s here (%v): needs root", size, err)
-	}
-	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
-	return dir
-}
-
-// fill writes a file of zeros in dir until the disk is full.
-func fill(t *testing.T, dir string) string {
-	t.Helper()
-	path := filepath.Join(dir, "fill")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 1<<20)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatalf("fill: %v", err)
-			}
-			return path
-		}
-	}
-}
 
 // TestStore_DiskFilledUnderIt (issue 49, row 3): a store whose disk (a real
 // tmpfs) another writer fills never crashes. Badger writes its value log
@@ -78,7 +43,7 @@ func TestStore_DiskFilledUnderIt(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			mnt := mountTmpfs(t, c.tmpfs)
+			mnt := storetest.Tmpfs(t, c.tmpfs)
 			dir := filepath.Join(mnt, "badger")
 			opts := &badgerstore.Options{ValueLogFileSize: c.vlog}
 			s, err := badgerstore.Open(dir, newIndex(t), opts)
@@ -107,7 +72,7 @@ func TestStore_DiskFilledUnderIt(t *testing.T) {
 			var fillPath string
 			for n := 0; full == nil && n < 1000; n++ {
 				if n == c.fillAt {
-					fillPath = fill(t, mnt) // another writer takes every block left
+					fillPath = storetest.Fill(t, mnt) // another writer takes every block left
 				}
 				if err := write(n); err != nil {
 					if !natsconsume.DiskFull(err) {

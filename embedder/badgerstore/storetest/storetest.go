@@ -1,5 +1,6 @@
-// Package storetest damages closed badgerstore stores the ways tests of
-// the store and of the replica that rebuilds it need.
+// Package storetest damages closed badgerstore stores, and fills the disk
+// under open ones, the ways tests of the store, the replica that rebuilds
+// it and the processes that hold it need.
 package storetest
 
 import (
