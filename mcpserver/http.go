@@ -64,6 +64,12 @@ type HTTPOptions struct {
 	// MaxBatch bounds the messages of one JSON-RPC batch (protocol
 	// versions before 2025-06-18 allow batches). Default DefaultMaxBatch.
 	MaxBatch int
+	// MaxInFlightPerSession bounds a session's requests being answered at
+	// once; one more is answered 429 Too Many Requests. With MaxBatch and
+	// the server's bound on one answer, it bounds what the answers of a
+	// session's client that does not read can hold. Default
+	// DefaultMaxInFlightPerSession.
+	MaxInFlightPerSession int
 	// WriteTimeout bounds each write of an answer: a client that does not
 	// read what it asked for is dropped, and what its answers held is
 	// freed. Default DefaultWriteTimeout.
@@ -91,6 +97,9 @@ const (
 	DefaultMaxBatch = 10
 	// DefaultWriteTimeout is far above what writing any answer takes.
 	DefaultWriteTimeout = 30 * time.Second
+	// DefaultMaxInFlightPerSession is far above what an assistant asks at
+	// once.
+	DefaultMaxInFlightPerSession = 16
 )
 
 // HTTPHandler is the MCP streamable HTTP endpoint (Server.HTTPHandler).
@@ -141,6 +150,9 @@ func (s *Server) HTTPHandler(opts *HTTPOptions) *HTTPHandler {
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.MaxInFlightPerSession <= 0 {
+		o.MaxInFlightPerSession = DefaultMaxInFlightPerSession
 	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Stateless:      o.Stateless,
@@ -199,12 +211,12 @@ func (g *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if newSession {
 		client = clientOf(r, body)
 	}
-	if msg := g.begin(id, client, newSession); msg != "" {
+	if code, msg := g.begin(id, client, newSession); msg != "" {
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds))
 		if g.isDraining() {
 			w.Header().Set("Connection", "close")
 		}
-		http.Error(w, msg, http.StatusServiceUnavailable)
+		http.Error(w, msg, code)
 		return
 	}
 	defer g.end(id)
@@ -283,21 +295,27 @@ func clientOf(r *http.Request, body []byte) string {
 
 // begin counts a request in flight, and for a new session makes room for
 // it (closing a session not in use when a bound is reached). It returns
-// why the request is refused, "" when it is not.
-func (g *HTTPHandler) begin(id, client string, newSession bool) string {
+// why the request is refused, and the status to answer it with; "" when it
+// is not.
+func (g *HTTPHandler) begin(id, client string, newSession bool) (int, string) {
 	g.mu.Lock()
 	if g.draining {
 		g.mu.Unlock()
-		return "Service Unavailable: LoreKeeper is shutting down; retry in a few seconds"
+		return http.StatusServiceUnavailable, "Service Unavailable: LoreKeeper is shutting down; retry in a few seconds"
 	}
 	if !newSession || g.opts.MaxSessions < 0 {
+		s := g.sessions[id]
+		if s != nil && s.inFlight >= g.opts.MaxInFlightPerSession {
+			g.mu.Unlock()
+			return http.StatusTooManyRequests, fmt.Sprintf("Too Many Requests: %d requests of this session are being answered, the most at once; read their answers before you ask more", s.inFlight)
+		}
 		g.inFlight++
-		if s := g.sessions[id]; s != nil {
+		if s != nil {
 			s.used = true
 			s.inFlight++
 		}
 		g.mu.Unlock()
-		return ""
+		return 0, ""
 	}
 	g.forgetClosed()
 	var victims []string
@@ -320,7 +338,7 @@ func (g *HTTPHandler) begin(id, client string, newSession bool) string {
 	}
 	if refuse != "" {
 		g.mu.Unlock()
-		return refuse
+		return http.StatusServiceUnavailable, refuse
 	}
 	for _, v := range victims {
 		delete(g.sessions, v)
@@ -331,7 +349,7 @@ func (g *HTTPHandler) begin(id, client string, newSession bool) string {
 	for _, v := range victims {
 		g.closeSession(v)
 	}
-	return ""
+	return 0, ""
 }
 
 // end counts a request out.

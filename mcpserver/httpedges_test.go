@@ -191,3 +191,52 @@ func TestHTTPHandler_Shutdown(t *testing.T) {
 		t.Errorf("%d sessions open after Shutdown", c)
 	}
 }
+
+// TestHTTPHandler_InFlightPerSession (issue 49, row 7): a session's
+// requests answered at once are bounded, so that a client asking without
+// reading its answers cannot pile them up: one more is 429, saying why.
+func TestHTTPHandler_InFlightPerSession(t *testing.T) {
+	h := newServer(t)
+	ts := httptest.NewServer(h.srv.HTTPHandler(&mcpserver.HTTPOptions{MaxInFlightPerSession: 3}))
+	t.Cleanup(ts.Close)
+	url := ts.URL + "/mcp"
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initBody))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	sid := map[string]string{"Mcp-Session-Id": resp.Header.Get("Mcp-Session-Id"), "Mcp-Protocol-Version": "2025-06-18"}
+	post(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, sid)
+	call := func(id int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"lookup_spell","arguments":{"name":"fireball"}}}`, id)
+	}
+	before := h.fake.requests()
+	release := h.fake.hold()
+	codes := make(chan int, 3)
+	for i := range 3 {
+		go func() {
+			code, _ := post(t, url, call(i), sid)
+			codes <- code
+		}()
+	}
+	// Held at the query service, or waiting for the one that is (the
+	// documents are read once for all): in flight either way.
+	waitFor(t, func() bool { return h.fake.requests() > before })
+	time.Sleep(200 * time.Millisecond)
+	code, body := post(t, url, call(3), sid)
+	if code != http.StatusTooManyRequests || !strings.Contains(body, "read their answers") {
+		t.Errorf("a fourth request in flight: %d %q, want 429 saying why", code, body)
+	}
+	release()
+	for range 3 {
+		if code := <-codes; code != http.StatusOK {
+			t.Errorf("a request in flight: %d", code)
+		}
+	}
+	if code, _ := post(t, url, call(4), sid); code != http.StatusOK {
+		t.Errorf("a request once the others are answered: %d", code)
+	}
+}
