@@ -104,7 +104,7 @@ func check(line []byte, tooLong bool) *errorReply {
 		if err := json.Unmarshal(line, &msgs); err != nil || len(msgs) == 0 {
 			return fail(nil, jsonrpc.CodeInvalidRequest, "Invalid Request: an empty or malformed batch")
 		}
-		return fail(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: a batch of %d messages; batches are not supported, send one JSON-RPC message per line", len(msgs)))
+		return fail(nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: a JSON-RPC batch (%d messages): batches are not supported; send one JSON-RPC message per line", len(msgs)))
 	}
 	if _, err := jsonrpc.DecodeMessage(line); err != nil {
 		var head struct {
