@@ -13,14 +13,14 @@ import (
 
 // logLevels are the levels logging/setLevel takes (RFC 5424's, as MCP
 // names them).
-var logLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+var logLevels = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"} //nolint:staticcheck // logging/setLevel is answered while clients send it (deprecated by SEP-2577)
 
 // setLevelMiddleware refuses logging/setLevel with a level MCP does not
 // name, with invalid params: the SDK took any string, and a session set to
 // "loud" got no log messages at all, without a word.
 func setLevelMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && method == "logging/setLevel" && p != nil &&
+		if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && method == "logging/setLevel" && p != nil && //nolint:staticcheck // as logLevels
 			!slices.Contains(logLevels, p.Level) {
 			levels := make([]string, len(logLevels))
 			for i, l := range logLevels {

@@ -382,9 +382,11 @@ func TestMCP_editionsPromptsErrors(t *testing.T) {
 		if !errors.As(err, &je) || je.Code != mcpserver.CodeResourceNotFound || strings.Contains(je.Message, "nearest") || strings.Contains(string(je.Data), "nearest") {
 			t.Errorf("read file:///etc/passwd: %v, want a plain -32002 naming no entity", err)
 		}
+		//nolint:staticcheck // logging/setLevel is still answered (deprecated by SEP-2577)
 		if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "loud"}); rpcCode(err) != jsonrpc.CodeInvalidParams || !strings.Contains(fmt.Sprint(err), "warning") {
 			t.Errorf("setLevel loud: %v (code %d), want -32602 naming the levels", err, rpcCode(err))
 		}
+		//nolint:staticcheck // as above
 		if err := cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "warning"}); err != nil {
 			t.Errorf("setLevel warning: %v", err)
 		}
