@@ -106,14 +106,19 @@ type loadResult struct {
 	latencies     []time.Duration
 }
 
-// mcpLoad runs clients MCP sessions against url, each calling lookup_spell
-// in a loop until ctx ends; midway, at stopAt, it calls stop once.
-func mcpLoad(t testing.TB, ctx context.Context, url string, clients int, stopAt time.Duration, stop func()) loadResult {
+// askSpell is mcpLoad's n-th question: lookup_spell of a well-known name.
+func askSpell(n int) (string, map[string]any) {
+	names := []string{"fireball", "cure wounds", "magic missile", "shield", "wish", "light"}
+	return "lookup_spell", map[string]any{"name": names[n%len(names)]}
+}
+
+// mcpLoad runs clients MCP sessions against url, each asking ask(n) in a
+// loop until ctx ends; midway, at stopAt, it calls stop once (if set).
+func mcpLoad(t testing.TB, ctx context.Context, url string, clients int, ask func(n int) (string, map[string]any), stopAt time.Duration, stop func()) loadResult {
 	t.Helper()
 	var mu sync.Mutex
 	var res loadResult
 	var wg sync.WaitGroup
-	names := []string{"fireball", "cure wounds", "magic missile", "shield", "wish", "light"}
 	for i := range clients {
 		c := mcp.NewClient(&mcp.Implementation{Name: "load", Version: "1"}, nil)
 		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
@@ -123,8 +128,9 @@ func mcpLoad(t testing.TB, ctx context.Context, url string, clients int, stopAt 
 		defer cs.Close()
 		wg.Go(func() {
 			for n := i; ctx.Err() == nil; n++ {
+				tool, args := ask(n)
 				start := time.Now()
-				r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "lookup_spell", Arguments: map[string]any{"name": names[n%len(names)]}})
+				r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 				d := time.Since(start)
 				if ctx.Err() != nil {
 					return // the run ended during the call: not counted
@@ -135,14 +141,16 @@ func mcpLoad(t testing.TB, ctx context.Context, url string, clients int, stopAt 
 				if err != nil || r.IsError {
 					res.errors++
 					if len(res.firstErrors) < 5 {
-						res.firstErrors = append(res.firstErrors, fmt.Sprint(err, toolText(r)))
+						res.firstErrors = append(res.firstErrors, fmt.Sprint(tool, ": ", err, toolText(r)))
 					}
 				}
 				mu.Unlock()
 			}
 		})
 	}
-	time.AfterFunc(stopAt, stop)
+	if stop != nil {
+		time.AfterFunc(stopAt, stop)
+	}
 	wg.Wait()
 	return res
 }
@@ -185,7 +193,7 @@ func TestMCP_TwoQueryNodesOneStops(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 6*time.Second)
 			defer cancel()
 			var before [2]int64
-			res := mcpLoad(t, ctx, m.url, clients, 3*time.Second, func() {
+			res := mcpLoad(t, ctx, m.url, clients, askSpell, 3*time.Second, func() {
 				before = [2]int64{nodes[0].calls.Load(), nodes[1].calls.Load()}
 				tt.stop(nodes[0])
 			})
@@ -251,7 +259,7 @@ func BenchmarkMCP_TwoQueryNodes(b *testing.B) {
 				if mode == "abrupt" {
 					stop = nodes[0].srv.Stop
 				}
-				res := mcpLoad(b, ctx, m.url, 32, time.Duration(secs)*time.Second/2, stop)
+				res := mcpLoad(b, ctx, m.url, 32, askSpell, time.Duration(secs)*time.Second/2, stop)
 				cancel()
 				_ = m.close(context.Background())
 				slices.Sort(res.latencies)

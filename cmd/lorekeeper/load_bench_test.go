@@ -8,11 +8,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // loadQuestions are what the sessions of BenchmarkMCPLoad ask, in turn: a
@@ -95,43 +92,8 @@ func loadRun(b *testing.B, url string, n int, d time.Duration) loadResult {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	var sessions []*mcp.ClientSession
-	for i := range n {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "load", Version: "1"}, nil).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, nil)
-		if err != nil {
-			b.Fatalf("session %d: %v", i, err)
-		}
-		sessions = append(sessions, cs)
-	}
-	var mu sync.Mutex
-	var res loadResult
-	var wg sync.WaitGroup
-	for i, cs := range sessions {
-		wg.Go(func() {
-			for k := i; ; k++ {
-				q := loadQuestions[k%len(loadQuestions)]
-				start := time.Now()
-				r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: q.tool, Arguments: q.args})
-				took := time.Since(start)
-				if ctx.Err() != nil {
-					return // the run ended during the call: not counted
-				}
-				mu.Lock()
-				res.calls++
-				res.latencies = append(res.latencies, took)
-				if err != nil || r.IsError {
-					res.errors++
-					if len(res.firstErrors) < 5 {
-						res.firstErrors = append(res.firstErrors, fmt.Sprint(q.tool, ": ", err, toolText(r)))
-					}
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	for _, cs := range sessions {
-		_ = cs.Close()
-	}
-	return res
+	return mcpLoad(b, ctx, url, n, func(k int) (string, map[string]any) {
+		q := loadQuestions[k%len(loadQuestions)]
+		return q.tool, q.args
+	}, 0, nil)
 }

@@ -78,17 +78,8 @@ func (d *natsDisk) freeSpace() (uint64, error) {
 
 // run restarts JetStream once a write failed and the disk has room again,
 // checking every interval until ctx ends.
-func (d *natsDisk) run(ctx context.Context, every time.Duration) error {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		d.recover()
-	}
+func (d *natsDisk) run(ctx context.Context, interval time.Duration) error {
+	return every(ctx, interval, d.recover)
 }
 
 // recover restarts JetStream if a write failed and there is room now.

@@ -249,6 +249,11 @@ func (m *steadyMemory) update() {
 
 // run updates the limit every interval until ctx ends.
 func (m *steadyMemory) run(ctx context.Context, interval time.Duration) error {
+	return every(ctx, interval, m.update)
+}
+
+// every calls f every interval until ctx ends; it returns nil.
+func every(ctx context.Context, interval time.Duration, f func()) error {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
@@ -256,7 +261,7 @@ func (m *steadyMemory) run(ctx context.Context, interval time.Duration) error {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
-			m.update()
+			f()
 		}
 	}
 }
