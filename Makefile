@@ -32,7 +32,7 @@ BENCH_FLAGS ?=
 FUZZ        := query:FuzzCursor mcpserver:FuzzToolCall mcpserver:FuzzToolArguments mcpserver:FuzzListCursor mcpserver:FuzzPromptArguments mcpserver:FuzzResourceURI
 FUZZTIME    ?= 10000x
 
-.PHONY: all run build test test-short fuzz bench proto snapshot lint tools tools-proto tools-test cc model clean help
+.PHONY: all run build test test-short fuzz bench proto snapshot vectors lint tools tools-proto tools-test cc model clean help
 
 all: build
 
@@ -76,6 +76,9 @@ snapshot: ## Rebuild the bundled Open5e snapshot from OPEN5E=<pack>/open5e (need
 		-C "$$(dirname "$(OPEN5E)")" -cf "$$tmp/open5e.tar" "$$(basename "$(OPEN5E)")"; \
 	zstd -19 --long=27 -q -f "$$tmp/open5e.tar" -o ingest/open5esnapshot/open5e.tar.zst
 	@ls -l ingest/open5esnapshot/open5e.tar.zst
+
+vectors: model ## Remake the bundled vectors (embedder/vectorbundle) of the bundled content; only new texts are embedded.
+	go run ./embedder/cmd/bundlevectors -model-dir "$(LOREKEEPER_MODEL_DIR)"
 
 lint: ## go vet and golangci-lint.
 	go vet $(PKGS)
