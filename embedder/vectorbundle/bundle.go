@@ -54,6 +54,15 @@ type Header struct {
 	Checksum   string `json:"checksum"`
 	Dimensions int    `json:"dimensions"`
 	Count      int    `json:"count"`
+	// Entries is how many entities the bundled content holds (Contents).
+	Entries int `json:"entries"`
+}
+
+// Entry is one entity of the bundled content: what a first start will
+// have stored once it has loaded it all, known before it starts.
+type Entry struct {
+	Key  string `json:"k"`
+	Name string `json:"n"`
 }
 
 // ErrFormat is returned by Decode for bytes that are not a bundle.
@@ -64,6 +73,9 @@ const magic = "LOREKEEPER VECTORS 1\n"
 // Bundle is a decoded bundle. It is read-only and safe for concurrent use.
 type Bundle struct {
 	Header
+	// Contents are the entities of the content the vectors were made of.
+	Contents []Entry
+
 	hashes []byte    // Count hashes, ascending
 	scales []float32 // one per vector
 	codes  []byte    // Count × Dimensions int8s
@@ -99,9 +111,14 @@ func (b *Bundle) Hashes() []Hash {
 
 // Builder collects vectors for a new bundle.
 type Builder struct {
-	header Header
-	vecs   map[Hash]stored
+	header   Header
+	vecs     map[Hash]stored
+	contents []Entry
 }
+
+// SetContents records the entities of the content the vectors are made
+// of, in the order given.
+func (bl *Builder) SetContents(es []Entry) { bl.contents = es }
 
 // stored is a vector as a bundle stores it.
 type stored struct {
@@ -148,10 +165,14 @@ func (bl *Builder) Encode(w io.Writer) error {
 	}
 	slices.SortFunc(hashes, func(a, b Hash) int { return bytes.Compare(a[:], b[:]) })
 	hd := bl.header
-	hd.Count = len(hashes)
+	hd.Count, hd.Entries = len(hashes), len(bl.contents)
 	head, err := json.Marshal(hd)
 	if err != nil {
 		return fmt.Errorf("vectorbundle: encode header: %w", err)
+	}
+	contents, err := json.Marshal(bl.contents)
+	if err != nil {
+		return fmt.Errorf("vectorbundle: encode contents: %w", err)
 	}
 	zw, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderConcurrency(1))
 	if err != nil {
@@ -160,6 +181,8 @@ func (bl *Builder) Encode(w io.Writer) error {
 	bw := bufio.NewWriter(zw)
 	bw.WriteString(magic)
 	bw.Write(head)
+	bw.WriteByte('\n')
+	bw.Write(contents) // one line: JSON escapes newlines in strings
 	bw.WriteByte('\n')
 	for _, h := range hashes {
 		bw.Write(h[:])
@@ -182,7 +205,13 @@ func (bl *Builder) Encode(w io.Writer) error {
 }
 
 // Decode reads a bundle Encode wrote.
-func Decode(r io.Reader) (*Bundle, error) {
+func Decode(r io.Reader) (*Bundle, error) { return decode(r, false) }
+
+// DecodeContents reads only a bundle's header and Contents, not its
+// vectors.
+func DecodeContents(r io.Reader) (*Bundle, error) { return decode(r, true) }
+
+func decode(r io.Reader, contentsOnly bool) (*Bundle, error) {
 	zr, err := zstd.NewReader(r, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
@@ -193,13 +222,24 @@ func Decode(r io.Reader) (*Bundle, error) {
 	if _, err := io.ReadFull(br, m); err != nil || string(m) != magic {
 		return nil, ErrFormat
 	}
-	line, err := br.ReadBytes('\n')
-	if err != nil {
-		return nil, fmt.Errorf("%w: header: %w", ErrFormat, err)
-	}
 	var b Bundle
-	if err := json.Unmarshal(line, &b.Header); err != nil {
-		return nil, fmt.Errorf("%w: header: %w", ErrFormat, err)
+	for _, part := range []struct {
+		name string
+		into any
+	}{{"header", &b.Header}, {"contents", &b.Contents}} {
+		line, err := br.ReadBytes('\n')
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrFormat, part.name, err)
+		}
+		if err := json.Unmarshal(line, part.into); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrFormat, part.name, err)
+		}
+	}
+	if len(b.Contents) != b.Entries {
+		return nil, fmt.Errorf("%w: %d entries, the header says %d", ErrFormat, len(b.Contents), b.Entries)
+	}
+	if contentsOnly {
+		return &b, nil
 	}
 	n, d := b.Count, b.Dimensions
 	if n < 0 || d <= 0 || n > 1<<24 || d > 1<<14 {

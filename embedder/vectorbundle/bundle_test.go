@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -55,6 +56,9 @@ func TestBundle_RoundTrip(t *testing.T) {
 	vecs := make([][]float32, n)
 	hd := vectorbundle.Header{Model: "m", Checksum: "abc", Dimensions: dims}
 	fwd, rev := vectorbundle.NewBuilder(hd), vectorbundle.NewBuilder(hd)
+	contents := []vectorbundle.Entry{{Key: "open5e_v2:srd-2014:spell:fireball", Name: "Fireball"}, {Key: "k2", Name: "Line\nbreak"}}
+	fwd.SetContents(contents)
+	rev.SetContents(contents)
 	for i := range n {
 		texts[i] = "text " + strconv.Itoa(i)
 		vecs[i] = unitVector(r, dims)
@@ -74,6 +78,13 @@ func TestBundle_RoundTrip(t *testing.T) {
 	b := decode(t, enc)
 	if b.Len() != n || b.Count != n || b.Model != "m" || b.Checksum != "abc" || b.Dimensions != dims {
 		t.Fatalf("decoded %d vectors, header %+v; want %d of m/abc/%d", b.Len(), b.Header, n, dims)
+	}
+	if !slices.Equal(b.Contents, contents) {
+		t.Errorf("contents %q, want %q", b.Contents, contents)
+	}
+	only, err := vectorbundle.DecodeContents(bytes.NewReader(enc))
+	if err != nil || !slices.Equal(only.Contents, contents) || only.Len() != 0 {
+		t.Errorf("DecodeContents: %q and %d vectors (%v), want %q and none", only.Contents, only.Len(), err, contents)
 	}
 	for i, text := range texts {
 		h := vectorbundle.TextHash(text)

@@ -16,5 +16,9 @@ var bundled []byte
 // entities whose content is fixed when it is built.
 func Bundled() (*Bundle, error) { return Decode(bytes.NewReader(bundled)) }
 
+// BundledContents reads the header and the Contents of the bundle the
+// binary carries, not its vectors.
+func BundledContents() (*Bundle, error) { return DecodeContents(bytes.NewReader(bundled)) }
+
 // BundledSize is the compressed size of the bundle the binary carries.
 func BundledSize() int { return len(bundled) }

@@ -1,6 +1,8 @@
 // Command bundlevectors makes the vectors the binary carries (package
 // vectorbundle): the vector of every entity whose content is fixed when
-// LoreKeeper is built, made by the model a start uses by default. `make
+// LoreKeeper is built, made by the model a start uses by default, and the
+// list of those entities (what a first start loads, known before it
+// does). `make
 // vectors` runs it; run it again whenever those entities' texts, the text
 // template (embedder.Text) or the model change, and commit the file.
 //
@@ -60,21 +62,26 @@ func main() {
 	}
 }
 
-// bundledTexts is what a start embeds of the sources' entities for the
-// model: each distinct text once, in the sources' order.
-func bundledTexts(ctx context.Context, model string, report func(source string, entities int)) ([]string, error) {
+// bundled is what a start stores and embeds of the sources' entities for
+// the model: every entity, and each distinct text once, in the sources'
+// order.
+func bundled(ctx context.Context, model string, report func(source string, entities int)) ([]vectorbundle.Entry, []string, error) {
 	spec, err := modelfile.Lookup(model)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var texts []string
+	var (
+		entries []vectorbundle.Entry
+		texts   []string
+	)
 	seen := map[vectorbundle.Hash]bool{}
 	for _, s := range sources {
 		es, err := s.entities(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", s.name, err)
+			return nil, nil, fmt.Errorf("%s: %w", s.name, err)
 		}
 		for _, e := range es {
+			entries = append(entries, vectorbundle.Entry{Key: e.GetKey(), Name: e.GetName()})
 			t := embedder.Text(e, spec.Lowercase)
 			if h := vectorbundle.TextHash(t); !seen[h] {
 				seen[h] = true
@@ -83,12 +90,12 @@ func bundledTexts(ctx context.Context, model string, report func(source string, 
 		}
 		report(s.name, len(es))
 	}
-	return texts, nil
+	return entries, texts, nil
 }
 
 func run(ctx context.Context, modelDir, name, out string) error {
 	start := time.Now()
-	texts, err := bundledTexts(ctx, name, func(source string, n int) { fmt.Printf("%s: %d entities\n", source, n) })
+	entries, texts, err := bundled(ctx, name, func(source string, n int) { fmt.Printf("%s: %d entities\n", source, n) })
 	if err != nil {
 		return err
 	}
@@ -102,6 +109,7 @@ func run(ctx context.Context, modelDir, name, out string) error {
 	defer m.Close()
 	info := m.Info()
 	bl := vectorbundle.NewBuilder(vectorbundle.Header{Model: info.Name, Checksum: m.Checksum(), Dimensions: info.Dimensions})
+	bl.SetContents(entries)
 	old, err := previous(out, info.Name, m.Checksum())
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"slices"
 	"testing"
 
 	"lorekeeper.dev/embedder/modeltest"
@@ -14,7 +15,8 @@ import (
 // TestBundled_current: the vectors the binary carries are those of the
 // model a start uses by default, for exactly the texts a start embeds of
 // the bundled content, and equal the model's own vectors (to the stored
-// precision) for a sample of them. It fails after any change to those
+// precision) for a sample of them; its list of entities is the bundled
+// content's. It fails after any change to those
 // texts (the content, the text template) or to the model until the
 // bundle is made again.
 func TestBundled_current(t *testing.T) {
@@ -32,9 +34,13 @@ func TestBundled_current(t *testing.T) {
 	if ok, why := b.Matches(info.Name, m.Checksum()); !ok {
 		t.Fatalf("%s: run `make vectors` and commit %s", why, vectorbundle.BundledFile)
 	}
-	texts, err := bundledTexts(context.Background(), info.Name, func(string, int) {})
+	entries, texts, err := bundled(context.Background(), info.Name, func(string, int) {})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Equal(entries, b.Contents) {
+		t.Fatalf("the bundled contents are stale: %d entities, the bundled content now has %d (or other keys or names). Run `make vectors` and commit %s",
+			len(b.Contents), len(entries), vectorbundle.BundledFile)
 	}
 	var missing []string
 	want := map[vectorbundle.Hash]bool{}
