@@ -35,12 +35,14 @@ func TestLoadMemory(t *testing.T) {
 		caughtUpFirst        bool
 		loadGC, doneGC       int
 		loadLimit, doneLimit int64
+		bundled              bool // the load's vectors are bundled
 	}{
-		{"defaults", nil, small, false, 50, 100, loadMemoryLimit, steadyLimit(small)},
-		{"a large index", nil, large, false, 50, 100, steadyLimit(large), steadyLimit(large)},
-		{"caught up before the index was built", nil, large, true, 100, 100, math.MaxInt64, steadyLimit(large)},
-		{"operator's GOGC", map[string]string{"GOGC": "200"}, small, false, 100, 100, loadMemoryLimit, steadyLimit(small)},
-		{"operator's GOMEMLIMIT", map[string]string{"GOMEMLIMIT": "1GiB"}, large, false, 50, 100, math.MaxInt64, math.MaxInt64},
+		{"defaults", nil, small, false, 50, 100, loadMemoryLimit, steadyLimit(small), false},
+		{"bundled vectors", nil, small, false, 50, 100, bundledLoadMemoryLimit, steadyLimit(small), true},
+		{"a large index", nil, large, false, 50, 100, steadyLimit(large), steadyLimit(large), false},
+		{"caught up before the index was built", nil, large, true, 100, 100, math.MaxInt64, steadyLimit(large), false},
+		{"operator's GOGC", map[string]string{"GOGC": "200"}, small, false, 100, 100, loadMemoryLimit, steadyLimit(small), false},
+		{"operator's GOMEMLIMIT", map[string]string{"GOMEMLIMIT": "1GiB"}, large, false, 50, 100, math.MaxInt64, math.MaxInt64, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,7 +50,13 @@ func TestLoadMemory(t *testing.T) {
 			debug.SetMemoryLimit(math.MaxInt64)
 			heap := tt.heap
 			steady := &steadyMemory{heap: func() heapMemory { return heap }}
-			indexBuilt, caughtUp := loadMemory(func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }, steady)
+			loadLimit := func() int64 {
+				if tt.bundled {
+					return bundledLoadMemoryLimit
+				}
+				return loadMemoryLimit
+			}
+			indexBuilt, caughtUp := loadMemory(func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }, steady, loadLimit)
 			if got, got2 := gcPercent(), limit(); got != 100 || got2 != math.MaxInt64 {
 				t.Errorf("while the index is built: GOGC %d, limit %d; want the defaults", got, got2)
 			}

@@ -59,10 +59,6 @@ type Options struct {
 	MaxPending uint64
 	// ProgressEvery is how often Run logs progress while behind (default 5 s).
 	ProgressEvery time.Duration
-	// Embedder, if set, wraps the model the consumer embeds entities with
-	// (the query service uses the model itself). It must give the model's
-	// own vectors: tests share one cache of them between replicas.
-	Embedder func(natsconsume.Model) natsconsume.Model
 	// Retry, if set, runs the creation of the durable consumer (and the
 	// dead-letter stream) until it succeeds or fails for good: a cluster
 	// that is forming or has just lost a server refuses it for a while.
@@ -236,9 +232,6 @@ func Open(ctx context.Context, js jetstream.JetStream, dir string, opts *Options
 	if r.bundle = bundled(o.Bundle, r.model, log); r.bundle != nil {
 		embed = r.bundle
 	}
-	if o.Embedder != nil {
-		embed = o.Embedder(embed)
-	}
 	copts := &natsconsume.Options{Durable: o.Durable, Logger: log, Metrics: natsconsume.NewMetrics(reg)}
 	if o.MinFree > 0 {
 		copts.Room = r.room
@@ -303,6 +296,10 @@ func (r *Replica) Store() *badgerstore.Store { return r.store }
 
 // Model is the embedding model, for the query service's query vectors.
 func (r *Replica) Model() *onnx.Model { return r.model }
+
+// Bundled reports whether the consumer takes the vectors the bundle
+// holds (the model is the bundle's) rather than embedding every entity.
+func (r *Replica) Bundled() bool { return r.bundle != nil }
 
 // bundleCounts is how many vectors the consumer took from the bundle and
 // how many the model made for it (0, 0 without a bundle that matches).
@@ -497,11 +494,26 @@ func (r *Replica) Close(context.Context) error {
 func (r *Replica) reportProgress(ctx context.Context) {
 	t := time.NewTicker(r.opts.ProgressEvery)
 	defer t.Stop()
+	// While behind, the pages the load writes into the store's files
+	// leave the resident set every second, not only once it has caught
+	// up: a load that takes its vectors from the bundle writes the whole
+	// store in seconds, and its files (70 MB of the bundled catalogue's)
+	// came on top of the load's heap.
+	release := time.NewTicker(time.Second)
+	defer release.Stop()
 	behind, notified := false, false
+	var trimmedAt int64 // the model's count of embedded texts at the last Trim
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-release.C:
+			if n, _ := r.lag(); n > 0 {
+				if err := r.store.ReleaseFilePages(); err != nil {
+					r.log.Debug("could not release the store's file pages", "err", err)
+				}
+			}
+			continue
 		case <-t.C:
 		}
 		pending, known := r.lag()
@@ -532,8 +544,14 @@ func (r *Replica) reportProgress(ctx context.Context) {
 				r.log.Info("caught up with the stream", "entities", stored, "bundled_vectors", fromBundle, "embedded", fromModel)
 				// The work's largest batches grew the model's arena,
 				// which it would keep; a query embeds one short text.
-				if err := r.model.Trim(); err != nil && !errors.Is(err, onnx.ErrClosed) {
-					r.log.Warn("could not release the embedding model's working memory", "err", err)
+				// When the bundle gave every vector the arena never
+				// grew, and a new session would only load the model
+				// a second time for a moment.
+				if fromModel > trimmedAt || r.bundle == nil {
+					if err := r.model.Trim(); err != nil && !errors.Is(err, onnx.ErrClosed) {
+						r.log.Warn("could not release the embedding model's working memory", "err", err)
+					}
+					trimmedAt = fromModel
 				}
 			}
 			behind, notified = false, true
