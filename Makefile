@@ -58,7 +58,7 @@ fuzz: ## Fuzz each decoder of untrusted input for FUZZTIME (default 10000x: exec
 		go test ./$${t%%:*} -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME); \
 	done
 
-bench: model ## Benchmarks; they print their figures (BenchmarkRSS and BenchmarkScale run the binary through full loads; BENCH_FLAGS=-short skips them; LOREKEEPER_BENCH_SCALE_HOMEBREW=0,10000,40000 gives BenchmarkScale's 46k store too).
+bench: model ## Benchmarks; they print their figures (BenchmarkFirstLoad, BenchmarkRSS and BenchmarkScale run the binary through full loads; BENCH_FLAGS=-short skips them; LOREKEEPER_BENCH_SCALE_HOMEBREW=0,10000,40000 gives BenchmarkScale's 46k store too).
 	go test -run '^$$' -bench . -benchmem -timeout 60m $(BENCH_FLAGS) $(PKGS)
 
 proto: tools-proto ## Regenerate the committed Go code from proto/.
