@@ -80,10 +80,7 @@ func BenchmarkFirstLoad(b *testing.B) {
 	if testing.Short() {
 		b.Skip("runs the binary through a first load and three restarts")
 	}
-	bin := filepath.Join(b.TempDir(), "lorekeeper")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(b)
 	if st, err := os.Stat(bin); err == nil {
 		b.ReportMetric(float64(st.Size())/1e6, "binary-MB")
 	}

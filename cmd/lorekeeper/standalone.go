@@ -440,9 +440,12 @@ func (s *standaloneStack) indexed(ctx context.Context) bool {
 
 // loadTotal is the M of a load's "N of M entities stored": what the
 // bundled content holds (known before the load starts: the list make
-// vectors records), or more once the stream holds more (homebrew, a
-// bundle older than the content), and never less than it said before, so
-// that progress reads as progress.
+// vectors records), more only once more is stored (homebrew, a bundle
+// older than the content), and never less than it said before, so that
+// progress reads as progress. Without the bundled content's list it is
+// what is stored and waiting. (Stored and waiting together overcount: the
+// wait is read every two seconds, the count at once; "7,860 of 10,750" a
+// second after "6,324 of 9,795".)
 type loadTotal struct {
 	mu       sync.Mutex
 	expected uint64
@@ -452,6 +455,9 @@ type loadTotal struct {
 func (t *loadTotal) of(stored, pending uint64) uint64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.expected > 0 {
+		pending = 0
+	}
 	t.said = max(t.said, t.expected, stored+pending)
 	return t.said
 }

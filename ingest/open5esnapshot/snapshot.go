@@ -66,18 +66,21 @@ type Handler struct {
 // Each file is kept compressed on its own and decompressed when read: the
 // whole pack unpacked (47 MB) was live through a first load's fetch, a
 // third of its heap, and the collector, working under the load's soft
-// memory limit, ran ever more often. Only the lists read last stay
-// unpacked.
+// memory limit, ran ever more often. A handler that releases its pages
+// when idle (a server: ReleaseWhenIdle) keeps only the list read last
+// unpacked; others (tests reading lists in every order) keep them all.
 type pages struct {
 	files map[string][]byte // "v2/spells/page-1.json" -> body, s2
 
 	mu     sync.Mutex
 	lists  map[string]*list // "v2/spells" or "queries/v2/spells/<query>" -> records
+	keep   int              // lists kept unpacked; 0: all
 	recent []string         // the lists' folders, read last at the end
 }
 
-// keptLists is how many lists stay unpacked: a resync reads one endpoint
-// after the other, each page once (a list read again is unpacked again).
+// keptLists is how many lists a server keeps unpacked: a resync reads one
+// endpoint after the other, each page once (a list read again is unpacked
+// again).
 const keptLists = 1
 
 // file is the snapshot's file name, uncompressed.
@@ -138,6 +141,9 @@ func (h *Handler) acquire() (*pages, error) {
 			return nil, err
 		}
 		h.p = p
+	}
+	if h.idle > 0 {
+		h.p.keep = keptLists
 	}
 	h.users++
 	return h.p, nil
@@ -384,7 +390,7 @@ func (h *pages) load(folder, version string) *list {
 }
 
 // touch records folder's list as read last, and lets go of the list read
-// longest ago beyond keptLists.
+// longest ago beyond keep.
 func (h *pages) touch(folder string) {
 	for i, f := range h.recent {
 		if f == folder {
@@ -393,7 +399,7 @@ func (h *pages) touch(folder string) {
 		}
 	}
 	h.recent = append(h.recent, folder)
-	if len(h.recent) > keptLists {
+	if h.keep > 0 && len(h.recent) > h.keep {
 		delete(h.lists, h.recent[0])
 		h.recent = h.recent[1:]
 	}
