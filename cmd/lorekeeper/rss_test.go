@@ -81,11 +81,13 @@ func BenchmarkFirstLoad(b *testing.B) {
 		b.Skip("runs the binary through a first load and three restarts")
 	}
 	bin := buildBinary(b)
-	if st, err := os.Stat(bin); err == nil {
-		b.ReportMetric(float64(st.Size())/1e6, "binary-MB")
+	st, err := os.Stat(bin)
+	if err != nil {
+		b.Fatal(err)
 	}
 	modelDir := testModelDir(b)
 	for b.Loop() {
+		b.ReportMetric(float64(st.Size())/1e6, "binary-MB")
 		dir := b.TempDir()
 		up := func(what string) {
 			start := time.Now()
