@@ -107,8 +107,8 @@ func (n *nodeFlags) qdrantConfig() (*qdrant.Config, error) {
 const loadMemoryLimit = 180 << 20
 
 // bundledLoadMemoryLimit is loadMemoryLimit for a load whose vectors the
-// bundle gives (replica.Replica.Bundled): the model runs no batch and its
-// arena never grows, and under 180 MiB the live heap of the load (fetch,
+// bundle gives (replica.Replica.Bundled), until the model embeds a text
+// (homebrew): the model runs no batch and its arena never grows, and under 180 MiB the live heap of the load (fetch,
 // stream and store at once, 125-185 MB) met the limit: 175-213
 // collections back to back, 38 % of the load's CPU, the first load 7.2 s
 // (6.5-7.8) to /readyz; at 200 MiB 6.1 s (5.9-6.6), its peak 312-325 MiB
@@ -134,10 +134,14 @@ const bundledLoadMemoryLimit = 200 << 20
 // live heap (steadyMemory), so a node idles at its live heap rather than
 // at its loading high-water mark, and queries' garbage does not double it.
 // An operator's GOGC and GOMEMLIMIT (looked up with lookup) win.
-func loadMemory(lookup func(string) (string, bool), steady *steadyMemory, loadLimit func() int64) (indexBuilt, caughtUp func()) {
+//
+// limitChanged, called when loadLimit's answer changes, applies it to a
+// load under way, and reports whether one is (false once caught up).
+func loadMemory(lookup func(string) (string, bool), steady *steadyMemory, loadLimit func() int64) (indexBuilt, caughtUp func(), limitChanged func() bool) {
 	var (
 		mu      sync.Mutex
 		done    bool
+		limited bool // the load's limit is set
 		restore []func()
 	)
 	_, gcSet := lookup("GOGC")
@@ -160,11 +164,20 @@ func loadMemory(lookup func(string) (string, bool), steady *steadyMemory, loadLi
 		if !limitSet {
 			runtime.GC() // the live heap is the index, not the last cycle's guess
 			debug.SetMemoryLimit(max(loadLimit(), steadyLimit(steady.heap())))
+			limited = true
 			restore = append(restore, func() {
 				debug.SetMemoryLimit(math.MaxInt64)
 				steady.start()
 			})
 		}
+	}
+	limitChanged = func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if limited && !done {
+			debug.SetMemoryLimit(max(loadLimit(), steadyLimit(steady.heap())))
+		}
+		return !done
 	}
 	caughtUp = func() {
 		mu.Lock()
@@ -182,7 +195,7 @@ func loadMemory(lookup func(string) (string, bool), steady *steadyMemory, loadLi
 		debug.FreeOSMemory()
 		steady.update()
 	}
-	return indexBuilt, caughtUp
+	return indexBuilt, caughtUp, limitChanged
 }
 
 // steadyMemory keeps the runtime's soft memory limit a little above the
@@ -318,7 +331,7 @@ func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, bad
 	steady := newSteadyMemory()
 	var loadLimit atomic.Int64
 	loadLimit.Store(loadMemoryLimit)
-	indexBuilt, caughtUp := loadMemory(os.LookupEnv, steady, loadLimit.Load)
+	indexBuilt, caughtUp, limitChanged := loadMemory(os.LookupEnv, steady, loadLimit.Load)
 	if err := checkStoreDir(badgerDir); err != nil {
 		return nil, fmt.Errorf("badger store: %w", err)
 	}
@@ -351,6 +364,26 @@ func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, bad
 		case <-rep.Store().Loaded():
 			indexBuilt()
 		case <-runCtx.Done():
+			return nil
+		}
+		// A load the bundle does not cover (homebrew) runs the model,
+		// whose working memory the bundled load's limit leaves no room
+		// for: the model's limit from its first text on.
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for loadLimit.Load() == bundledLoadMemoryLimit {
+			select {
+			case <-runCtx.Done():
+				return nil
+			case <-t.C:
+			}
+			if rep.Embedded() == 0 {
+				continue
+			}
+			loadLimit.Store(loadMemoryLimit)
+			if !limitChanged() {
+				return nil
+			}
 		}
 		return nil
 	})

@@ -301,6 +301,13 @@ func (r *Replica) Model() *onnx.Model { return r.model }
 // holds (the model is the bundle's) rather than embedding every entity.
 func (r *Replica) Bundled() bool { return r.bundle != nil }
 
+// Embedded is how many texts the bundle did not hold and the model
+// embedded for the consumer (homebrew); 0 without a bundle (Bundled).
+func (r *Replica) Embedded() int64 {
+	_, fromModel := r.bundleCounts()
+	return fromModel
+}
+
 // bundleCounts is how many vectors the consumer took from the bundle and
 // how many the model made for it (0, 0 without a bundle that matches).
 func (r *Replica) bundleCounts() (fromBundle, fromModel int64) {
