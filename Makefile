@@ -32,7 +32,7 @@ BENCH_FLAGS ?=
 FUZZ        := query:FuzzCursor mcpserver:FuzzToolCall mcpserver:FuzzToolArguments mcpserver:FuzzListCursor mcpserver:FuzzPromptArguments mcpserver:FuzzResourceURI mcpserver:FuzzStdioFraming
 FUZZTIME    ?= 10000x
 
-.PHONY: all run build test test-short fuzz bench proto snapshot lint tools tools-proto tools-test cc model clean help
+.PHONY: all run build test test-short fuzz bench proto snapshot vectors lint tools tools-proto tools-test cc model clean help
 
 all: build
 
@@ -58,7 +58,7 @@ fuzz: ## Fuzz each decoder of untrusted input for FUZZTIME (default 10000x: exec
 		go test ./$${t%%:*} -run '^$$' -fuzz "^$${t##*:}$$" -fuzztime $(FUZZTIME); \
 	done
 
-bench: model ## Benchmarks; they print their figures (BenchmarkRSS, BenchmarkScale and BenchmarkMCPLoad, 1-64 MCP sessions, run the binary through full loads; BENCH_FLAGS=-short skips them; LOREKEEPER_BENCH_SCALE_HOMEBREW=0,10000,40000 gives BenchmarkScale's 46k store too).
+bench: model ## Benchmarks; they print their figures (BenchmarkFirstLoad, BenchmarkRSS, BenchmarkScale and BenchmarkMCPLoad, 1-64 MCP sessions, run the binary through full loads; BENCH_FLAGS=-short skips them; LOREKEEPER_BENCH_SCALE_HOMEBREW=0,10000,40000 gives BenchmarkScale's 46k store too).
 	go test -run '^$$' -bench . -benchmem -timeout 60m $(BENCH_FLAGS) $(PKGS)
 
 proto: tools-proto ## Regenerate the committed Go code from proto/.
@@ -76,6 +76,9 @@ snapshot: ## Rebuild the bundled Open5e snapshot from OPEN5E=<pack>/open5e (need
 		-C "$$(dirname "$(OPEN5E)")" -cf "$$tmp/open5e.tar" "$$(basename "$(OPEN5E)")"; \
 	zstd -19 --long=27 -q -f "$$tmp/open5e.tar" -o ingest/open5esnapshot/open5e.tar.zst
 	@ls -l ingest/open5esnapshot/open5e.tar.zst
+
+vectors: model ## Remake the bundled vectors (embedder/vectorbundle) of the bundled content; only new texts are embedded.
+	go run ./embedder/cmd/bundlevectors -model-dir "$(LOREKEEPER_MODEL_DIR)"
 
 lint: ## go vet and golangci-lint.
 	go vet $(PKGS)

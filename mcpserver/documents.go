@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -42,11 +43,16 @@ type documents struct {
 	mu      sync.Mutex
 	current map[string]bool // resource URIs registered
 	synced  time.Time
+	changed time.Time // when the list last changed
 }
 
 // syncDocuments registers a resource per stored document and removes those
-// gone. The SDK notifies sessions of a change (debounced).
-func (s *Server) syncDocuments(ctx context.Context) error {
+// gone. The SDK notifies sessions of a change (debounced). Within hold of
+// the list's last change it changes nothing (it reports whether it held
+// back): while a first load stores document after document, sessions hear
+// of them once every few seconds rather than at every poll (15 times in a
+// minute, before the bundled vectors made the load seconds long).
+func (s *Server) syncDocuments(ctx context.Context, hold time.Duration) error {
 	ctx, cancel := s.callContext(ctx)
 	defer cancel()
 	resp, err := s.client.ListDocuments(ctx, &lkv1.ListDocumentsRequest{})
@@ -57,9 +63,17 @@ func (s *Server) syncDocuments(ctx context.Context) error {
 	defer s.docs.mu.Unlock()
 	seen := map[string]bool{}
 	for _, d := range resp.GetDocuments() {
+		seen[documentURI(d.GetDocument())] = true
+	}
+	if !maps.Equal(seen, s.docs.current) {
+		if time.Since(s.docs.changed) < hold {
+			return nil
+		}
+		s.docs.changed = time.Now()
+	}
+	for _, d := range resp.GetDocuments() {
 		doc := d.GetDocument()
 		uri := documentURI(doc)
-		seen[uri] = true
 		if s.docs.current[uri] {
 			continue
 		}
@@ -104,8 +118,9 @@ func documentDescription(doc *lkv1.Document) string {
 }
 
 // WatchDocuments keeps the document resources in step with the query
-// service until ctx ends, polling every poll (DefaultDocumentPoll when 0).
-// A failed poll is logged and retried at the next tick.
+// service until ctx ends, polling every poll (DefaultDocumentPoll when 0),
+// and changing the list at most every two and a half polls (5 s by
+// default). A failed poll is logged and retried at the next tick.
 func (s *Server) WatchDocuments(ctx context.Context, poll time.Duration) error {
 	if poll <= 0 {
 		poll = DefaultDocumentPoll
@@ -114,7 +129,7 @@ func (s *Server) WatchDocuments(ctx context.Context, poll time.Duration) error {
 	defer t.Stop()
 	failing := false
 	for {
-		err := s.syncDocuments(ctx)
+		err := s.syncDocuments(ctx, poll*5/2)
 		switch {
 		case err != nil && ctx.Err() == nil && !failing:
 			s.log.Warn("listing documents for the resource list failed; retrying", "err", err)
@@ -141,7 +156,7 @@ func (s *Server) documentsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			stale := time.Since(s.docs.synced) > DefaultDocumentPoll
 			s.docs.mu.Unlock()
 			if stale {
-				if err := s.syncDocuments(ctx); err != nil {
+				if err := s.syncDocuments(ctx, 0); err != nil { // asked for: right now
 					s.log.Warn("listing documents for the resource list failed", "err", err)
 				}
 			}

@@ -278,6 +278,40 @@ func TestResourceLinksAndSummary(t *testing.T) {
 	}
 }
 
+// TestDocumentResources_changesHeld: while documents keep appearing (a
+// first load storing book after book), the resource list changes (and
+// sessions are notified) once per hold, not at every poll: a change
+// within the hold of the last waits for a later poll, or for a client's
+// resources/list, which always gets the list as it is.
+func TestDocumentResources_changesHeld(t *testing.T) {
+	h := newServer(t)
+	ctx := context.Background()
+	count := h.srv.DocumentResources
+	const hold = time.Hour
+	if err := h.srv.SyncDocuments(ctx, hold); err != nil {
+		t.Fatal(err)
+	}
+	base := count()
+	if base != len(h.fake.documents) || base == 0 {
+		t.Fatalf("first sync: %d resources, want one per document (%d)", base, len(h.fake.documents))
+	}
+	brew := &lkv1.Document{Key: "my-brew", Name: "My Brew", Source: lkv1.Source_SOURCE_ORCBREW}
+	h.fake.addEntity(&lkv1.Entity{Key: "orcbrew:my-brew:spell:zap", Slug: "zap", Name: "Zap", Kind: lkv1.Kind_KIND_SPELL, Document: brew,
+		Details: &lkv1.Entity_Spell{Spell: &lkv1.SpellDetails{Level: 1, School: "evocation"}}})
+	if err := h.srv.SyncDocuments(ctx, hold); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != base {
+		t.Errorf("a change within the hold of the last: %d resources, want the %d before", got, base)
+	}
+	if err := h.srv.SyncDocuments(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(); got != base+1 {
+		t.Errorf("past the hold: %d resources, want %d", got, base+1)
+	}
+}
+
 func TestDocumentResources(t *testing.T) {
 	h := newServer(t)
 	changed := make(chan struct{}, 8)

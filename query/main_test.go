@@ -18,6 +18,7 @@ import (
 
 	"lorekeeper.dev/embedder/badgerstore"
 	"lorekeeper.dev/embedder/usetoonnx"
+	"lorekeeper.dev/embedder/vectorbundle"
 	"lorekeeper.dev/embedder/vectorindex"
 	"lorekeeper.dev/embedder/vectorindex/embeddedindex"
 	"lorekeeper.dev/ingest/open5e"
@@ -91,12 +92,15 @@ func loadSnapshot() error {
 	return ingest(ctx, st, emb, info, es)
 }
 
-// ingest writes es in batches, with vectors when emb is set. Vectors are
-// cached across test runs in the user's cache directory, by model and
-// text, since embedding the whole snapshot takes minutes on shared cores.
+// ingest writes es in batches, with vectors when emb is set: the bundled
+// vectors (vectorbundle) when they are emb's, as a node takes them. The
+// texts they lack (a text changed since `make vectors`) are cached across
+// test runs in the user's cache directory, by model and text, since
+// embedding the whole snapshot takes minutes on shared cores.
 func ingest(ctx context.Context, st *badgerstore.Store, emb query.Embedder, info badgerstore.ModelInfo, es []*lkv1.Entity) error {
 	var cache map[string][]float32
 	var cachePath string
+	bundled := bundledVectors(emb, info)
 	if emb != nil {
 		dir, err := os.UserCacheDir()
 		if err != nil {
@@ -115,6 +119,12 @@ func ingest(ctx context.Context, st *badgerstore.Store, emb query.Embedder, info
 			var idx []int
 			for j, e := range part {
 				text := embedderText(e, info.Lowercase)
+				if bundled != nil {
+					if v, ok := bundled.Lookup(vectorbundle.TextHash(text)); ok {
+						vecs[j] = v
+						continue
+					}
+				}
 				if v, ok := cache[textKey(text)]; ok {
 					vecs[j] = v
 					continue
@@ -146,6 +156,23 @@ func ingest(ctx context.Context, st *badgerstore.Store, emb query.Embedder, info
 		writeVectorCache(cachePath, cache)
 	}
 	return nil
+}
+
+// bundledVectors is the bundle the binary carries when emb's model made
+// it, nil otherwise.
+func bundledVectors(emb query.Embedder, info badgerstore.ModelInfo) *vectorbundle.Bundle {
+	m, ok := emb.(interface{ Checksum() string })
+	if !ok {
+		return nil
+	}
+	b, err := vectorbundle.Bundled()
+	if err != nil {
+		return nil
+	}
+	if ok, _ := b.Matches(info.Name, m.Checksum()); !ok {
+		return nil
+	}
+	return b
 }
 
 func textKey(text string) string {

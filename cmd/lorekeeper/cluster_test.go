@@ -2,18 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/gob"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,7 +16,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"lorekeeper.dev/embedder/natsconsume"
-	"lorekeeper.dev/embedder/usetoonnx"
 	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/open5e"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
@@ -159,119 +152,6 @@ func (r *roleRun) stop(t *testing.T) {
 	r.done = nil
 }
 
-// vectorCache is a cache of the real model's vectors by text, shared by
-// the nodes of a test and kept across runs in the user's cache directory
-// (as the query tests do): two nodes embedding the whole catalogue would
-// otherwise double a test that is mostly the model's time. A miss is
-// embedded by the real model.
-type vectorCache struct {
-	t      *testing.T
-	mu     sync.Mutex
-	model  string
-	path   string
-	vecs   map[string][]float32
-	added  int
-	hits   int
-	misses int
-}
-
-func newVectorCache(t *testing.T) *vectorCache {
-	c := &vectorCache{t: t}
-	t.Cleanup(c.save)
-	return c
-}
-
-// wrap is what runNodeWith takes.
-func (c *vectorCache) wrap(m natsconsume.Model) natsconsume.Model {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.vecs == nil {
-		c.model = m.Info().Name
-		dir, err := os.UserCacheDir()
-		if err != nil {
-			dir = os.TempDir()
-		}
-		c.path = filepath.Join(dir, "lorekeeper-test", "cluster-vectors-"+c.model+"-"+usetoonnx.ConverterID()[:12]+".gob")
-		c.vecs = map[string][]float32{}
-		if f, err := os.Open(c.path); err == nil {
-			if gob.NewDecoder(f).Decode(&c.vecs) != nil {
-				c.vecs = map[string][]float32{}
-			}
-			f.Close()
-		}
-	}
-	return &cachedModel{Model: m, c: c}
-}
-
-func (c *vectorCache) save() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t.Logf("vector cache: %d hits, %d texts embedded by the model", c.hits, c.misses)
-	if c.added == 0 || c.path == "" {
-		return
-	}
-	if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil {
-		return
-	}
-	tmp := c.path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return
-	}
-	if gob.NewEncoder(f).Encode(c.vecs) != nil {
-		f.Close()
-		return
-	}
-	if f.Close() == nil {
-		_ = os.Rename(tmp, c.path)
-	}
-}
-
-type cachedModel struct {
-	natsconsume.Model
-	c *vectorCache
-}
-
-// Embed answers from the cache and embeds the rest with the real model.
-// It holds the cache while embedding: nodes consume the stream in the same
-// order, so the second to ask for a batch finds it embedded.
-func (m *cachedModel) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	c := m.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := make([][]float32, len(texts))
-	var miss []string
-	var at []int
-	for i, text := range texts {
-		if v, ok := c.vecs[textHash(text)]; ok {
-			out[i] = v
-			c.hits++
-			continue
-		}
-		miss = append(miss, text)
-		at = append(at, i)
-	}
-	if len(miss) == 0 {
-		return out, nil
-	}
-	vecs, err := m.Model.Embed(ctx, miss)
-	if err != nil {
-		return nil, err
-	}
-	for j, i := range at {
-		out[i] = vecs[j]
-		c.vecs[textHash(miss[j])] = vecs[j]
-		c.added++
-		c.misses++
-	}
-	return out, nil
-}
-
-func textHash(s string) string {
-	h := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(h[:])
-}
-
 // clusterNode is a `lorekeeper node` role of the cluster test.
 type clusterNode struct {
 	name, grpcAddr, metricsAddr, dir string
@@ -279,9 +159,9 @@ type clusterNode struct {
 	run                              *roleRun
 }
 
-func (n *clusterNode) start(t *testing.T, cache *vectorCache) {
+func (n *clusterNode) start(t *testing.T) {
 	n.run = startRole(t, func(ctx context.Context) error {
-		return runNodeWith(ctx, n.args, testWriter{t}, cache.wrap)
+		return runNode(ctx, n.args, testWriter{t})
 	})
 }
 
@@ -315,8 +195,6 @@ func TestCluster_AnyStartOrderAndFaults(t *testing.T) {
 	cluster := newNATSCluster(t, 3)
 	common := []string{"--nats-url", cluster.urls(), "--nats-replicas", "3", "--log-level", "warn"}
 	addr := func() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t))) }
-	cache := newVectorCache(t)
-
 	// Roles first.
 	ingestMetrics := addr()
 	startRole(t, func(ctx context.Context) error {
@@ -329,7 +207,7 @@ func TestCluster_AnyStartOrderAndFaults(t *testing.T) {
 			"--grpc-addr", n.grpcAddr, "--metrics-addr", n.metricsAddr,
 			"--data-dir", n.dir, "--consumer", name, "--model-dir", testModelDir(t),
 		}, common...)
-		n.start(t, cache)
+		n.start(t)
 		nodes = append(nodes, n)
 	}
 	for _, n := range nodes {
@@ -362,7 +240,7 @@ func TestCluster_AnyStartOrderAndFaults(t *testing.T) {
 
 	waitUntilFor(t, 10*time.Minute, "node-b half loaded", func() bool { at = stored(nodes[1]); return at >= want/2 })
 	nodes[1].run.stop(t)
-	nodes[1].start(t, cache)
+	nodes[1].start(t)
 	phase(fmt.Sprintf("node-b stopped at %d and started again", at))
 
 	cluster.start(t, down)

@@ -12,7 +12,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"lorekeeper.dev/embedder/natsconsume"
 	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/open5e"
 	"lorekeeper.dev/ingest/orcbrew"
@@ -102,12 +101,6 @@ func (p *roleProcess) start(ctx context.Context, name string, stderr io.Writer) 
 }
 
 func runNode(ctx context.Context, args []string, stderr io.Writer) error {
-	return runNodeWith(ctx, args, stderr, nil)
-}
-
-// runNodeWith is runNode with the consumer's embedder wrapped by embedder
-// (when not nil): tests running several nodes share one cache of vectors.
-func runNodeWith(ctx context.Context, args []string, stderr io.Writer, embedder func(natsconsume.Model) natsconsume.Model) error {
 	fs := newFlagSet("node", `Usage: lorekeeper node [flags]
 
 Runs a query node: a durable consumer of the ENTITIES stream that embeds and
@@ -139,7 +132,6 @@ over it. Run one per replica, each with its own --data-dir and --consumer.`, std
 			return err
 		}
 		node.replicas = p.nats.replicas
-		node.embedder = embedder
 		n, err := startNode(sup.Context(), sup, p.js, filepath.Join(dataDir, "badger"), &node, p.reg, p.ready, p.waits, p.logger)
 		if err != nil {
 			return err

@@ -2,13 +2,8 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/gob"
-	"encoding/hex"
 	"encoding/json"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,8 +12,9 @@ import (
 
 	"lorekeeper.dev/embedder"
 	"lorekeeper.dev/embedder/badgerstore"
+	"lorekeeper.dev/embedder/natsconsume"
 	"lorekeeper.dev/embedder/onnx"
-	"lorekeeper.dev/embedder/usetoonnx"
+	"lorekeeper.dev/embedder/vectorbundle"
 	"lorekeeper.dev/embedder/vectorindex"
 	"lorekeeper.dev/embedder/vectorindex/embeddedindex"
 	"lorekeeper.dev/ingest/open5e"
@@ -83,44 +79,27 @@ func openFindNode(t *testing.T) (*query.Service, error) {
 		return nil, err
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	cacheDir, err := os.UserCacheDir()
-	if err != nil {
-		cacheDir = os.TempDir()
+	// The vectors as a node takes them: the bundled ones, the model's for
+	// any text the bundle lacks.
+	var embed natsconsume.Model = model
+	if b, err := vectorbundle.Bundled(); err == nil {
+		if ok, _ := b.Matches(info.Name, model.Checksum()); ok {
+			embed = vectorbundle.NewModel(model, func() (*vectorbundle.Bundle, error) { return b, nil })
+		}
 	}
-	cachePath := filepath.Join(cacheDir, "lorekeeper-test", "vectors-"+info.Name+"-"+usetoonnx.ConverterID()[:12]+".gob")
-	cache := map[string][]float32{}
-	if f, err := os.Open(cachePath); err == nil {
-		_ = gob.NewDecoder(f).Decode(&cache)
-		f.Close()
-	}
-	key := func(text string) string {
-		h := sha256.Sum256([]byte(text))
-		return hex.EncodeToString(h[:])
-	}
-	added := false
 	for i := 0; i < len(es); i += 256 {
 		part := es[i:min(i+256, len(es))]
-		ws := make([]badgerstore.Write, len(part))
-		var texts []string
-		var missing []int
+		texts := make([]string, len(part))
 		for j, e := range part {
-			ws[j].Entity = e
-			text := embedder.Text(e, info.Lowercase)
-			if v, ok := cache[key(text)]; ok {
-				ws[j].Vector = v
-				continue
-			}
-			texts, missing = append(texts, text), append(missing, j)
+			texts[j] = embedder.Text(e, info.Lowercase)
 		}
-		if len(texts) > 0 {
-			vecs, err := model.Embed(ctx, texts)
-			if err != nil {
-				return nil, err
-			}
-			for k, j := range missing {
-				ws[j].Vector, cache[key(texts[k])] = vecs[k], vecs[k]
-			}
-			added = true
+		vecs, err := embed.Embed(ctx, texts)
+		if err != nil {
+			return nil, err
+		}
+		ws := make([]badgerstore.Write, len(part))
+		for j, e := range part {
+			ws[j] = badgerstore.Write{Entity: e, Vector: vecs[j]}
 		}
 		if err := st.Apply(ctx, ws); err != nil {
 			return nil, err
@@ -128,13 +107,6 @@ func openFindNode(t *testing.T) (*query.Service, error) {
 	}
 	if err := st.SetModel(ctx, info); err != nil {
 		return nil, err
-	}
-	if added && os.MkdirAll(filepath.Dir(cachePath), 0o755) == nil {
-		if f, err := os.Create(cachePath + ".find.tmp"); err == nil {
-			if gob.NewEncoder(f).Encode(cache) == nil && f.Close() == nil {
-				_ = os.Rename(cachePath+".find.tmp", cachePath)
-			}
-		}
 	}
 	return query.NewService(st, model, nil), nil
 }

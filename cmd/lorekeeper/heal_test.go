@@ -93,8 +93,7 @@ func TestSplitRoles_StreamLost(t *testing.T) {
 	node := &clusterNode{name: "node", grpcAddr: loopbackAddr(t), metricsAddr: loopbackAddr(t)}
 	node.args = append([]string{"--grpc-addr", node.grpcAddr, "--metrics-addr", node.metricsAddr,
 		"--data-dir", t.TempDir(), "--model-dir", testModelDir(t)}, common...)
-	cache := newVectorCache(t)
-	startRole(t, func(ctx context.Context) error { return runNodeWith(ctx, node.args, nodeLog, cache.wrap) })
+	startRole(t, func(ctx context.Context) error { return runNode(ctx, node.args, nodeLog) })
 
 	nc, err := nats.Connect(url, nats.MaxReconnects(-1))
 	if err != nil {

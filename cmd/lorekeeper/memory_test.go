@@ -35,12 +35,14 @@ func TestLoadMemory(t *testing.T) {
 		caughtUpFirst        bool
 		loadGC, doneGC       int
 		loadLimit, doneLimit int64
+		bundled              bool // the load's vectors are bundled
 	}{
-		{"defaults", nil, small, false, 50, 100, loadMemoryLimit, steadyLimit(small)},
-		{"a large index", nil, large, false, 50, 100, steadyLimit(large), steadyLimit(large)},
-		{"caught up before the index was built", nil, large, true, 100, 100, math.MaxInt64, steadyLimit(large)},
-		{"operator's GOGC", map[string]string{"GOGC": "200"}, small, false, 100, 100, loadMemoryLimit, steadyLimit(small)},
-		{"operator's GOMEMLIMIT", map[string]string{"GOMEMLIMIT": "1GiB"}, large, false, 50, 100, math.MaxInt64, math.MaxInt64},
+		{"defaults", nil, small, false, 50, 100, loadMemoryLimit, steadyLimit(small), false},
+		{"bundled vectors", nil, small, false, 50, 100, bundledLoadMemoryLimit, steadyLimit(small), true},
+		{"a large index", nil, large, false, 50, 100, steadyLimit(large), steadyLimit(large), false},
+		{"caught up before the index was built", nil, large, true, 100, 100, math.MaxInt64, steadyLimit(large), false},
+		{"operator's GOGC", map[string]string{"GOGC": "200"}, small, false, 100, 100, loadMemoryLimit, steadyLimit(small), false},
+		{"operator's GOMEMLIMIT", map[string]string{"GOMEMLIMIT": "1GiB"}, large, false, 50, 100, math.MaxInt64, math.MaxInt64, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -48,7 +50,13 @@ func TestLoadMemory(t *testing.T) {
 			debug.SetMemoryLimit(math.MaxInt64)
 			heap := tt.heap
 			steady := &steadyMemory{heap: func() heapMemory { return heap }}
-			indexBuilt, caughtUp := loadMemory(func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }, steady)
+			loadLimit := func() int64 {
+				if tt.bundled {
+					return bundledLoadMemoryLimit
+				}
+				return loadMemoryLimit
+			}
+			indexBuilt, caughtUp, _ := loadMemory(func(k string) (string, bool) { v, ok := tt.env[k]; return v, ok }, steady, loadLimit)
 			if got, got2 := gcPercent(), limit(); got != 100 || got2 != math.MaxInt64 {
 				t.Errorf("while the index is built: GOGC %d, limit %d; want the defaults", got, got2)
 			}
@@ -75,6 +83,36 @@ func TestLoadMemory(t *testing.T) {
 				t.Errorf("live heap tripled: limit %d, want %d", got, want)
 			}
 		})
+	}
+}
+
+// TestLoadMemory_limitChanged: a bundled load's limit drops to the
+// model's once the model embeds (homebrew) while the load goes on; after
+// catch-up a change is no longer the load's, and says so.
+func TestLoadMemory_limitChanged(t *testing.T) {
+	prev := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() { debug.SetMemoryLimit(prev) })
+	limit := func() int64 { return debug.SetMemoryLimit(-1) }
+	heap := heapMemory{live: 60 << 20, overhead: 10 << 20}
+	steady := &steadyMemory{heap: func() heapMemory { return heap }}
+	load := int64(bundledLoadMemoryLimit)
+	indexBuilt, caughtUp, limitChanged := loadMemory(func(string) (string, bool) { return "", false }, steady, func() int64 { return load })
+	indexBuilt()
+	if got := limit(); got != bundledLoadMemoryLimit {
+		t.Fatalf("a bundled load: limit %d, want %d", got, bundledLoadMemoryLimit)
+	}
+	load = loadMemoryLimit
+	if !limitChanged() {
+		t.Error("limitChanged during the load says the load is over")
+	}
+	if got := limit(); got != loadMemoryLimit {
+		t.Errorf("once the model embeds: limit %d, want %d", got, loadMemoryLimit)
+	}
+	caughtUp()
+	steadyAt := limit()
+	load = bundledLoadMemoryLimit
+	if limitChanged() || limit() != steadyAt {
+		t.Errorf("after catch-up: limitChanged moved the limit to %d (steady %d) or said the load goes on", limit(), steadyAt)
 	}
 }
 

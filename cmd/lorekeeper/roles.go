@@ -25,7 +25,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 
-	"lorekeeper.dev/embedder/natsconsume"
 	"lorekeeper.dev/embedder/replica"
 	"lorekeeper.dev/embedder/vectorindex"
 	"lorekeeper.dev/embedder/vectorindex/qdrantindex"
@@ -56,9 +55,6 @@ type nodeFlags struct {
 	minFree       int64
 	tokenFile     string
 	tls           serverTLSFlags
-	// embedder, if set, wraps what the consumer embeds with (not a flag:
-	// tests share one cache of the model's vectors between nodes).
-	embedder func(natsconsume.Model) natsconsume.Model
 	// interceptor, if set, runs on every call to the gRPC listener (not a
 	// flag: the standalone server adds its loading warning to the answers
 	// of processes sharing its service).
@@ -116,6 +112,15 @@ func (n *nodeFlags) qdrantConfig() (*qdrant.Config, error) {
 // the 400 it must keep.
 const loadMemoryLimit = 180 << 20
 
+// bundledLoadMemoryLimit is loadMemoryLimit for a load whose vectors the
+// bundle gives (replica.Replica.Bundled), until the model embeds a text
+// (homebrew): the model runs no batch and its arena never grows, and under 180 MiB the live heap of the load (fetch,
+// stream and store at once, 125-185 MB) met the limit: 175-213
+// collections back to back, 38 % of the load's CPU, the first load 7.2 s
+// (6.5-7.8) to /readyz; at 200 MiB 6.1 s (5.9-6.6), its peak 312-325 MiB
+// either way.
+const bundledLoadMemoryLimit = 200 << 20
+
 // loadMemory returns what sets the collector up for a load, to call once
 // the store's in-memory index is built (at once for a new store; after the
 // background load of a restart), and what to call when the replica catches
@@ -123,7 +128,8 @@ const loadMemoryLimit = 180 << 20
 // Badger's flushes and compactions): collected twice as often (GOGC 50)
 // and under a soft memory limit until the replica first catches up, it
 // peaks lower, and the scavenger returns what the collector frees. The
-// limit is loadMemoryLimit, or above what the index holds once built
+// limit is loadLimit() (loadMemoryLimit, or bundledLoadMemoryLimit), or
+// above what the index holds once built
 // (steadyLimit of the heap) when that is more: a restart's index is
 // live, not garbage, and a limit below it made the collector run without
 // pause during its load (a 49,790-entity reopen took 18.6 s of CPU instead
@@ -134,10 +140,14 @@ const loadMemoryLimit = 180 << 20
 // live heap (steadyMemory), so a node idles at its live heap rather than
 // at its loading high-water mark, and queries' garbage does not double it.
 // An operator's GOGC and GOMEMLIMIT (looked up with lookup) win.
-func loadMemory(lookup func(string) (string, bool), steady *steadyMemory) (indexBuilt, caughtUp func()) {
+//
+// limitChanged, called when loadLimit's answer changes, applies it to a
+// load under way, and reports whether one is (false once caught up).
+func loadMemory(lookup func(string) (string, bool), steady *steadyMemory, loadLimit func() int64) (indexBuilt, caughtUp func(), limitChanged func() bool) {
 	var (
 		mu      sync.Mutex
 		done    bool
+		limited bool // the load's limit is set
 		restore []func()
 	)
 	_, gcSet := lookup("GOGC")
@@ -159,12 +169,21 @@ func loadMemory(lookup func(string) (string, bool), steady *steadyMemory) (index
 		}
 		if !limitSet {
 			runtime.GC() // the live heap is the index, not the last cycle's guess
-			debug.SetMemoryLimit(max(loadMemoryLimit, steadyLimit(steady.heap())))
+			debug.SetMemoryLimit(max(loadLimit(), steadyLimit(steady.heap())))
+			limited = true
 			restore = append(restore, func() {
 				debug.SetMemoryLimit(math.MaxInt64)
 				steady.start()
 			})
 		}
+	}
+	limitChanged = func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if limited && !done {
+			debug.SetMemoryLimit(max(loadLimit(), steadyLimit(steady.heap())))
+		}
+		return !done
 	}
 	caughtUp = func() {
 		mu.Lock()
@@ -182,7 +201,7 @@ func loadMemory(lookup func(string) (string, bool), steady *steadyMemory) (index
 		debug.FreeOSMemory()
 		steady.update()
 	}
-	return indexBuilt, caughtUp
+	return indexBuilt, caughtUp, limitChanged
 }
 
 // steadyMemory keeps the runtime's soft memory limit a little above the
@@ -321,14 +340,16 @@ func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, bad
 		maxPending = uint64(cfg.maxLag)
 	}
 	steady := newSteadyMemory()
-	indexBuilt, caughtUp := loadMemory(os.LookupEnv, steady)
+	var loadLimit atomic.Int64
+	loadLimit.Store(loadMemoryLimit)
+	indexBuilt, caughtUp, limitChanged := loadMemory(os.LookupEnv, steady, loadLimit.Load)
 	if err := checkStoreDir(badgerDir); err != nil {
 		return nil, fmt.Errorf("badger store: %w", err)
 	}
 	rep, err := replica.Open(ctx, js, badgerDir, &replica.Options{
 		ModelDir: cfg.modelDir, Model: cfg.model, OpenIndex: openIndex,
 		Stream: ingest.StreamName, Durable: cfg.durable, Replicas: cfg.replicas,
-		MaxPending: maxPending, Embedder: cfg.embedder, Registerer: reg, Logger: log,
+		MaxPending: maxPending, Registerer: reg, Logger: log,
 		// A cluster that is forming (or has just lost a server) may refuse
 		// the consumer for a while: wait for it.
 		Retry: func(ctx context.Context, what string, f func(context.Context) error) error {
@@ -343,6 +364,9 @@ func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, bad
 		return nil, badgerAdvice(err, badgerDir)
 	}
 	cl.push(rep.Close)
+	if rep.Bundled() {
+		loadLimit.Store(bundledLoadMemoryLimit)
+	}
 
 	runCtx, stopReplica := context.WithCancel(ctx)
 	runDone := make(chan struct{})
@@ -351,6 +375,26 @@ func startNode(ctx context.Context, sup *supervisor, js jetstream.JetStream, bad
 		case <-rep.Store().Loaded():
 			indexBuilt()
 		case <-runCtx.Done():
+			return nil
+		}
+		// A load the bundle does not cover (homebrew) runs the model,
+		// whose working memory the bundled load's limit leaves no room
+		// for: the model's limit from its first text on.
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for loadLimit.Load() == bundledLoadMemoryLimit {
+			select {
+			case <-runCtx.Done():
+				return nil
+			case <-t.C:
+			}
+			if rep.Embedded() == 0 {
+				continue
+			}
+			loadLimit.Store(loadMemoryLimit)
+			if !limitChanged() {
+				return nil
+			}
 		}
 		return nil
 	})

@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,6 +66,82 @@ func BenchmarkRSS(b *testing.B) {
 		node.stop(b)
 		ns.Shutdown()
 		ns.WaitForShutdown()
+	}
+}
+
+// BenchmarkFirstLoad builds the binary and reports, for `lorekeeper up` on
+// the bundled catalogue: the first load on an empty data directory (start
+// to /readyz, seconds, and the peak resident set by then, MB), a restart,
+// a rebuild after the store was deleted (rm -rf data/badger), and one
+// after bytes of a table were flipped (the store set aside as damaged).
+// The rebuilds replay the stream; their vectors come from the bundle.
+// -short skips it.
+func BenchmarkFirstLoad(b *testing.B) {
+	if testing.Short() {
+		b.Skip("runs the binary through a first load and three restarts")
+	}
+	bin := buildBinary(b)
+	st, err := os.Stat(bin)
+	if err != nil {
+		b.Fatal(err)
+	}
+	modelDir := testModelDir(b)
+	for b.Loop() {
+		b.ReportMetric(float64(st.Size())/1e6, "binary-MB")
+		dir := b.TempDir()
+		up := func(what string) {
+			start := time.Now()
+			p := startBinary(b, bin, regexp.MustCompile(`gRPC query service:\s+(\S+)`), "up",
+				"--data-dir", dir, "--nats-listen", "127.0.0.1:0", "--metrics-addr", "127.0.0.1:0",
+				"--grpc-addr", "127.0.0.1:0", "--mcp-addr", "127.0.0.1:0", "--model-dir", modelDir,
+				"--orcbrew-dir", filepath.Join(dir, "orcbrew"))
+			readyz := "http://" + p.match(b, regexp.MustCompile(`metrics and health:\s+http://(\S+)/metrics`)) + "/readyz"
+			// A bound, not a timing assertion.
+			for deadline := time.Now().Add(30 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					b.Fatalf("%s: not ready after 30 minutes:\n%s", what, p.output())
+				}
+				if resp, err := http.Get(readyz); err == nil {
+					resp.Body.Close()
+					if resp.StatusCode == http.StatusOK {
+						break
+					}
+				}
+			}
+			b.ReportMetric(time.Since(start).Seconds(), what+"-s")
+			if what == "first" {
+				b.ReportMetric(procStatusMB(b, p.cmd.Process.Pid, "VmHWM"), "first-peak-MB")
+			}
+			p.stop(b)
+		}
+		up("first")
+		up("restart")
+		if err := os.RemoveAll(filepath.Join(dir, "badger")); err != nil {
+			b.Fatal(err)
+		}
+		up("rebuild-deleted")
+		tables, _ := filepath.Glob(filepath.Join(dir, "badger", "*.sst"))
+		if len(tables) == 0 {
+			b.Fatal("no table files to damage")
+		}
+		slices.Sort(tables)
+		flipBytes(b, tables[0])
+		up("rebuild-damaged")
+	}
+}
+
+// flipBytes flips 8 bytes in the middle of the file at path.
+func flipBytes(tb testing.TB, path string) {
+	tb.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := len(data) / 2; i < len(data)/2+8; i++ {
+		data[i] ^= 0xff
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		tb.Fatal(err)
 	}
 }
 

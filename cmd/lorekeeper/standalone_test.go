@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -242,8 +244,15 @@ func TestStandalone_desktopClient(t *testing.T) {
 	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
 	dataDir := filepath.Join(home, ".local", "share", "lorekeeper")
 
-	first := startDesktop(t, bin, env)
+	// The whole bundled catalogue: its vectors are bundled, so it loads in
+	// seconds.
+	first := startDesktopArgs(t, bin, env)
 	initialised := time.Since(first.started)
+	cat, err := readBundledCatalogue()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fireballBooks := cat.docs[catalogueKey(lkv1.Kind_KIND_SPELL, "fireball")]
 	ctx := t.Context()
 	tools, err := first.session.ListTools(ctx, nil)
 	if err != nil {
@@ -262,7 +271,7 @@ func TestStandalone_desktopClient(t *testing.T) {
 	// Ask until Fireball is there (the first load embeds everything); a
 	// bound, not a timing assertion.
 	var firstAnswer, fireball time.Duration
-	loadingWarned := false
+	loadingWarned, partial := false, 0
 	deadline := time.Now().Add(10 * time.Minute)
 	for {
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -273,6 +282,17 @@ func TestStandalone_desktopClient(t *testing.T) {
 		}
 		if err == nil && strings.Contains(strings.Join(out.Warnings, " "), "still loading") {
 			loadingWarned = true
+			// An answer during the load names the books whose copy is
+			// still to come, and the SRD's copy comes first.
+			if books := fireballCopies(out); len(books) > 0 && len(books) < len(fireballBooks) {
+				partial++
+				if !strings.Contains(strings.Join(out.Warnings, " "), "More copies of Fireball are still loading") {
+					t.Errorf("an answer during the load with Fireball from %v of %v: warnings %q, want more copies loading", books, fireballBooks, out.Warnings)
+				}
+				if !strings.HasPrefix(out.Results[0].DocumentKey, "srd-") {
+					t.Errorf("an answer during the load gave %s's Fireball first, not an SRD's", out.Results[0].DocumentKey)
+				}
+			}
 		}
 		if err == nil && hasSRD(out) {
 			fireball = time.Since(first.started)
@@ -288,7 +308,7 @@ func TestStandalone_desktopClient(t *testing.T) {
 	// hears from it that the content is still loading: a miss is not
 	// final. (Checked only while the first is still loading, which the
 	// rest of the catalogue takes far longer than this.)
-	during := startDesktop(t, bin, env)
+	during := startDesktopArgs(t, bin, env)
 	out, err := during.lookupFireball(ctx)
 	stillLoading := !first.logged("LoreKeeper is ready")
 	if err != nil || stillLoading && !strings.Contains(strings.Join(out.Warnings, " "), "still loading") {
@@ -303,6 +323,7 @@ func TestStandalone_desktopClient(t *testing.T) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	loaded := time.Since(first.started)
+	checkReadyOnce(t, first)
 	if !loadingWarned {
 		t.Error("no answer during the first load warned that the content was still loading")
 	}
@@ -312,8 +333,9 @@ func TestStandalone_desktopClient(t *testing.T) {
 	if !first.logged("is loading its content") {
 		t.Errorf("the first start never told the client it was loading; messages: %v", first.logs)
 	}
-	t.Logf("first start: initialize %v, first answer %v, Fireball %v, load complete %v",
-		initialised.Round(time.Millisecond), firstAnswer.Round(time.Millisecond), fireball.Round(time.Millisecond), loaded.Round(time.Millisecond))
+	checkProgress(t, first, uint64(cat.total))
+	t.Logf("first start: initialize %v, first answer %v, Fireball %v, load complete %v; %d answers with some of Fireball's %d copies",
+		initialised.Round(time.Millisecond), firstAnswer.Round(time.Millisecond), fireball.Round(time.Millisecond), loaded.Round(time.Millisecond), partial, len(fireballBooks))
 
 	// Data and logs went to the user's data directory.
 	for _, p := range []string{"nats", "badger", "orcbrew", "lorekeeper.log", lockName} {
@@ -323,7 +345,7 @@ func TestStandalone_desktopClient(t *testing.T) {
 	}
 
 	// A second client on the same HOME shares the first's service.
-	second := startDesktop(t, bin, env)
+	second := startDesktopArgs(t, bin, env)
 	out, err = second.lookupFireball(ctx)
 	if err != nil {
 		t.Fatalf("second client: lookup_spell: %v", err)
@@ -353,13 +375,76 @@ func TestStandalone_desktopClient(t *testing.T) {
 
 	// A restart answers from what is stored: complete at once, so with no
 	// loading warning (the first answer waits for the in-memory index).
-	again := startDesktop(t, bin, env)
+	again := startDesktopArgs(t, bin, env)
 	if out, err := again.lookupFireball(ctx); err != nil || len(out.Results) == 0 || strings.Contains(strings.Join(out.Warnings, " "), "loading") {
 		t.Errorf("after a restart: %+v, %v; want results and no loading warning", out, err)
 	}
 	t.Logf("restart: first Fireball %v", time.Since(again.started).Round(time.Millisecond))
+	checkReadyOnce(t, again)
 	again.stop(t)
 	checkOnlyJSONRPC(t, again.stdout.String())
+}
+
+// fireballCopies is the books whose Fireball an answer holds.
+func fireballCopies(out mcpserver.LookupOutput) []string {
+	var books []string
+	for _, e := range out.Results {
+		if !strings.EqualFold(e.Name, "fireball") {
+			continue
+		}
+		books = append(books, e.DocumentKey)
+		for _, a := range e.Alternates {
+			books = append(books, a.DocumentKey)
+		}
+	}
+	return books
+}
+
+// checkReadyOnce waits until p has told its client it is ready, then a
+// few of its status ticks more, and checks it said so once.
+func checkReadyOnce(t *testing.T, p *desktopProcess) {
+	t.Helper()
+	waitUntilFor(t, 5*time.Minute, "the ready message", func() bool { return p.logged("LoreKeeper is ready") })
+	time.Sleep(3 * time.Second)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, l := range p.logs {
+		if strings.HasPrefix(l, "LoreKeeper is ready") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("told its client it was ready %d times, want once: %q", n, p.logs)
+	}
+}
+
+// checkProgress checks that p told its client the load's progress as "N
+// of M entities stored" with M what the bundled catalogue holds, and N
+// only growing.
+func checkProgress(t *testing.T, p *desktopProcess, total uint64) {
+	t.Helper()
+	re := regexp.MustCompile(`loading its content: (\d+) of (\d+) entities stored`)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var last uint64
+	seen := 0
+	for _, l := range p.logs {
+		m := re.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		seen++
+		n, _ := strconv.ParseUint(m[1], 10, 64)
+		of, _ := strconv.ParseUint(m[2], 10, 64)
+		if of != total || n < last {
+			t.Errorf("progress %q after %d stored: want N of %d, N growing", l, last, total)
+		}
+		last = n
+	}
+	if seen == 0 {
+		t.Errorf("no progress told as N of M: %q", p.logs)
+	}
 }
 
 // TestBackendConn: while the process starts, a call in a long phase (the

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -21,8 +22,9 @@ import (
 type startState struct {
 	mu          sync.Mutex
 	msg         string
-	long        bool  // a phase of minutes: calls answer at once
-	done, total int64 // download progress in bytes (total 0: none)
+	long        bool      // a phase of minutes: calls answer at once
+	done, total int64     // download progress in bytes (total 0: none)
+	since       time.Time // when the download's first figures came
 	changed     chan struct{}
 	listeners   []func(msg string)
 	told        time.Time // when listeners last heard of progress
@@ -53,6 +55,9 @@ func (s *startState) progress(done, total int64) {
 		return // the same whole MB
 	}
 	first := s.total == 0 // the download's first figures: a new phase
+	if first {
+		s.since = time.Now()
+	}
 	s.done, s.total, s.long = done, total, true
 	s.msg = fmt.Sprintf("downloading the embedding model: %d of %d MB", megabytes(done), megabytes(total))
 	if done >= total {
@@ -115,18 +120,51 @@ type startSnapshot struct {
 	msg         string
 	long        bool
 	done, total int64
+	since       time.Time
 	changed     <-chan struct{}
 }
 
 func (s *startState) now() startSnapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return startSnapshot{s.msg, s.long, s.done, s.total, s.changed}
+	return startSnapshot{s.msg, s.long, s.done, s.total, s.since, s.changed}
 }
 
-// reason is what a call answered while starting says.
+// reason is what a call answered while starting says: it is an error
+// (the call got no answer), why, and when to ask again.
 func (s startSnapshot) reason() string {
-	return "LoreKeeper is starting: " + s.msg + ". This is not an error: ask again in a moment (the first start fetches and loads everything once)."
+	return "LoreKeeper cannot answer yet: it is starting (" + s.msg + "). Ask again " + s.retryIn(time.Now()) + "; the first start fetches and loads everything once."
+}
+
+// retryIn says when an answer can be expected: a download's remaining
+// time at its rate so far, else a phase's usual length.
+func (s startSnapshot) retryIn(now time.Time) string {
+	if s.total > 0 && s.done > 0 && s.done < s.total {
+		rate := float64(s.done) / max(now.Sub(s.since).Seconds(), 0.1)
+		return aboutSeconds(float64(s.total-s.done)/rate + loadSeconds)
+	}
+	if s.long {
+		return aboutSeconds(loadSeconds + convertSeconds)
+	}
+	return "in a few seconds"
+}
+
+// Usual lengths, for retryIn: converting the model once it is fetched,
+// and a first load of the bundled content after it (its vectors are
+// bundled: 6-8 s on two cores).
+const (
+	convertSeconds = 10
+	loadSeconds    = 10
+)
+
+// aboutSeconds is "in about 40 seconds", "in about 3 minutes".
+func aboutSeconds(sec float64) string {
+	switch {
+	case sec < 90:
+		return fmt.Sprintf("in about %d seconds", int(max(5, 5*math.Round(sec/5))))
+	default:
+		return fmt.Sprintf("in about %d minutes", int(math.Round(sec/60)))
+	}
 }
 
 // startWait is how long a call waits for a short phase (opening the data,

@@ -258,7 +258,7 @@ func checkSRDFireball(t *testing.T, out mcpserver.LookupOutput) {
 }
 
 // buildBinary builds the lorekeeper command for subprocess tests.
-func buildBinary(t *testing.T) string {
+func buildBinary(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "lorekeeper")
 	cmd := exec.Command("go", "build", "-o", bin, ".")

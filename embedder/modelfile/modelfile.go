@@ -15,8 +15,12 @@
 package modelfile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"path/filepath"
 	"sort"
 )
@@ -136,3 +140,23 @@ func (m Model) VocabPath(root string) string { return filepath.Join(root, m.Name
 
 // LibraryPath is the ONNX Runtime library under root.
 func LibraryPath(root string) string { return filepath.Join(root, LibraryName) }
+
+// Checksum identifies the model's files under root, hex: the sha256 of its
+// ONNX file followed by its vocabulary. Two model directories with the
+// same checksum make the same vectors (ONNX Runtime aside), so vectors made
+// ahead of time are recorded with it (package vectorbundle).
+func (m Model) Checksum(root string) (string, error) {
+	h := sha256.New()
+	for _, p := range []string{m.ModelPath(root), m.VocabPath(root)} {
+		f, err := os.Open(p)
+		if err != nil {
+			return "", fmt.Errorf("checksum of model %s: %w", m.Name, err)
+		}
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return "", fmt.Errorf("checksum of model %s: %w", m.Name, err)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -83,6 +83,7 @@ type Model struct {
 
 	modelPath string
 	threads   int
+	checksum  string
 
 	mu      sync.RWMutex // runs hold it to read; Trim and Close to swap or free session
 	session *ort.DynamicAdvancedSession
@@ -168,6 +169,10 @@ func Open(dir string, opts *Options) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open model %s: %w", name, err)
 	}
+	checksum, err := spec.Checksum(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open model %s: %w", name, err)
+	}
 	if err := initEnvironment(library); err != nil {
 		return nil, fmt.Errorf("open model %s: %w", name, err)
 	}
@@ -204,7 +209,7 @@ func Open(dir string, opts *Options) (*Model, error) {
 		return nil, fmt.Errorf("open model %s: output dimension %d, want %d", name, d, spec.Dimensions)
 	}
 
-	m.modelPath, m.threads = modelPath, threads
+	m.modelPath, m.threads, m.checksum = modelPath, threads, checksum
 	if m.session, err = m.newSession(); err != nil {
 		return nil, fmt.Errorf("open model %s: %w", name, err)
 	}
@@ -292,6 +297,9 @@ func newEncoder(spec modelfile.Model, dir string) (func(string) []int64, error) 
 		return nil, fmt.Errorf("tokenizer %q", spec.Tokenizer)
 	}
 }
+
+// Checksum identifies the model's files (modelfile.Model.Checksum).
+func (m *Model) Checksum() string { return m.checksum }
 
 // Info describes the model.
 func (m *Model) Info() embedder.ModelInfo {

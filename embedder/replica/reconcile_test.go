@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"lorekeeper.dev/embedder/badgerstore/storetest"
 	"lorekeeper.dev/embedder/modeltest"
@@ -142,8 +143,9 @@ func storedAndStopped(t *testing.T, es []*lkv1.Entity) (jetstream.JetStream, str
 // Badger files and a real stream: a store deleted, its MANIFEST deleted,
 // bytes flipped in a table, a table truncated. Each time the replica
 // reopens, says it is rebuilding and why, is not ready until it has
-// replayed the stream, and ends with exactly what the stream holds. A
-// healthy restart rebuilds nothing and replays nothing.
+// replayed the stream, and ends with exactly what the stream holds, its
+// vectors from the bundle, none from the model. A healthy restart rebuilds
+// nothing and replays nothing.
 func TestReplica_RebuildsFromTheStream(t *testing.T) {
 	es := firstEntities(t, 120)
 	cases := []struct {
@@ -192,10 +194,17 @@ func TestReplica_RebuildsFromTheStream(t *testing.T) {
 			js, dir, opts, before := storedAndStopped(t, es)
 
 			c.damage(t, dir)
-			r := start(t, js, dir, opts)
+			reg := prometheus.NewRegistry()
+			reopen := *opts
+			reopen.Registerer = reg
+			r := start(t, js, dir, &reopen)
 			rebuilding := r.Rebuilding()
 			reasons := r.waitReady(t)
 			r.holds(t, es)
+			// The store's vectors went with it; the bundle has them all.
+			if n := embeddedTexts(t, reg); n != 0 {
+				t.Errorf("the model embedded %v texts; want every vector from the bundle", n)
+			}
 			after, err := js.Consumer(t.Context(), ingest.StreamName, "embedder")
 			if err != nil {
 				t.Fatal(err)

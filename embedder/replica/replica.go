@@ -28,6 +28,7 @@ import (
 	"lorekeeper.dev/embedder/badgerstore"
 	"lorekeeper.dev/embedder/natsconsume"
 	"lorekeeper.dev/embedder/onnx"
+	"lorekeeper.dev/embedder/vectorbundle"
 	"lorekeeper.dev/embedder/vectorindex"
 	"lorekeeper.dev/embedder/vectorindex/embeddedindex"
 )
@@ -58,10 +59,6 @@ type Options struct {
 	MaxPending uint64
 	// ProgressEvery is how often Run logs progress while behind (default 5 s).
 	ProgressEvery time.Duration
-	// Embedder, if set, wraps the model the consumer embeds entities with
-	// (the query service uses the model itself). It must give the model's
-	// own vectors: tests share one cache of them between replicas.
-	Embedder func(natsconsume.Model) natsconsume.Model
 	// Retry, if set, runs the creation of the durable consumer (and the
 	// dead-letter stream) until it succeeds or fails for good: a cluster
 	// that is forming or has just lost a server refuses it for a while.
@@ -85,6 +82,10 @@ type Options struct {
 	// FreeSpace reports the free bytes on the filesystem holding dir
 	// (default: the operating system's count; tests inject one).
 	FreeSpace func(dir string) (uint64, error)
+	// Bundle returns the vectors made ahead of time that the consumer
+	// takes instead of embedding, when the model's checksum is theirs
+	// (default: vectorbundle.Bundled, the binary's; tests inject others).
+	Bundle func() (*vectorbundle.Bundle, error)
 	// Registerer receives the model's, index's and consumer's metrics.
 	Registerer prometheus.Registerer
 	Logger     *slog.Logger
@@ -105,6 +106,9 @@ type Replica struct {
 	dir      string
 	// rebuild is set while the store is being rebuilt from the stream.
 	rebuild atomic.Pointer[rebuild]
+	// bundle answers the consumer's texts the bundled vectors hold (nil:
+	// none match the model).
+	bundle *vectorbundle.Model
 }
 
 // Open opens the model, the vector index and the store in dir, re-embeds
@@ -225,8 +229,8 @@ func Open(ctx context.Context, js jetstream.JetStream, dir string, opts *Options
 	log.Info("store opened; building its in-memory index in the background", "entities", r.store.Stats().Entities, "took", time.Since(openStart).Round(time.Millisecond))
 
 	var embed natsconsume.Model = r.model
-	if o.Embedder != nil {
-		embed = o.Embedder(embed)
+	if r.bundle = bundled(o.Bundle, r.model, log); r.bundle != nil {
+		embed = r.bundle
 	}
 	// Asked before every batch: a full disk stops the writes before Badger
 	// meets it.
@@ -258,11 +262,59 @@ func Open(ctx context.Context, js jetstream.JetStream, dir string, opts *Options
 	return r, nil
 }
 
+// bundled is model answered from the bundle load returns, or nil when
+// its vectors are not model's (or cannot be read): every text is then
+// embedded.
+func bundled(load func() (*vectorbundle.Bundle, error), model *onnx.Model, log *slog.Logger) *vectorbundle.Model {
+	if load == nil {
+		load = vectorbundle.Bundled
+	}
+	b, err := load()
+	if err != nil {
+		log.Warn("the bundled vectors cannot be read: every entity is embedded by the model", "err", err)
+		return nil
+	}
+	info := model.Info()
+	if ok, why := b.Matches(info.Name, model.Checksum()); !ok {
+		log.Info(why+": every entity is embedded by the model", "model", info.Name)
+		return nil
+	}
+	// The first decode is this one; after a Release, decode again.
+	first := b
+	return vectorbundle.NewModel(model, func() (*vectorbundle.Bundle, error) {
+		if b := first; b != nil {
+			first = nil
+			return b, nil
+		}
+		return load()
+	})
+}
+
 // Store is the replica's storage, for the query service to read.
 func (r *Replica) Store() *badgerstore.Store { return r.store }
 
 // Model is the embedding model, for the query service's query vectors.
 func (r *Replica) Model() *onnx.Model { return r.model }
+
+// Bundled reports whether the consumer takes the vectors the bundle
+// holds (the model is the bundle's) rather than embedding every entity.
+func (r *Replica) Bundled() bool { return r.bundle != nil }
+
+// Embedded is how many texts the bundle did not hold and the model
+// embedded for the consumer (homebrew); 0 without a bundle (Bundled).
+func (r *Replica) Embedded() int64 {
+	_, fromModel := r.bundleCounts()
+	return fromModel
+}
+
+// bundleCounts is how many vectors the consumer took from the bundle and
+// how many the model made for it (0, 0 without a bundle that matches).
+func (r *Replica) bundleCounts() (fromBundle, fromModel int64) {
+	if r.bundle == nil {
+		return 0, 0
+	}
+	return r.bundle.Counts()
+}
 
 // Pending is how many stream messages wait to be stored.
 func (r *Replica) Pending() uint64 { return r.consumer.Pending() }
@@ -452,11 +504,26 @@ func (r *Replica) Close(context.Context) error {
 func (r *Replica) reportProgress(ctx context.Context) {
 	t := time.NewTicker(r.opts.ProgressEvery)
 	defer t.Stop()
+	// While behind, the pages the load writes into the store's files
+	// leave the resident set every second, not only once it has caught
+	// up: a load that takes its vectors from the bundle writes the whole
+	// store in seconds, and its files (70 MB of the bundled catalogue's)
+	// came on top of the load's heap.
+	release := time.NewTicker(time.Second)
+	defer release.Stop()
 	behind, notified := false, false
+	var trimmedAt int64 // the model's count of embedded texts at the last Trim
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-release.C:
+			if n, _ := r.lag(); n > 0 {
+				if err := r.store.ReleaseFilePages(); err != nil {
+					r.log.Debug("could not release the store's file pages", "err", err)
+				}
+			}
+			continue
 		case <-t.C:
 		}
 		pending, known := r.lag()
@@ -478,12 +545,23 @@ func (r *Replica) reportProgress(ctx context.Context) {
 			if err := r.store.ReleaseFilePages(); err != nil {
 				r.log.Debug("could not release the store's file pages", "err", err)
 			}
+			if r.bundle != nil {
+				// Needed again only to rebuild the store.
+				r.bundle.Release()
+			}
 			if behind {
-				r.log.Info("caught up with the stream", "entities", stored)
+				fromBundle, fromModel := r.bundleCounts()
+				r.log.Info("caught up with the stream", "entities", stored, "bundled_vectors", fromBundle, "embedded", fromModel)
 				// The work's largest batches grew the model's arena,
 				// which it would keep; a query embeds one short text.
-				if err := r.model.Trim(); err != nil && !errors.Is(err, onnx.ErrClosed) {
-					r.log.Warn("could not release the embedding model's working memory", "err", err)
+				// When the bundle gave every vector the arena never
+				// grew, and a new session would only load the model
+				// a second time for a moment.
+				if fromModel > trimmedAt || r.bundle == nil {
+					if err := r.model.Trim(); err != nil && !errors.Is(err, onnx.ErrClosed) {
+						r.log.Warn("could not release the embedding model's working memory", "err", err)
+					}
+					trimmedAt = fromModel
 				}
 			}
 			behind, notified = false, true

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"lorekeeper.dev/ingest"
@@ -65,9 +68,21 @@ func NormalizeEndpoint(ep Endpoint, records []json.RawMessage, cat *Catalog) ([]
 		items []item
 		errs  []error
 	)
+	// Records normalise independently (cat is only read): on every core.
+	type normalized struct {
+		es     []*lkv1.Entity
+		parent string
+		err    error
+	}
+	done := make([]normalized, len(records))
+	eachParallel(len(records), func(i int) {
+		es, parent, err := normalize(ep, records[i], cat)
+		done[i] = normalized{es, parent, err}
+	})
 	seenUpstream := map[string]bool{}
 	for i, raw := range records {
-		es, parent, err := normalize(ep, raw, cat)
+		es, parent, err := done[i].es, done[i].parent, done[i].err
+		done[i] = normalized{}
 		if err != nil {
 			errs = append(errs, &RecordError{Endpoint: ep, Index: i, Key: upstreamKey(raw, ep), Err: err})
 			continue
@@ -114,7 +129,6 @@ func NormalizeEndpoint(ep Endpoint, records []json.RawMessage, cat *Catalog) ([]
 		it.e.Key = lkv1.EntityKey(ep.Source(), it.e.Document.GetKey(), it.e.Kind, it.e.Slug)
 		byUpstream[it.e.SourceKey] = it.e
 	}
-	out := make([]*lkv1.Entity, 0, len(items))
 	for _, it := range items {
 		if it.parent != "" {
 			co := it.e.GetCharacterOption()
@@ -125,16 +139,45 @@ func NormalizeEndpoint(ep Endpoint, records []json.RawMessage, cat *Catalog) ([]
 				}
 			}
 		}
-		h, err := ingest.ContentHash(it.e)
-		if err != nil {
+	}
+	hashErrs := make([]error, len(items))
+	eachParallel(len(items), func(i int) {
+		items[i].e.ContentHash, hashErrs[i] = ingest.ContentHash(items[i].e)
+	})
+	out := make([]*lkv1.Entity, 0, len(items))
+	for i, it := range items {
+		if err := hashErrs[i]; err != nil {
 			// Marshal fails only on invalid UTF-8, which normalize rejects.
 			errs = append(errs, fmt.Errorf("%w: %v", ErrInvalidRecord, err))
 			continue
 		}
-		it.e.ContentHash = h
 		out = append(out, it.e)
 	}
 	return out, errs
+}
+
+// eachParallel calls f(0) to f(n-1), on as many goroutines as there are
+// cores, and returns when every call has. A first load spends most of its
+// time normalising the bundled snapshot's records: on one goroutine, the
+// fetch was the slowest part of a load whose vectors are bundled.
+func eachParallel(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // plainOwner reports whether e's upstream key is its own slug after the

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -343,6 +344,7 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 		f.log.Warn("the stream holds other content than Open5e's for some entities (published by something else than this resync?): publishing Open5e's again",
 			"endpoint", ep.Path(), "entities", len(repair))
 	}
+	srdFirst(toPublish)
 	var pubErr error
 	errs := r.publishAll(ctx, toPublish, st)
 	for i, e := range toPublish {
@@ -418,31 +420,56 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 // next of its generations in st as its upsert's generation
 // (ingest.UpsertMsg), so that content coming back within the duplicate
 // window is not dropped as a duplicate of its earlier upsert; a retry
-// finds the same count and is.
+// finds the same count and is. The messages are built a window at a
+// time: the whole of v2/creatures built at once (each message carries its
+// source record) was a 70 MB spike in a first load's heap.
 func (r *run) publishAll(ctx context.Context, es []*lkv1.Entity, st *lkv1.EndpointState) []error {
 	errs := make([]error, len(es))
-	msgs := make([]*nats.Msg, 0, len(es))
-	built := make([]int, 0, len(es)) // msgs[j] is the upsert of es[built[j]]
 	now := time.Now()
-	for i, e := range es {
-		var gen string
-		n, had := st.GetGenerations()[e.Key]
-		if _, changed := st.GetEntities()[e.Key]; had || changed {
-			gen = strconv.FormatUint(n+1, 10)
+	for lo := 0; lo < len(es); lo += publishWindow {
+		part := es[lo:min(lo+publishWindow, len(es))]
+		msgs := make([]*nats.Msg, 0, len(part))
+		built := make([]int, 0, len(part)) // msgs[j] is the upsert of es[built[j]]
+		for i, e := range part {
+			var gen string
+			n, had := st.GetGenerations()[e.Key]
+			if _, changed := st.GetEntities()[e.Key]; had || changed {
+				gen = strconv.FormatUint(n+1, 10)
+			}
+			m, err := ingest.UpsertMsg(e, gen, now)
+			if err != nil {
+				errs[lo+i] = err
+				continue
+			}
+			msgs = append(msgs, m)
+			built = append(built, lo+i)
 		}
-		m, err := ingest.UpsertMsg(e, gen, now)
-		if err != nil {
-			errs[i] = err
-			continue
+		for j, err := range ingest.PublishAll(ctx, r.f.js, msgs, &ingest.WindowOptions{Window: publishWindow}) {
+			errs[built[j]] = err
 		}
-		msgs = append(msgs, m)
-		built = append(built, i)
-	}
-	for j, err := range ingest.PublishAll(ctx, r.f.js, msgs, nil) {
-		errs[built[j]] = err
 	}
 	return errs
 }
+
+// srdFirst puts the SRDs' entities before the other books' (in their
+// order otherwise): a node stores the stream in order, so while a first
+// load goes on, a name answers with the SRD's copy first, as it will once
+// the load is done, not with whichever book's sorts first ("a5e-ag"'s
+// Fireball came eight seconds before SRD 5.1's).
+func srdFirst(es []*lkv1.Entity) {
+	rank := func(e *lkv1.Entity) int {
+		switch e.GetDocument().GetKey() {
+		case "srd-2014", "srd-2024":
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(es, func(a, b *lkv1.Entity) int { return rank(a) - rank(b) })
+}
+
+// publishWindow is how many upserts are built and in flight at once
+// (ingest.PublishAll's default window).
+const publishWindow = 256
 
 // bumpGeneration counts a published change or tombstone of key.
 func bumpGeneration(st *lkv1.EndpointState, key string) {
