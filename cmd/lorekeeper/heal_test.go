@@ -90,9 +90,10 @@ func TestSplitRoles_StreamLost(t *testing.T) {
 		return runIngest(ctx, append([]string{"--metrics-addr", ingestMetrics, "--orcbrew-dir", "",
 			"--open5e-url", "snapshot", "--open5e-endpoints", "v2/conditions"}, common...), ingestLog)
 	})
-	node := &clusterNode{name: "node", grpcAddr: loopbackAddr(t), metricsAddr: loopbackAddr(t)}
+	// dir: status reads the node's gRPC token there.
+	node := &clusterNode{name: "node", grpcAddr: loopbackAddr(t), metricsAddr: loopbackAddr(t), dir: t.TempDir()}
 	node.args = append([]string{"--grpc-addr", node.grpcAddr, "--metrics-addr", node.metricsAddr,
-		"--data-dir", t.TempDir(), "--model-dir", testModelDir(t)}, common...)
+		"--data-dir", node.dir, "--model-dir", testModelDir(t)}, common...)
 	startRole(t, func(ctx context.Context) error { return runNode(ctx, node.args, nodeLog) })
 
 	nc, err := nats.Connect(url, nats.MaxReconnects(-1))

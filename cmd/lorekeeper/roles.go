@@ -776,6 +776,10 @@ func serveMCPHTTP(ctx context.Context, sup *supervisor, client lkv1.QueryService
 		dctx, cancel := context.WithTimeout(ctx, mcpDrainTimeout)
 		derr := handler.Shutdown(dctx)
 		cancel()
-		return errors.Join(derr, hs.Shutdown(ctx))
+		serr := hs.Shutdown(ctx)
+		if errors.Is(serr, net.ErrClosed) {
+			serr = nil // the listener closed above, once more
+		}
+		return errors.Join(derr, serr)
 	}}, nil
 }

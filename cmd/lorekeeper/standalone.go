@@ -367,9 +367,10 @@ func startStandalone(ctx context.Context, cfg *standaloneConfig, lock *dataLock,
 		return nil, err
 	}
 	disk.minFree = uint64(max(cfg.node.minFree, 0))
-	st.sup.Go("NATS store", func() error { return disk.run(ctx, natsDiskEvery) })
+	diskCtx, stopDisk := context.WithCancel(ctx)
+	st.sup.Go("NATS store", func() error { return disk.run(diskCtx, natsDiskEvery) })
 	cfg.node.storeProblem = disk.problem
-	st.closers.push(func(context.Context) error { ns.Shutdown(); ns.WaitForShutdown(); return nil })
+	st.closers.push(func(context.Context) error { stopDisk(); ns.Shutdown(); ns.WaitForShutdown(); return nil })
 	nc, err := nats.Connect("", nats.InProcessServer(ns), nats.Name("lorekeeper standalone"))
 	if err != nil {
 		return nil, fmt.Errorf("connect to embedded NATS: %w", err)

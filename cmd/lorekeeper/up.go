@@ -151,9 +151,10 @@ func startUp(ctx context.Context, cfg *upConfig, log *slog.Logger) (_ *upStack, 
 		return nil, err
 	}
 	disk.minFree = uint64(max(cfg.node.minFree, 0))
-	st.sup.Go("NATS store", func() error { return disk.run(runCtx, natsDiskEvery) })
+	diskCtx, stopDisk := context.WithCancel(runCtx)
+	st.sup.Go("NATS store", func() error { return disk.run(diskCtx, natsDiskEvery) })
 	cfg.node.storeProblem = disk.problem
-	st.onClose(func(context.Context) error { ns.Shutdown(); ns.WaitForShutdown(); return nil })
+	st.onClose(func(context.Context) error { stopDisk(); ns.Shutdown(); ns.WaitForShutdown(); return nil })
 	st.natsURL = ns.ClientURL()
 	if err := lock.setNATSURL(st.natsURL); err != nil {
 		return nil, err

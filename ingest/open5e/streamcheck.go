@@ -166,12 +166,14 @@ func streamContent(ctx context.Context, js jetstream.JetStream) (map[string]stri
 }
 
 // tombstoneUnlisted tombstones the Open5e keys the stream holds that no
-// endpoint lists: published by something else than this resync (a full
-// run's endpoints list every entity Open5e has).
+// endpoint lists, of the kinds the endpoints list: published by something
+// else than this resync (a full run's endpoints list every entity of
+// their kinds that Open5e has).
 func (r *run) tombstoneUnlisted(ctx context.Context) error {
 	var gone []string
 	for k := range r.held {
-		if !r.listed[k] {
+		p, ok := lkv1.ParseEntityKey(k)
+		if ok && !r.listed[k] && r.covered[lkv1.Subject(p.Source, p.Kind)] {
 			gone = append(gone, k)
 		}
 	}
@@ -183,10 +185,7 @@ func (r *run) tombstoneUnlisted(ctx context.Context) error {
 		"entities", len(gone), "first", gone[0])
 	var errs []error
 	for _, k := range gone {
-		p, ok := lkv1.ParseEntityKey(k)
-		if !ok {
-			continue
-		}
+		p, _ := lkv1.ParseEntityKey(k)
 		m, err := ingest.TombstoneMsg(&lkv1.Tombstone{Key: k, Kind: p.Kind, Source: p.Source, Reason: "not listed by Open5e"}, time.Now())
 		if err == nil {
 			_, err = r.f.js.PublishMsg(ctx, m)

@@ -107,8 +107,11 @@ type run struct {
 	// held is what the stream holds of Open5e's entities (streamContent);
 	// nil when it could not be read, and the state is trusted.
 	held map[string]string
-	// listed are the keys the endpoints of this run list.
-	listed map[string]bool
+	// listed are the keys the endpoints of this run list; covered, the
+	// subjects (source and kind) of their entities: a fetcher given some
+	// endpoints speaks for those kinds only.
+	listed  map[string]bool
+	covered map[string]bool
 }
 
 func (r *run) do(ctx context.Context) error {
@@ -132,7 +135,7 @@ func (r *run) do(ctx context.Context) error {
 			r.held = nil
 		}
 	}
-	r.listed = map[string]bool{}
+	r.listed, r.covered = map[string]bool{}, map[string]bool{}
 	skipped := false
 
 	cat, catErr := FetchCatalog(ctx, f.client)
@@ -327,6 +330,7 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 	for _, e := range entities {
 		listed[e.Key] = true
 		r.listed[e.Key] = true
+		r.covered[lkv1.Subject(e.GetDocument().GetSource(), e.GetKind())] = true
 		old, had := st.Entities[e.Key]
 		if had && old == e.ContentHash {
 			if r.held == nil || r.held[e.Key] == e.ContentHash {
@@ -399,6 +403,7 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 			continue
 		}
 		delete(st.Entities, k)
+		delete(r.held, k) // the stream no longer holds it: not unlisted
 		bumpGeneration(st, k)
 		es.Removed++
 	}

@@ -143,7 +143,9 @@ func (h *Handler) acquire() (*pages, error) {
 		h.p = p
 	}
 	if h.idle > 0 {
+		h.p.mu.Lock() // the requests in flight read it under the pages' lock
 		h.p.keep = keptLists
+		h.p.mu.Unlock()
 	}
 	h.users++
 	return h.p, nil
