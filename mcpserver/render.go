@@ -214,10 +214,9 @@ func renderCreature(b *strings.Builder, e *Entity) {
 		skills = append(skills, title(strings.ReplaceAll(strings.ReplaceAll(k, "_", " "), "-", " "))+" "+signed(c.Skills[k]))
 	}
 	line(b, "Skills", strings.Join(skills, ", "))
-	line(b, "Damage Vulnerabilities", strings.Join(c.DamageVulnerabilities, ", "))
-	line(b, "Damage Resistances", strings.Join(c.DamageResistances, ", "))
-	line(b, "Damage Immunities", strings.Join(c.DamageImmunities, ", "))
-	line(b, "Condition Immunities", strings.Join(c.ConditionImmunities, ", "))
+	for _, l := range defenseLines(c) {
+		line(b, l.label, l.text)
+	}
 	senses := c.Senses
 	if c.PassivePerception > 0 && !strings.Contains(strings.ToLower(senses), "passive perception") {
 		if senses != "" {
@@ -281,6 +280,48 @@ func renderCreature(b *strings.Builder, e *Entity) {
 		}
 	}
 }
+
+// defenseLine is a creature's damage or condition line as the card prints it.
+type defenseLine struct{ label, text string }
+
+// defenseLines are the creature's damage and condition lines as the book
+// prints them ("necrotic; bludgeoning, piercing, and slashing from
+// nonmagical attacks not made with silvered weapons"), or, for a source
+// that gives keys alone, the keys. Black Flag's resistances and
+// vulnerabilities can be to conditions too: "Resistances blinded".
+func defenseLines(c *Creature) []defenseLine {
+	lines := []struct {
+		label   string
+		list    []string
+		entries []Defense
+	}{
+		{"Damage Vulnerabilities", c.DamageVulnerabilities, c.DamageVulnerabilityEntries},
+		{"Damage Resistances", c.DamageResistances, c.DamageResistanceEntries},
+		{"Damage Immunities", c.DamageImmunities, c.DamageImmunityEntries},
+		{"Condition Immunities", c.ConditionImmunities, c.ConditionImmunityEntries},
+	}
+	var out []defenseLine
+	for _, l := range lines {
+		if len(l.entries) == 0 {
+			if len(l.list) > 0 {
+				out = append(out, defenseLine{l.label, strings.Join(l.list, ", ")})
+			}
+			continue
+		}
+		texts := make([]string, len(l.entries))
+		label := l.label
+		for i, d := range l.entries {
+			texts[i] = d.Text
+			if strings.HasPrefix(label, "Damage ") && slices.ContainsFunc(d.Types, isCondition) {
+				label = strings.TrimPrefix(label, "Damage ")
+			}
+		}
+		out = append(out, defenseLine{label, strings.Join(texts, "; ")})
+	}
+	return out
+}
+
+func isCondition(k string) bool { return slices.Contains(lkv1.Conditions(), k) }
 
 // emptyBlock reports whether a block has nothing to show.
 func emptyBlock(bl Block) bool {

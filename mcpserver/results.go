@@ -134,18 +134,38 @@ type Creature struct {
 	Senses                string           `json:"senses,omitempty"`
 	PassivePerception     int32            `json:"passive_perception"`
 	Languages             string           `json:"languages,omitempty"`
-	DamageVulnerabilities []string         `json:"damage_vulnerabilities,omitempty"`
-	DamageResistances     []string         `json:"damage_resistances,omitempty"`
-	DamageImmunities      []string         `json:"damage_immunities,omitempty"`
+	DamageVulnerabilities []string         `json:"damage_vulnerabilities,omitempty" jsonschema:"Every damage type the line names, whether always or only as a qualifier says; the entries say which."`
+	DamageResistances     []string         `json:"damage_resistances,omitempty" jsonschema:"Every damage type the line names, whether always or only as a qualifier says; the entries say which."`
+	DamageImmunities      []string         `json:"damage_immunities,omitempty" jsonschema:"Every damage type the line names, whether always or only as a qualifier says (the werewolf's bludgeoning from nonmagical attacks not made with silvered weapons); the entries say which."`
 	ConditionImmunities   []string         `json:"condition_immunities,omitempty"`
-	ExperiencePoints      int32            `json:"experience_points"`
-	ProficiencyBonus      int32            `json:"proficiency_bonus,omitempty"`
-	Environments          []string         `json:"environments,omitempty"`
-	HasLegendaryActions   bool             `json:"has_legendary_actions"`
-	HasLairActions        bool             `json:"has_lair_actions"`
-	InitiativeBonus       *int32           `json:"initiative_bonus,omitempty" jsonschema:"2024 stat blocks: the initiative modifier."`
-	LegendaryIntro        string           `json:"legendary_intro,omitempty" jsonschema:"The paragraph before the legendary actions."`
-	LegendaryPerRound     int32            `json:"legendary_actions_per_round,omitempty" jsonschema:"How many legendary actions the creature can take a round."`
+	// The lines as the book prints them, entry by entry.
+	DamageVulnerabilityEntries []Defense `json:"damage_vulnerability_entries,omitempty" jsonschema:"The damage vulnerabilities as the book prints them: each entry's types and what limits it."`
+	DamageResistanceEntries    []Defense `json:"damage_resistance_entries,omitempty" jsonschema:"The damage resistances as the book prints them: each entry's types and what limits it (from nonmagical attacks)."`
+	DamageImmunityEntries      []Defense `json:"damage_immunity_entries,omitempty" jsonschema:"The damage immunities as the book prints them: each entry's types and what limits it (from nonmagical attacks not made with silvered weapons)."`
+	ConditionImmunityEntries   []Defense `json:"condition_immunity_entries,omitempty" jsonschema:"The condition immunities as the book prints them."`
+	ExperiencePoints           int32     `json:"experience_points"`
+	ProficiencyBonus           int32     `json:"proficiency_bonus,omitempty"`
+	Environments               []string  `json:"environments,omitempty"`
+	HasLegendaryActions        bool      `json:"has_legendary_actions"`
+	HasLairActions             bool      `json:"has_lair_actions"`
+	InitiativeBonus            *int32    `json:"initiative_bonus,omitempty" jsonschema:"2024 stat blocks: the initiative modifier."`
+	LegendaryIntro             string    `json:"legendary_intro,omitempty" jsonschema:"The paragraph before the legendary actions."`
+	LegendaryPerRound          int32     `json:"legendary_actions_per_round,omitempty" jsonschema:"How many legendary actions the creature can take a round."`
+}
+
+// Defense is one entry of a creature's damage or condition line.
+type Defense struct {
+	Types     []string `json:"types,omitempty" jsonschema:"The damage types or conditions it covers; none for an entry naming a trait that explains it (Undead Resilience)."`
+	Qualifier string   `json:"qualifier,omitempty" jsonschema:"When it holds, in the book's words; empty when it always does."`
+	Text      string   `json:"text" jsonschema:"The entry as the book prints it."`
+}
+
+func defensesFromProto(ds []*lkv1.Defense) []Defense {
+	var out []Defense
+	for _, d := range ds {
+		out = append(out, Defense{Types: d.GetTypes(), Qualifier: d.GetQualifier(), Text: d.GetText()})
+	}
+	return out
 }
 
 // Item holds the fields of weapons, armor, magic items and gear.
@@ -391,7 +411,11 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 			Senses: c.GetSenses(), PassivePerception: c.GetPassivePerception(), Languages: c.GetLanguages(),
 			DamageVulnerabilities: c.GetDamageVulnerabilities(), DamageResistances: c.GetDamageResistances(),
 			DamageImmunities: c.GetDamageImmunities(), ConditionImmunities: c.GetConditionImmunities(),
-			ExperiencePoints: c.GetExperiencePoints(), ProficiencyBonus: c.GetProficiencyBonus(),
+			DamageVulnerabilityEntries: defensesFromProto(c.GetDamageVulnerabilityEntries()),
+			DamageResistanceEntries:    defensesFromProto(c.GetDamageResistanceEntries()),
+			DamageImmunityEntries:      defensesFromProto(c.GetDamageImmunityEntries()),
+			ConditionImmunityEntries:   defensesFromProto(c.GetConditionImmunityEntries()),
+			ExperiencePoints:           c.GetExperiencePoints(), ProficiencyBonus: c.GetProficiencyBonus(),
 			Environments: c.GetEnvironments(), HasLegendaryActions: c.GetHasLegendaryActions() || hasBlock(p, "legendary_action"),
 			HasLairActions:  c.GetHasLairActions() || hasBlock(p, "lair_action"),
 			InitiativeBonus: c.InitiativeBonus, LegendaryIntro: shown(c.GetLegendaryIntro()), LegendaryPerRound: c.GetLegendaryActionsPerRound(),

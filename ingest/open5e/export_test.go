@@ -1,5 +1,7 @@
 package open5e
 
+import lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
+
 // PlainHyphens is plainHyphens, for the external tests.
 var PlainHyphens = plainHyphens
 
@@ -11,3 +13,11 @@ var RestoreApostrophes = restoreApostrophes
 
 // EmDashes is emDashes, for the external tests.
 var EmDashes = emDashes
+
+// ReadDefenses is readDefenses, for the external tests: the entries of a
+// damage (conditions false) or condition line, and the conditions a damage
+// line names.
+func ReadDefenses(line string, conditions bool) (entries, moved []*lkv1.Defense) {
+	d := readDefenses(line, conditions)
+	return d.entries, d.conditions
+}

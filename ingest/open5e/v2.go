@@ -270,11 +270,11 @@ func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock, []*lkv1.Correc
 		senses = append(senses, fmt.Sprintf("passive Perception %d", c.PassivePerception))
 	}
 	c.Senses = strings.Join(senses, ", ")
+	var fixes []*lkv1.Correction
 	if ri := o.obj("resistances_and_immunities"); ri != nil {
-		c.DamageVulnerabilities = keys(ri, "damage_vulnerabilities")
-		c.DamageResistances = keys(ri, "damage_resistances")
-		c.DamageImmunities = keys(ri, "damage_immunities")
-		c.ConditionImmunities = keys(ri, "condition_immunities")
+		// The *_display texts are the book's lines, the lists Open5e's
+		// reading of them, without the qualifiers.
+		fixes = setDefenses(c, func(f string) string { return ri.str(f + "_display") }, func(f string) []string { return keys(ri, f) })
 	}
 	for _, env := range o.objs("environments") {
 		if k := lkv1.Slugify(env.str("name")); k != "" {
@@ -284,7 +284,6 @@ func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock, []*lkv1.Correc
 
 	var (
 		blocks   []*lkv1.TextBlock
-		fixes    []*lkv1.Correction
 		unlisted []*lkv1.TextBlock // actions only naming one the source does not give
 	)
 	for _, t := range o.objs("traits") {
