@@ -344,12 +344,14 @@ func showInitiative(e *Entity) bool {
 	return !ok || modifier(dex) != *c.InitiativeBonus
 }
 
-// plainSave reports whether a saving throw is only the ability's modifier,
-// which the ability table shows already: SRD 5.2 and Black Flag list all
-// six saves, a 2014 stat block only those a creature is proficient in.
+// plainSave reports whether a saving throw is only the ability's modifier
+// in a record listing all six saves (SRD 5.2 and Black Flag), which the
+// ability table shows already. A 2014 stat block lists only the saves a
+// creature is proficient in, each shown even when it equals the modifier
+// (Tome of Beasts 3's Brownie Mystic: Wis +3).
 func plainSave(c *Creature, ability string, v int32) bool {
 	score, ok := c.AbilityScores[ability]
-	return ok && score > 0 && modifier(score) == v
+	return ok && score > 0 && modifier(score) == v && len(c.SavingThrows) == len(lkv1.Abilities())
 }
 
 // writeLegendaryIntro writes the paragraph before the legendary actions,

@@ -72,6 +72,11 @@ type Block struct {
 	Usage  string  `json:"usage,omitempty" jsonschema:"How often it can be used, as a stat block prints it: Recharge 5–6, 2/Day."`
 	Cost   int32   `json:"cost,omitempty" jsonschema:"Legendary actions: how many legendary actions it costs, when more than one."`
 	Form   string  `json:"form,omitempty" jsonschema:"The form it is limited to (Vampire Form Only)."`
+	// What the block's text says it does.
+	DamageTypes []string `json:"damage_types,omitempty" jsonschema:"Creatures: the damage types the block deals, by its attack or its text."`
+	SavingThrow string   `json:"saving_throw,omitempty" jsonschema:"Creatures: the saving throw its text calls for (dexterity)."`
+	SaveDC      int32    `json:"save_dc,omitempty" jsonschema:"The saving throw's DC, where the text gives one."`
+	Conditions  []string `json:"conditions,omitempty" jsonschema:"Creatures: the conditions its text inflicts (frightened, prone)."`
 }
 
 // Alternate is a copy of a result from another document.
@@ -110,6 +115,7 @@ type Spell struct {
 	Area               string   `json:"area,omitempty"`
 	Subclasses         string   `json:"subclasses,omitempty" jsonschema:"Subclasses with the spell on their list, as the source words it."`
 	HealingRoll        string   `json:"healing_roll,omitempty" jsonschema:"The hit points the spell restores, as a roll (2d8); healing is never a damage roll."`
+	Conditions         []string `json:"conditions,omitempty" jsonschema:"The conditions the spell's text inflicts (charmed, frightened)."`
 }
 
 // Creature holds a stat block's fields.
@@ -384,7 +390,8 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 	}
 	for _, b := range p.GetBlocks() {
 		e.Blocks = append(e.Blocks, Block{Type: b.GetType(), Name: b.GetName(), Text: shown(b.GetText()), Level: b.GetLevel(), Levels: b.GetLevels(), Attack: b.GetAttack(),
-			Usage: usageText(b.GetUsage()), Cost: b.GetLegendaryCost(), Form: b.GetForm()})
+			Usage: usageText(b.GetUsage()), Cost: b.GetLegendaryCost(), Form: b.GetForm(),
+			DamageTypes: b.GetDamageTypes(), SavingThrow: b.GetSavingThrowAbility(), SaveDC: b.GetSavingThrowDc(), Conditions: b.GetConditions()})
 	}
 	for _, c := range p.GetCorrections() {
 		e.Corrections = append(e.Corrections, Correction{Subject: c.GetSubject(), Field: c.GetField(), SourceValue: c.GetSourceValue(), CorrectedValue: c.GetCorrectedValue()})
@@ -399,7 +406,7 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 			MaterialConsumed: s.GetMaterialConsumed(), DamageTypes: s.GetDamageTypes(), DamageRoll: s.GetDamageRoll(),
 			SavingThrowAbility: s.GetSavingThrowAbility(), AttackRoll: s.GetAttackRoll(),
 			ReactionCondition: s.GetReactionCondition(), TargetType: s.GetTargetType(), Area: s.GetArea(),
-			Subclasses: s.GetSubclasses(), HealingRoll: s.GetHealingRoll(),
+			Subclasses: s.GetSubclasses(), HealingRoll: s.GetHealingRoll(), Conditions: s.GetConditions(),
 		}
 	}
 	if c := p.GetCreature(); c != nil {

@@ -21,3 +21,10 @@ func ReadDefenses(line string, conditions bool) (entries, moved []*lkv1.Defense)
 	d := readDefenses(line, conditions)
 	return d.entries, d.conditions
 }
+
+// TextFacts is what readTextFacts reads of text: damage types, saving
+// throw ability and DC, conditions.
+func TextFacts(text string) (damageTypes []string, save string, dc int32, conditions []string) {
+	f := readTextFacts(text)
+	return f.damageTypes, f.save, f.dc, f.conditions
+}
