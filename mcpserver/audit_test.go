@@ -667,7 +667,7 @@ func TestAudit_unreadableTextShowsNoSummary(t *testing.T) {
 			t.Errorf("legendary Tail shows %q", bl.Attack)
 		}
 	}
-	card := renderEntity(&e)
+	card := renderFullEntity(&e)
 	if !strings.Contains(card, "***Tail.*** The dragon makes a tail attack.") ||
 		!strings.Contains(card, "attack summary +13 to hit, reach 15 ft., 2d8 bludgeoning dropped (the text does not say it)") {
 		t.Errorf("card:\n%s", card)

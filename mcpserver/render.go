@@ -20,11 +20,18 @@ import (
 // prints it too, so that a DM sees one card whichever way they ask.
 func Card(p *lkv1.Entity, uri string) string {
 	e := entityFromProto(p, uri)
-	return renderEntity(&e)
+	return renderFullEntity(&e)
 }
 
-// renderEntity renders one entity as a markdown card.
-func renderEntity(e *Entity) string {
+// renderEntity renders one entity as a markdown card, its corrections
+// footnoted in a line.
+func renderEntity(e *Entity) string { return render(e, false) }
+
+// renderFullEntity renders one entity as a markdown card with its
+// corrections listed (detail="full", a resource).
+func renderFullEntity(e *Entity) string { return render(e, true) }
+
+func render(e *Entity, full bool) string {
 	e = withoutPlaceholders(e)
 	var b strings.Builder
 	switch {
@@ -37,7 +44,7 @@ func renderEntity(e *Entity) string {
 	default:
 		renderGeneric(&b, e)
 	}
-	renderCorrections(&b, e.Corrections)
+	renderCorrections(&b, e.Corrections, full)
 	renderCitation(&b, e)
 	return strings.TrimRight(b.String(), "\n") + "\n"
 }
@@ -658,7 +665,7 @@ func renderLookup(noun string, out *LookupOutput, cards int) string {
 		}
 		b.WriteString("\n---\n\n")
 		if cards < 0 {
-			b.WriteString(renderEntity(e))
+			b.WriteString(renderFullEntity(e))
 		} else {
 			b.WriteString(lookupCard(e, out.Part))
 		}
