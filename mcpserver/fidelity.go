@@ -134,10 +134,10 @@ func renderCorrections(b *strings.Builder, cs []Correction, full bool) {
 		return
 	}
 	if !full {
-		fmt.Fprintf(b, "*Corrected from the source in %d %s, where its structured data disagreed with the book's text: see the result's `corrections`, or detail=\"full\".*\n\n", len(cs), plural("place", len(cs)))
+		fmt.Fprintf(b, "*Corrected from the source in %d %s, where its data disagreed with the book's text: see the result's `corrections`, or detail=\"full\".*\n\n", len(cs), plural("place", len(cs)))
 		return
 	}
-	fmt.Fprintf(b, "*Corrected from the source in %d %s, where its structured data disagreed with the book's text:*\n", len(cs), plural("place", len(cs)))
+	fmt.Fprintf(b, "*Corrected from the source in %d %s, where its data disagreed with the book's text:*\n", len(cs), plural("place", len(cs)))
 	var (
 		subjects  []string
 		bySubject = map[string][]string{}
@@ -152,6 +152,10 @@ func renderCorrections(b *strings.Builder, cs []Correction, full bool) {
 			what += " dropped (the text does not say it)"
 		} else {
 			what += " → " + c.CorrectedValue
+		}
+		if b, ok := strings.CutPrefix(c.Basis, "srd: "); ok {
+			// Decided against SRD 5.1's second transcription.
+			what += " (" + b + ")"
 		}
 		if _, ok := bySubject[c.Subject]; !ok {
 			subjects = append(subjects, c.Subject)

@@ -59,6 +59,7 @@ type Correction struct {
 	Field          string `json:"field" jsonschema:"to_hit, reach, range, damage, damage_type, extra_damage, attack, damage_types, damage_roll, saving_throw_ability, class_table, category, armor_category, stealth or strength_requirement."`
 	SourceValue    string `json:"source_value" jsonschema:"What the source's structured data said."`
 	CorrectedValue string `json:"corrected_value" jsonschema:"What the text says; empty when the value was dropped because the text could not be read."`
+	Basis          string `json:"basis,omitempty" jsonschema:"What decided it where more than the entity's own text: srd: ... where SRD 5.1's second transcription (5e-database) disagreed with Open5e and the SRD's text, as the rest says, sided with it."`
 }
 
 // Block is a named piece of text inside an entity.
@@ -394,7 +395,7 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 			DamageTypes: b.GetDamageTypes(), SavingThrow: b.GetSavingThrowAbility(), SaveDC: b.GetSavingThrowDc(), Conditions: b.GetConditions()})
 	}
 	for _, c := range p.GetCorrections() {
-		e.Corrections = append(e.Corrections, Correction{Subject: c.GetSubject(), Field: c.GetField(), SourceValue: c.GetSourceValue(), CorrectedValue: c.GetCorrectedValue()})
+		e.Corrections = append(e.Corrections, Correction{Subject: c.GetSubject(), Field: c.GetField(), SourceValue: c.GetSourceValue(), CorrectedValue: c.GetCorrectedValue(), Basis: c.GetBasis()})
 	}
 	if s := p.GetSpell(); s != nil {
 		e.Spell = &Spell{

@@ -11,6 +11,7 @@ import (
 
 	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/open5esnapshot"
+	"lorekeeper.dev/ingest/srddb"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -143,6 +144,13 @@ func FetchAll(ctx context.Context, c *Client) ([]*lkv1.Entity, error) {
 		}
 	}
 	v2 = withoutItemTwins(v2)
+	db, err := srddb.Load()
+	if err != nil {
+		return nil, fmt.Errorf("fetch open5e: %w", err)
+	}
+	if err := crossCheckSRD(db, v2, v1); err != nil {
+		return nil, fmt.Errorf("fetch open5e: %w", err)
+	}
 	fills, err := FilterV1(v1, CoverageOf(v2), cat)
 	if err != nil {
 		return nil, fmt.Errorf("fetch open5e: %w", err)

@@ -55,7 +55,10 @@ const NormalizerKey = "last-run-normalizer"
 // Beasts 2023's Vættir).
 // 11: creatures' damage and condition lines kept as the book prints them,
 // qualifiers and all ("from nonmagical attacks not made with silvered
-// weapons"), the text winning over the key lists.
+// weapons"), the text winning over the key lists; what a spell's or an
+// action's text says (damage types, saves, conditions) in the fields that
+// filter; SRD 5.1 checked against its second transcription (the Wight, the
+// heavy weapons, Spike Growth); the Herald of the Void's Void Claw from v1.
 const NormalizerVersion = 11
 
 // StatePrefix starts the state bucket key of every endpoint's resync state.

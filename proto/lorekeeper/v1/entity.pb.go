@@ -639,8 +639,13 @@ type Correction struct {
 	// What the text says; empty when the text could not be read and the
 	// structured value was dropped instead.
 	CorrectedValue string `protobuf:"bytes,4,opt,name=corrected_value,json=correctedValue,proto3" json:"corrected_value,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// What decided it, when more than the entity's own text against its own
+	// structured data: "srd: ..." where SRD 5.1's second transcription
+	// (5e-database) disagreed and the SRD's text, as the rest of the
+	// sentence says, took its side.
+	Basis         string `protobuf:"bytes,5,opt,name=basis,proto3" json:"basis,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Correction) Reset() {
@@ -697,6 +702,13 @@ func (x *Correction) GetSourceValue() string {
 func (x *Correction) GetCorrectedValue() string {
 	if x != nil {
 		return x.CorrectedValue
+	}
+	return ""
+}
+
+func (x *Correction) GetBasis() string {
+	if x != nil {
+		return x.Basis
 	}
 	return ""
 }
@@ -2386,13 +2398,14 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\n" +
 	"fetched_at\x18  \x01(\v2\x1a.google.protobuf.TimestampR\tfetchedAt\x12;\n" +
 	"\vcorrections\x18( \x03(\v2\x19.lorekeeper.v1.CorrectionR\vcorrectionsB\t\n" +
-	"\adetails\"\x88\x01\n" +
+	"\adetails\"\x9e\x01\n" +
 	"\n" +
 	"Correction\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x14\n" +
 	"\x05field\x18\x02 \x01(\tR\x05field\x12!\n" +
 	"\fsource_value\x18\x03 \x01(\tR\vsourceValue\x12'\n" +
-	"\x0fcorrected_value\x18\x04 \x01(\tR\x0ecorrectedValue\"\x91\x03\n" +
+	"\x0fcorrected_value\x18\x04 \x01(\tR\x0ecorrectedValue\x12\x14\n" +
+	"\x05basis\x18\x05 \x01(\tR\x05basis\"\x91\x03\n" +
 	"\tTextBlock\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
