@@ -6,9 +6,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 
+	"lorekeeper.dev/ingest/srddb"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -31,6 +33,29 @@ type Catalog struct {
 	// twins maps a v1 document to the v2 documents that carry the same
 	// book (see V2Twins).
 	twins map[string][]string
+	// spells are SRD 5.1's spell names, lower-case (srddb), read at the
+	// first text that needs them (spellLists).
+	spells     map[string]bool
+	spellsOnce sync.Once
+}
+
+// spellNames are SRD 5.1's spell names, lower-case, from its second
+// transcription; none if it cannot be read (a nil catalog too).
+func (c *Catalog) spellNames() map[string]bool {
+	if c == nil {
+		return nil
+	}
+	c.spellsOnce.Do(func() {
+		db, err := srddb.Load()
+		if err != nil {
+			return
+		}
+		c.spells = map[string]bool{}
+		for _, s := range db.Spells {
+			c.spells[strings.ToLower(s.Name)] = true
+		}
+	})
+	return c.spells
 }
 
 // NewCatalog builds the catalog from the records of /v2/documents,

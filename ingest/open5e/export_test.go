@@ -28,3 +28,9 @@ func TextFacts(text string) (damageTypes []string, save string, dc int32, condit
 	f := readTextFacts(text)
 	return f.damageTypes, f.save, f.dc, f.conditions
 }
+
+// ProseFeet is proseFeet, for the external tests.
+var ProseFeet = proseFeet
+
+// SpellLists is spellLists, for the external tests.
+var SpellLists = spellLists
