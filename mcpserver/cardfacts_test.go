@@ -142,13 +142,13 @@ var cardFacts = map[string]cardFact{
 		return needIf(e.Creature.Alignment != "", card, "the alignment", e.Creature.Alignment)
 	},
 	"creature.armor_class": func(e *Entity, card, _ string) []string {
-		return need(card, "the armor class", fmt.Sprintf("**Armor Class** %d", e.Creature.ArmorClass))
+		return needIf(e.Creature.ArmorClass > 0, card, "the armor class", fmt.Sprintf("**Armor Class** %d", e.Creature.ArmorClass))
 	},
 	"creature.armor_detail": func(e *Entity, card, _ string) []string {
 		return needIf(e.Creature.ArmorDetail != "", card, "the armor", "("+e.Creature.ArmorDetail+")")
 	},
 	"creature.hit_points": func(e *Entity, card, _ string) []string {
-		return need(card, "the hit points", fmt.Sprintf("**Hit Points** %d", e.Creature.HitPoints))
+		return needIf(e.Creature.HitPoints > 0, card, "the hit points", fmt.Sprintf("**Hit Points** %d", e.Creature.HitPoints))
 	},
 	"creature.hit_dice": func(e *Entity, card, _ string) []string {
 		return needIf(e.Creature.HitDice != "", card, "the hit dice", "("+e.Creature.HitDice+")")

@@ -183,28 +183,37 @@ func renderCreature(b *strings.Builder, e *Entity) {
 	// The book's heading it is grouped under ("Dragons, Chromatic").
 	line(b, "Group", c.Group)
 
-	ac := strconv.Itoa(int(c.ArmorClass))
-	if c.ArmorDetail != "" {
-		ac += " (" + c.ArmorDetail + ")"
+	// A value the source does not give (an OrcBrew monster's armor class,
+	// hit points, scores) is left out: no creature has 0 of any.
+	if c.ArmorClass > 0 {
+		ac := strconv.Itoa(int(c.ArmorClass))
+		if c.ArmorDetail != "" {
+			ac += " (" + c.ArmorDetail + ")"
+		}
+		line(b, "Armor Class", ac)
 	}
-	line(b, "Armor Class", ac)
 	if showInitiative(e) {
 		// As SRD 5.2 prints it: the modifier, then the score (10 + it).
 		line(b, "Initiative", fmt.Sprintf("%s (%d)", signed(*c.InitiativeBonus), 10+*c.InitiativeBonus))
 	}
-	hp := strconv.Itoa(int(c.HitPoints))
-	if c.HitDice != "" {
-		hp += " (" + c.HitDice + ")"
+	if c.HitPoints > 0 {
+		hp := strconv.Itoa(int(c.HitPoints))
+		if c.HitDice != "" {
+			hp += " (" + c.HitDice + ")"
+		}
+		line(b, "Hit Points", hp)
 	}
-	line(b, "Hit Points", hp)
 	line(b, "Speed", speed(c))
 	b.WriteString("\n")
 
-	if c.AbilityScores != nil {
+	if len(c.AbilityScores) > 0 {
 		b.WriteString("| STR | DEX | CON | INT | WIS | CHA |\n|:---:|:---:|:---:|:---:|:---:|:---:|\n|")
 		for _, a := range lkv1.Abilities() {
-			s := c.AbilityScores[a]
-			fmt.Fprintf(b, " %d (%s) |", s, signed(modifier(s)))
+			if s, ok := c.AbilityScores[a]; ok {
+				fmt.Fprintf(b, " %d (%s) |", s, signed(modifier(s)))
+			} else {
+				b.WriteString(" — |")
+			}
 		}
 		b.WriteString("\n\n")
 	}

@@ -128,9 +128,9 @@ type Creature struct {
 	Group                 string           `json:"group,omitempty" jsonschema:"The book's heading the stat block is grouped under (Dragons, Chromatic); not a subtype."`
 	Size                  string           `json:"size"`
 	Alignment             string           `json:"alignment,omitempty"`
-	ArmorClass            int32            `json:"armor_class"`
+	ArmorClass            int32            `json:"armor_class,omitempty" jsonschema:"Absent where the source does not give it (a homebrew monster may not)."`
 	ArmorDetail           string           `json:"armor_detail,omitempty"`
-	HitPoints             int32            `json:"hit_points"`
+	HitPoints             int32            `json:"hit_points,omitempty" jsonschema:"Absent where the source does not give it."`
 	HitDice               string           `json:"hit_dice,omitempty"`
 	Speed                 map[string]int32 `json:"speed,omitempty"`
 	SpeedText             string           `json:"speed_text,omitempty"`
@@ -139,7 +139,7 @@ type Creature struct {
 	SavingThrows          map[string]int32 `json:"saving_throws,omitempty"`
 	Skills                map[string]int32 `json:"skills,omitempty"`
 	Senses                string           `json:"senses,omitempty"`
-	PassivePerception     int32            `json:"passive_perception"`
+	PassivePerception     int32            `json:"passive_perception,omitempty"`
 	Languages             string           `json:"languages,omitempty"`
 	DamageVulnerabilities []string         `json:"damage_vulnerabilities,omitempty" jsonschema:"Every damage type the line names, whether always or only as a qualifier says; the entries say which."`
 	DamageResistances     []string         `json:"damage_resistances,omitempty" jsonschema:"Every damage type the line names, whether always or only as a qualifier says; the entries say which."`
@@ -429,9 +429,13 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 			InitiativeBonus: c.InitiativeBonus, LegendaryIntro: shown(c.GetLegendaryIntro()), LegendaryPerRound: c.GetLegendaryActionsPerRound(),
 		}
 		if a := c.GetAbilityScores(); a != nil {
-			e.Creature.AbilityScores = map[string]int32{}
-			e.Creature.AbilityModifiers = map[string]int32{}
 			for _, s := range abilityScores(a) {
+				if s.score == 0 {
+					continue // unknown: no creature has a score of 0
+				}
+				if e.Creature.AbilityScores == nil {
+					e.Creature.AbilityScores, e.Creature.AbilityModifiers = map[string]int32{}, map[string]int32{}
+				}
 				e.Creature.AbilityScores[s.name] = s.score
 				e.Creature.AbilityModifiers[s.name] = modifier(s.score)
 			}
