@@ -123,12 +123,18 @@ func renderSpell(b *strings.Builder, e *Entity) {
 	line(b, "Components:", comp)
 	dur := s.Duration
 	if s.Concentration && !strings.Contains(strings.ToLower(dur), "concentration") {
+		// As the books print it: "Concentration, up to 1 minute" (Open5e's
+		// v2 records drop the "up to").
+		if d := strings.ToLower(dur); d != "" && d[0] >= '0' && d[0] <= '9' {
+			dur = "up to " + dur
+		}
 		dur = "Concentration, " + dur
 	}
 	line(b, "Duration:", dur)
 	line(b, "Classes:", strings.Join(s.Classes, ", "))
 	line(b, "Subclasses:", s.Subclasses)
-	if s.DamageRoll != "" {
+	if s.DamageRoll != "" || len(s.DamageTypes) > 0 {
+		// The types alone where the record gives no roll (Acid Splash).
 		line(b, "Damage:", strings.TrimSpace(s.DamageRoll+" "+strings.Join(s.DamageTypes, ", ")))
 	}
 	line(b, "Healing:", healing(s.HealingRoll, e.Description))

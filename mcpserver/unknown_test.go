@@ -39,3 +39,20 @@ func TestOrcBrew_unknownIsNotZero(t *testing.T) {
 		t.Errorf("key facts %q", s)
 	}
 }
+
+// A spell card prints its duration as the books do ("Concentration, up to
+// 1 minute") and the damage types its record has without a roll (Acid
+// Splash's acid).
+func TestRender_spellAsPrinted(t *testing.T) {
+	e := Entity{Kind: "spell", Name: "Test Hold", Spell: &Spell{Level: 2, School: "enchantment", Duration: "1 minute", Concentration: true, DamageTypes: []string{"acid"}}}
+	card := renderEntity(&e)
+	for _, want := range []string{"**Duration:** Concentration, up to 1 minute", "**Damage:** acid"} {
+		if !strings.Contains(card, want) {
+			t.Errorf("card lacks %q:\n%s", want, card)
+		}
+	}
+	e.Spell.Duration = "Until dispelled"
+	if card := renderEntity(&e); !strings.Contains(card, "**Duration:** Concentration, Until dispelled") {
+		t.Errorf("a duration that is no amount is left as it is:\n%s", card)
+	}
+}

@@ -199,6 +199,12 @@ func TestLookup_Filters(t *testing.T) {
 			env := e.GetCreature().GetEnvironments()
 			return isCreature(e) && (hasValue(env, "forest-or-jungle") || hasValue(env, "swamp-or-marsh"))
 		}},
+		{name: "a v1 book under its v2 twin", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: &lkv1.Common{Name: "berserker axe", Documents: docs("a5e-ag"), Limit: 1 << 20}})
+		}, ok: func(e *lkv1.Entity) bool {
+			d := e.GetDocument()
+			return isEquipment(e) && lower(e.GetName()) == "berserker axe" && (d.GetKey() == "a5e-ag" || d.GetTwin() == "a5e-ag")
+		}, must: []string{"Berserker Axe"}},
 		{name: "all equipment", call: func() (*lkv1.LookupResponse, error) {
 			return svc.LookupEquipment(ctx, &lkv1.LookupEquipmentRequest{Common: all})
 		}, ok: func(e *lkv1.Entity) bool { return slices.Contains(lkv1.EquipmentKinds(), e.GetKind()) }},

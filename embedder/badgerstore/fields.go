@@ -136,7 +136,9 @@ func EntityFields(e *lkv1.Entity) Fields {
 	var f Fields
 	doc := e.GetDocument()
 	f.kw(FieldKind, e.GetKind().Slug())
-	f.kw(FieldDocument, doc.GetKey())
+	// A v1 book is found under its v2 twin too: Level Up's magic items
+	// ("a5e") when asked for the Adventurer's Guide ("a5e-ag").
+	f.kw(FieldDocument, doc.GetKey(), doc.GetTwin())
 	f.kw(FieldSource, doc.GetSource().Slug())
 	f.kw(FieldGameSystem, doc.GetGameSystem())
 	// A name written head first ("Crossbow, light") is found in reading

@@ -108,10 +108,10 @@ func NewCatalog(v2Docs, publishers, licenses, gameSystems, v1Docs []json.RawMess
 		// A v1 document is of its v2 twin's game system (Level Up's
 		// Monstrous Menagerie is a5e); one with no twin is 5e 2014, the
 		// only system v1 knew.
-		gs, note := "5e-2014", ""
+		gs, note, twinKey := "5e-2014", "", ""
 		lic := v1LicenseName(v.License)
 		if twin := v2Twin(v.V2RelatedKey, v2); twin != nil {
-			gs = twin.Gamesystem.Key
+			gs, twinKey = twin.Gamesystem.Key, twin.Key
 			c.twins[v.Slug] = sameBook(twin, v2)
 			copyright[twin.Key] = v.Copyright
 			if names := twin.licenseNames(); lic != "" && !slices.Contains(names, lic) {
@@ -124,7 +124,7 @@ func NewCatalog(v2Docs, publishers, licenses, gameSystems, v1Docs []json.RawMess
 			Source: lkv1.Source_SOURCE_OPEN5E_V1, Publisher: v.Organization,
 			PublisherKey: lkv1.Slugify(v.Organization), Licenses: nonEmpty(lic),
 			GameSystem: gs, GameSystemName: systems[gs], Permalink: permalink(v.URL),
-			Attribution: v.Copyright, LicenseNote: note,
+			Attribution: v.Copyright, LicenseNote: note, Twin: twinKey,
 		}
 	}
 	for _, v := range v2 {

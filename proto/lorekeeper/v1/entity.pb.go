@@ -241,7 +241,11 @@ type Document struct {
 	// Where the source's own records of the book disagree about its licence,
 	// what each says ("v2 record (bfrd): CC-BY-4.0; v1 record (blackflag):
 	// ORC License"); empty when they agree.
-	LicenseNote   string `protobuf:"bytes,12,opt,name=license_note,json=licenseNote,proto3" json:"license_note,omitempty"`
+	LicenseNote string `protobuf:"bytes,12,opt,name=license_note,json=licenseNote,proto3" json:"license_note,omitempty"`
+	// An Open5e v1 document: the v2 document that carries the same book
+	// ("a5e-ag" for Level Up's "a5e"), under which a documents filter finds
+	// its entities too.
+	Twin          string `protobuf:"bytes,13,opt,name=twin,proto3" json:"twin,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -356,6 +360,13 @@ func (x *Document) GetAttribution() string {
 func (x *Document) GetLicenseNote() string {
 	if x != nil {
 		return x.LicenseNote
+	}
+	return ""
+}
+
+func (x *Document) GetTwin() string {
+	if x != nil {
+		return x.Twin
 	}
 	return ""
 }
@@ -2358,7 +2369,7 @@ var File_lorekeeper_v1_entity_proto protoreflect.FileDescriptor
 
 const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\n" +
-	"\x1alorekeeper/v1/entity.proto\x12\rlorekeeper.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x8f\x03\n" +
+	"\x1alorekeeper/v1/entity.proto\x12\rlorekeeper.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa3\x03\n" +
 	"\bDocument\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12!\n" +
@@ -2373,7 +2384,8 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\tpermalink\x18\n" +
 	" \x01(\tR\tpermalink\x12 \n" +
 	"\vattribution\x18\v \x01(\tR\vattribution\x12!\n" +
-	"\flicense_note\x18\f \x01(\tR\vlicenseNote\"\xcb\x06\n" +
+	"\flicense_note\x18\f \x01(\tR\vlicenseNote\x12\x12\n" +
+	"\x04twin\x18\r \x01(\tR\x04twin\"\xcb\x06\n" +
 	"\x06Entity\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x12\n" +
 	"\x04slug\x18\x02 \x01(\tR\x04slug\x12'\n" +
