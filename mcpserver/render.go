@@ -186,6 +186,7 @@ func renderCreature(b *strings.Builder, e *Entity) {
 		head += ", " + c.Alignment
 	}
 	fmt.Fprintf(b, "*%s*\n\n", head)
+	top := b.Len()
 	// The book's heading it is grouped under ("Dragons, Chromatic").
 	line(b, "Group", c.Group)
 
@@ -210,7 +211,9 @@ func renderCreature(b *strings.Builder, e *Entity) {
 		line(b, "Hit Points", hp)
 	}
 	line(b, "Speed", speed(c))
-	b.WriteString("\n")
+	if b.Len() > top {
+		b.WriteString("\n")
+	}
 
 	if len(c.AbilityScores) > 0 {
 		b.WriteString("| STR | DEX | CON | INT | WIS | CHA |\n|:---:|:---:|:---:|:---:|:---:|:---:|\n|")

@@ -18,7 +18,7 @@ func TestOrcBrew_unknownIsNotZero(t *testing.T) {
 	}
 	e := entityFromProto(f.Entities[0], "lorekeeper://entity/x")
 	card := renderEntity(&e)
-	for _, no := range []string{"Armor Class", "Hit Points", "0 (-5)", "| STR |", "passive Perception 0"} {
+	for _, no := range []string{"Armor Class", "Hit Points", "0 (-5)", "| STR |", "passive Perception 0", "\n\n\n"} {
 		if strings.Contains(card, no) {
 			t.Errorf("card shows %q:\n%s", no, card)
 		}

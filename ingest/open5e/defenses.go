@@ -344,7 +344,7 @@ func setDefenses(c *lkv1.CreatureDetails, line func(field string) string, keys f
 		if f.conditions {
 			entries = append(entries, moved...)
 		}
-		moved = append(moved, d.conditions...)
+		moved = append(moved, mergePlain(d.conditions)...)
 		*f.entries(c) = entries
 		*f.list(c) = typesOf(entries)
 	}
@@ -367,6 +367,26 @@ func setDefenses(c *lkv1.CreatureDetails, line func(field string) string, keys f
 		}
 	}
 	return fixes
+}
+
+// mergePlain makes the unqualified entries of a line one entry, as a book
+// prints conditions: "charmed, frightened, grappled", not one entry each.
+func mergePlain(ds []*lkv1.Defense) []*lkv1.Defense {
+	var plain *lkv1.Defense
+	var out []*lkv1.Defense
+	for _, d := range ds {
+		if d.GetQualifier() != "" || len(d.GetTypes()) == 0 {
+			out = append(out, d)
+			continue
+		}
+		if plain == nil {
+			plain = &lkv1.Defense{}
+			out = append(out, plain)
+		}
+		plain.Types = appendNew(plain.Types, d.GetTypes()...)
+		plain.Text = strings.TrimPrefix(plain.Text+", "+d.GetText(), ", ")
+	}
+	return out
 }
 
 func sameSet(a, b []string) bool {

@@ -189,3 +189,15 @@ func TestSnapshotEntities_qualifiersKept(t *testing.T) {
 		t.Error("no creature line carries a qualifier: the records were not read")
 	}
 }
+
+// Black Flag's conditions, printed in its one Immunities line, are one
+// condition line: "charmed, frightened, grappled", as a book prints it.
+func TestSnapshotEntities_conditionsMoved(t *testing.T) {
+	c := find(t, "open5e_v2:bfrd:creature:ghost").GetCreature()
+	if got := entries(c.GetConditionImmunityEntries()); len(got) != 1 || !strings.HasPrefix(got[0], "charmed,frightened,grappled") {
+		t.Errorf("ghost condition immunities %q", got)
+	}
+	if got := entries(c.GetDamageImmunityEntries()); !slices.Equal(got, []string{"cold,necrotic||cold, necrotic", "||Undead Resilience"}) {
+		t.Errorf("ghost damage immunities %q", got)
+	}
+}
