@@ -276,33 +276,34 @@ var (
 // no block of e gives ("The lich uses Paralyzing Touch."): its attack
 // summary is the source's structured data, the only stat line there is.
 func namesUngiven(e *Entity, text string) bool {
-	named, ok := open5e.NamedAction(text)
-	if !ok {
-		return false
-	}
-	for _, bl := range e.Blocks {
-		name, _, _ := strings.Cut(bl.Name, " (")
-		if _, ref := open5e.NamedAction(bl.Text); strings.EqualFold(name, named) && !ref {
-			return false
-		}
-	}
-	return true
+	given, names := namedBlock(e, text)
+	return names && given == ""
 }
 
 // givenText is the text of the action text only names, where a block of e
 // gives it, else text.
 func givenText(e *Entity, text string) string {
+	if given, _ := namedBlock(e, text); given != "" {
+		return given
+	}
+	return text
+}
+
+// namedBlock is the text of e's block giving the action text only names
+// ("The dread knight makes a cursed greatsword attack."), "" when no block
+// does, and whether text only names one.
+func namedBlock(e *Entity, text string) (string, bool) {
 	named, ok := open5e.NamedAction(text)
 	if !ok {
-		return text
+		return "", false
 	}
 	for _, bl := range e.Blocks {
 		name, _, _ := strings.Cut(bl.Name, " (")
 		if _, ref := open5e.NamedAction(bl.Text); strings.EqualFold(name, named) && !ref {
-			return bl.Text
+			return bl.Text, true
 		}
 	}
-	return text
+	return "", true
 }
 
 // squash lower-cases s and drops its spaces, so that "19 (2d10 + 8)" reads

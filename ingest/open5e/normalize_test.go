@@ -622,75 +622,67 @@ func TestSnapshot_spellClasses(t *testing.T) {
 		}
 	}
 	added, dropped, near, subclass, own := 0, 0, 0, 0, 0
-	for n := 1; ; n++ {
-		b, ok := h.File(fmt.Sprintf("v1/spells/page-%d.json", n))
-		if !ok {
-			break
+	for _, raw := range pageRecords(t, h, "v1/spells") {
+		var r struct {
+			Name       string
+			Doc        string   `json:"document__slug"`
+			DndClass   string   `json:"dnd_class"`
+			SpellLists []string `json:"spell_lists"`
+			Archetype  string
+			Circles    string
 		}
-		var page struct {
-			Results []struct {
-				Name       string
-				Doc        string   `json:"document__slug"`
-				DndClass   string   `json:"dnd_class"`
-				SpellLists []string `json:"spell_lists"`
-				Archetype  string
-				Circles    string
-			}
-		}
-		if err := json.Unmarshal(b, &page); err != nil {
+		if err := json.Unmarshal(raw, &r); err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range page.Results {
-			for _, doc := range cat.V2Twins(r.Doc) {
-				e := byKey[doc+"\x00"+strings.ToLower(r.Name)]
-				if e == nil {
-					continue
-				}
-				if a := strings.TrimSpace(r.Archetype); a != "" && !strings.Contains(e.GetSpell().GetSubclasses(), a) {
-					t.Errorf("%s: subclasses %q lack its v1 record's %q", e.GetKey(), e.GetSpell().GetSubclasses(), a)
-				}
-				var src struct{ Classes []struct{ Name string } }
-				_ = json.Unmarshal(e.GetSourceRecord(), &src)
-				had := map[string]bool{}
-				for _, c := range src.Classes {
-					had[lkv1.Slugify(c.Name)] = true
-				}
-				for _, p := range strings.Split(r.DndClass, ",") {
-					c := lkv1.Slugify(strings.TrimPrefix(strings.TrimSpace(p), "and "))
-					// A class named for its subclass ("Paladin: Ancients",
-					// a druid circle) has the spell through it.
-					sub := strings.Contains(strings.ToLower(r.Archetype), c+":") || (c == "druid" && r.Circles != "")
-					listed := slices.ContainsFunc(r.SpellLists, func(l string) bool { return lkv1.Slugify(l) == c })
-					switch has := slices.Contains(e.GetSpell().GetClasses(), c); {
-					case c == "":
-					case sub && !listed && !had[c]:
-						if has {
-							t.Errorf("%s: class %q, which has it through a subclass (%s)", e.GetKey(), c, r.Archetype)
-						}
-						subclass++
-					case removedBySRD(e, c):
-						// SRD 5.1's own class lists lack it (srdcheck.go).
-					case known[c] && !has:
-						t.Errorf("%s: classes %v lack %q, which its v1 record names", e.GetKey(), e.GetSpell().GetClasses(), c)
-					case known[c] && !had[c]:
-						added++
-					case known[c]:
-					case c == "sorceror":
-						near++
-						if has || !slices.Contains(e.GetSpell().GetClasses(), "sorcerer") {
-							t.Errorf("%s: %q is not read as sorcerer: %v", e.GetKey(), c, e.GetSpell().GetClasses())
-						}
-					case c == "ritual-caster":
-						// A feat, not a class.
-						dropped++
-						if has {
-							t.Errorf("%s: class %q, a feat", e.GetKey(), c)
-						}
-					case !has:
-						t.Errorf("%s: classes %v lack %q, a class of its book its v1 record names", e.GetKey(), e.GetSpell().GetClasses(), c)
-					default:
-						own++
+		for _, doc := range cat.V2Twins(r.Doc) {
+			e := byKey[doc+"\x00"+strings.ToLower(r.Name)]
+			if e == nil {
+				continue
+			}
+			if a := strings.TrimSpace(r.Archetype); a != "" && !strings.Contains(e.GetSpell().GetSubclasses(), a) {
+				t.Errorf("%s: subclasses %q lack its v1 record's %q", e.GetKey(), e.GetSpell().GetSubclasses(), a)
+			}
+			var src struct{ Classes []struct{ Name string } }
+			_ = json.Unmarshal(e.GetSourceRecord(), &src)
+			had := map[string]bool{}
+			for _, c := range src.Classes {
+				had[lkv1.Slugify(c.Name)] = true
+			}
+			for _, p := range strings.Split(r.DndClass, ",") {
+				c := lkv1.Slugify(strings.TrimPrefix(strings.TrimSpace(p), "and "))
+				// A class named for its subclass ("Paladin: Ancients",
+				// a druid circle) has the spell through it.
+				sub := strings.Contains(strings.ToLower(r.Archetype), c+":") || (c == "druid" && r.Circles != "")
+				listed := slices.ContainsFunc(r.SpellLists, func(l string) bool { return lkv1.Slugify(l) == c })
+				switch has := slices.Contains(e.GetSpell().GetClasses(), c); {
+				case c == "":
+				case sub && !listed && !had[c]:
+					if has {
+						t.Errorf("%s: class %q, which has it through a subclass (%s)", e.GetKey(), c, r.Archetype)
 					}
+					subclass++
+				case removedBySRD(e, c):
+					// SRD 5.1's own class lists lack it (srdcheck.go).
+				case known[c] && !has:
+					t.Errorf("%s: classes %v lack %q, which its v1 record names", e.GetKey(), e.GetSpell().GetClasses(), c)
+				case known[c] && !had[c]:
+					added++
+				case known[c]:
+				case c == "sorceror":
+					near++
+					if has || !slices.Contains(e.GetSpell().GetClasses(), "sorcerer") {
+						t.Errorf("%s: %q is not read as sorcerer: %v", e.GetKey(), c, e.GetSpell().GetClasses())
+					}
+				case c == "ritual-caster":
+					// A feat, not a class.
+					dropped++
+					if has {
+						t.Errorf("%s: class %q, a feat", e.GetKey(), c)
+					}
+				case !has:
+					t.Errorf("%s: classes %v lack %q, a class of its book its v1 record names", e.GetKey(), e.GetSpell().GetClasses(), c)
+				default:
+					own++
 				}
 			}
 		}

@@ -1,16 +1,13 @@
 package open5e_test
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"lorekeeper.dev/ingest/open5e"
-	"lorekeeper.dev/ingest/open5esnapshot"
 	"lorekeeper.dev/ingest/srddb"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
@@ -19,42 +16,19 @@ import (
 // cross-check reads, normalised: the other source it weighs.
 func v1SRD(t *testing.T) []*lkv1.Entity {
 	t.Helper()
-	up := newUpstream(t)
-	c, err := open5e.NewClient(up.srv.URL, &open5e.ClientOptions{PageSize: 1000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := open5e.FetchCatalog(context.Background(), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h, err := open5esnapshot.NewHandler()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, h := snapshotCatalogAndPages(t)
 	var out []*lkv1.Entity
 	for _, name := range []string{"monsters", "spells", "weapons", "armor", "magicitems", "conditions", "classes"} {
-		ep := endpoints("v1/" + name)[0]
 		var recs []json.RawMessage
-		for n := 1; ; n++ {
-			b, ok := h.File(fmt.Sprintf("v1/%s/page-%d.json", name, n))
-			if !ok {
-				break
+		for _, r := range pageRecords(t, h, "v1/"+name) {
+			var doc struct {
+				Slug string `json:"document__slug"`
 			}
-			var page struct{ Results []json.RawMessage }
-			if err := json.Unmarshal(b, &page); err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range page.Results {
-				var doc struct {
-					Slug string `json:"document__slug"`
-				}
-				if json.Unmarshal(r, &doc) == nil && doc.Slug == "wotc-srd" {
-					recs = append(recs, r)
-				}
+			if json.Unmarshal(r, &doc) == nil && doc.Slug == "wotc-srd" {
+				recs = append(recs, r)
 			}
 		}
-		es, errs := open5e.NormalizeEndpoint(ep, recs, cat)
+		es, errs := open5e.NormalizeEndpoint(endpoints("v1/" + name)[0], recs, cat)
 		if len(errs) > 0 {
 			t.Fatal(errs[0])
 		}

@@ -131,28 +131,20 @@ func v1SpellClasses(t *testing.T, doc string) map[string]int {
 		t.Fatal(err)
 	}
 	named := map[string]int{}
-	for n := 1; ; n++ {
-		b, ok := h.File(fmt.Sprintf("v1/spells/page-%d.json", n))
-		if !ok {
-			break
+	for _, raw := range pageRecords(t, h, "v1/spells") {
+		var r struct {
+			Doc      string `json:"document__slug"`
+			DndClass string `json:"dnd_class"`
 		}
-		var page struct {
-			Results []struct {
-				Doc      string `json:"document__slug"`
-				DndClass string `json:"dnd_class"`
-			}
-		}
-		if err := json.Unmarshal(b, &page); err != nil {
+		if err := json.Unmarshal(raw, &r); err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range page.Results {
-			if r.Doc != doc {
-				continue
-			}
-			for _, c := range strings.Split(r.DndClass, ",") {
-				if c = lkv1.Slugify(c); c != "" {
-					named[c]++
-				}
+		if r.Doc != doc {
+			continue
+		}
+		for _, c := range strings.Split(r.DndClass, ",") {
+			if c = lkv1.Slugify(c); c != "" {
+				named[c]++
 			}
 		}
 	}
