@@ -221,7 +221,11 @@ func normalize(ep Endpoint, raw []byte, cat *Catalog) (es []*lkv1.Entity, parent
 	if droppedCommas[docKey] {
 		restoreCommas(e)
 	}
-	fillTextFacts(e)
+	if ep.Version == "v2" {
+		// A v1 record's, when it is served (FilterV1): most are v2's
+		// duplicates, read for what they complete.
+		fillTextFacts(e)
+	}
 	return splitEditions(ep, raw, o, e, cat), parent, nil
 }
 
@@ -491,19 +495,52 @@ func normalizeNewlines(s string) string {
 	return strings.TrimSpace(unmarkReferences(s))
 }
 
-// wordFeet is "ft." after a word, not a number: "feet" written as a
+// proseWords are the words after which "ft." is "feet" written as a
 // distance's abbreviation inside prose ("land on its ft.", "an additional
 // number of ft. equal to the chosen radius": SRD 5.1's Bulette and
-// Will-o'-Wisp); sentenceFeet, the same ending a sentence.
-var (
-	wordFeet     = regexp.MustCompile(`\b(its|of|their|his|her|your|the|few|many|several) ft\.`)
-	sentenceFeet = regexp.MustCompile(`\b(its|of|their|his|her|your|the|few|many|several) ft\.(\s+[A-Z]|\s*$)`)
-)
+// Will-o'-Wisp).
+var proseWords = map[string]bool{"its": true, "of": true, "their": true, "his": true, "her": true, "your": true,
+	"the": true, "few": true, "many": true, "several": true}
 
-// proseFeet writes "feet" where a text abbreviated it after a word.
+// proseFeet writes "feet" where a text abbreviated it after one of
+// proseWords; where a sentence ends there, its full stop stays. A scan,
+// not a regexp: it reads every text of a load.
 func proseFeet(s string) string {
-	s = sentenceFeet.ReplaceAllString(s, "$1 feet.$2")
-	return wordFeet.ReplaceAllString(s, "$1 feet")
+	var b strings.Builder
+	last := 0
+	for at := 0; ; {
+		k := strings.Index(s[at:], " ft.")
+		if k < 0 {
+			break
+		}
+		k += at
+		at = k + len(" ft.")
+		w := k
+		for w > 0 && isLetter(s[w-1]) {
+			w--
+		}
+		if w > 0 && isWordByte(s[w-1]) || !proseWords[s[w:k]] {
+			continue
+		}
+		rest := strings.TrimLeft(s[at:], asciiSpace)
+		feet := " feet"
+		if rest == "" || len(rest) < len(s[at:]) && 'A' <= rest[0] && rest[0] <= 'Z' {
+			feet = " feet." // the sentence ends there
+		}
+		b.WriteString(s[last:k] + feet)
+		last = at
+	}
+	if last == 0 {
+		return s
+	}
+	return b.String() + s[last:]
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' }
+
+// isWordByte is what a regexp's \b takes for a word's letter.
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }
 
 // detachTables parts a markdown table from the paragraphs it was run
