@@ -32,7 +32,7 @@ BENCH_FLAGS ?=
 FUZZ        := query:FuzzCursor mcpserver:FuzzToolCall mcpserver:FuzzToolArguments mcpserver:FuzzListCursor mcpserver:FuzzPromptArguments mcpserver:FuzzResourceURI mcpserver:FuzzStdioFraming
 FUZZTIME    ?= 10000x
 
-.PHONY: all run build test test-short fuzz bench proto snapshot vectors lint tools tools-proto tools-test cc model clean help
+.PHONY: all run build test test-short fuzz bench proto snapshot srddb vectors lint tools tools-proto tools-test cc model clean help
 
 all: build
 
@@ -79,6 +79,21 @@ snapshot: ## Rebuild the bundled Open5e snapshot from OPEN5E=<pack>/open5e (need
 
 vectors: model ## Remake the bundled vectors (embedder/vectorbundle) of the bundled content; only new texts are embedded.
 	go run ./embedder/cmd/bundlevectors -model-dir "$(LOREKEEPER_MODEL_DIR)"
+
+# SRD 5.1's second transcription to bundle: a folder holding 5e-database's
+# LICENSE.md and its 2014/ data (src/2014/en), as the data pack's MANIFEST
+# describes it.
+SRDDB ?=
+SRDDB_FILES = LICENSE.md $(addprefix 2014/5e-SRD-,Monsters.json Spells.json Magic-Items.json Equipment.json Conditions.json Classes.json Levels.json)
+
+srddb: ## Rebuild the bundled SRD 5.1 transcription from SRDDB=<pack>/5e-database (needs zstd).
+	@[ -n "$(SRDDB)" ] && [ -f "$(SRDDB)/LICENSE.md" ] && [ -d "$(SRDDB)/2014" ] || { echo "make srddb: set SRDDB to the pack's 5e-database folder (the one holding LICENSE.md and 2014/)" >&2; exit 1; }
+	@$(call need,zstd (to compress the transcription),command -v zstd >/dev/null,zstd)
+	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	tar --sort=name --owner=0 --group=0 --numeric-owner --mode=a-w --mtime=2026-08-17T00:00Z \
+		-C "$(SRDDB)" -cf "$$tmp/srd.tar" $(SRDDB_FILES); \
+	zstd -19 --long=27 -q -f "$$tmp/srd.tar" -o ingest/srddb/5e-database-2014.tar.zst
+	@ls -l ingest/srddb/5e-database-2014.tar.zst
 
 lint: ## go vet and golangci-lint.
 	go vet $(PKGS)

@@ -190,9 +190,9 @@ func (s *Server) compareEditions(ctx context.Context, req *mcp.GetPromptRequest)
 		fmt.Fprintf(&b, "Both are embedded below: first %s (%s), then %s (%s).\n\n", eds[0].label, a.URI, eds[1].label, c.URI)
 		diffs := differences(a, c)
 		if len(diffs) == 0 {
-			b.WriteString("Their key fields are the same; compare the descriptions for changes in wording.\n")
+			b.WriteString("Every field their cards show is the same; compare the descriptions for changes in wording.\n")
 		} else {
-			fmt.Fprintf(&b, "Differences in key fields (%s → %s):\n", eds[0].label, eds[1].label)
+			fmt.Fprintf(&b, "Differences in the fields their cards show (%s → %s):\n", eds[0].label, eds[1].label)
 			for _, d := range diffs {
 				fmt.Fprintf(&b, "- %s: %s → %s\n", d.field, d.old, d.new)
 			}

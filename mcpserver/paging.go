@@ -154,8 +154,12 @@ func keyFacts(e *Entity) string {
 	case e.Creature != nil:
 		c := e.Creature
 		facts = append(facts, summary(e))
-		add("AC %d", c.ArmorClass)
-		add("HP %d", c.HitPoints)
+		if c.ArmorClass > 0 { // unknown otherwise (a homebrew monster)
+			add("AC %d", c.ArmorClass)
+		}
+		if c.HitPoints > 0 {
+			add("HP %d", c.HitPoints)
+		}
 		if sp := speed(c); sp != "" {
 			add("speed %s", sp)
 		}

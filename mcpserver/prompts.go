@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -60,7 +60,7 @@ func (s *Server) addPrompts() {
 	s.addPrompt(&mcp.Prompt{
 		Name:  PromptCompareEditions,
 		Title: "Compare the 2014 and 2024 rules for one entry",
-		Description: `The SRD 5.1 (2014 rules) and SRD 5.2 (2024 rules) versions of one spell, creature, item, class option, condition or rule, embedded side by side, with the differences in their key fields (level, damage, components, CR, AC, HP, ...) listed. Entries renamed between the books are found under either name (Feeblemind and Befuddlement). edition="a5e" compares SRD 5.1 with Level Up Advanced 5th Edition instead (every Level Up book: the Adventurer's Guide, the Monstrous Menagerie, ...).
+		Description: `The SRD 5.1 (2014 rules) and SRD 5.2 (2024 rules) versions of one spell, creature, item, class option, condition or rule, embedded side by side, with the differences in every field their cards show (level, damage, components, CR, AC, HP, initiative, weapon properties and mastery, the actions, ...) listed. Entries renamed between the books are found under either name (Feeblemind and Befuddlement). edition="a5e" compares SRD 5.1 with Level Up Advanced 5th Edition instead (every Level Up book: the Adventurer's Guide, the Monstrous Menagerie, ...).
 Use it for "how did Fireball change in 2024?" or "compare the 2014 and 2024 Goblin".`,
 		Arguments: []*mcp.PromptArgument{
 			{Name: "name", Title: "Name", Description: `The entry's name in either edition, e.g. "Fireball", "Goblin", "Grappled", "Feeblemind".`, Required: true},
@@ -135,98 +135,78 @@ func textMessage(text string) *mcp.PromptMessage {
 // entityMessage embeds e as a resource: its markdown card under its URI.
 func entityMessage(e *Entity) *mcp.PromptMessage {
 	return &mcp.PromptMessage{Role: "user", Content: &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
-		URI: e.URI, MIMEType: "text/markdown", Text: renderEntity(e),
+		URI: e.URI, MIMEType: "text/markdown", Text: renderFullEntity(e),
 	}}}
 }
 
 type difference struct{ field, old, new string }
 
-// differences compares the key fields of two versions of one entity.
+// differences compares two versions of one entity on every field their
+// cards show: each labelled line ("**Mastery:** Sap", "**Initiative**
+// +17 (27)", "**Damage Immunities** fire"), the ability scores, the blocks
+// of each section by name, and the name. The cards decide what counts, so
+// a field a card gains is compared too.
 func differences(a, b *Entity) []difference {
-	type field struct {
-		name string
-		get  func(*Entity) string
-	}
-	str := func(f func(*Entity) string) func(*Entity) string { return f }
-	var fields []field
-	switch {
-	case a.Spell != nil && b.Spell != nil:
-		fields = []field{
-			{"level", str(func(e *Entity) string { return strconv.Itoa(int(e.Spell.Level)) })},
-			{"school", str(func(e *Entity) string { return e.Spell.School })},
-			{"casting time", str(func(e *Entity) string { return castingTime(e.Spell.CastingTime) })},
-			{"range", str(func(e *Entity) string { return e.Spell.Range })},
-			{"components", str(func(e *Entity) string { return e.Spell.Components })},
-			{"material", str(func(e *Entity) string { return e.Spell.MaterialSpecified })},
-			{"duration", str(func(e *Entity) string { return e.Spell.Duration })},
-			{"concentration", str(func(e *Entity) string { return strconv.FormatBool(e.Spell.Concentration) })},
-			{"ritual", str(func(e *Entity) string { return strconv.FormatBool(e.Spell.Ritual) })},
-			{"damage", str(func(e *Entity) string {
-				return strings.TrimSpace(e.Spell.DamageRoll + " " + strings.Join(e.Spell.DamageTypes, "/"))
-			})},
-			{"saving throw", str(func(e *Entity) string { return e.Spell.SavingThrowAbility })},
-			{"classes", str(func(e *Entity) string { return strings.Join(e.Spell.Classes, ", ") })},
-		}
-	case a.Creature != nil && b.Creature != nil:
-		fields = []field{
-			{"challenge rating", str(func(e *Entity) string { return e.Creature.ChallengeRatingText })},
-			{"XP", str(func(e *Entity) string { return thousands(e.Creature.ExperiencePoints) })},
-			{"armor class", str(func(e *Entity) string { return strconv.Itoa(int(e.Creature.ArmorClass)) })},
-			{"hit points", str(func(e *Entity) string {
-				if e.Creature.HitDice == "" {
-					return strconv.Itoa(int(e.Creature.HitPoints))
-				}
-				return fmt.Sprintf("%d (%s)", e.Creature.HitPoints, e.Creature.HitDice) // as a stat block prints them
-			})},
-			{"size", str(func(e *Entity) string { return e.Creature.Size })},
-			{"type", str(func(e *Entity) string { return e.Creature.Type })},
-			{"speed", str(func(e *Entity) string { return speed(e.Creature) })},
-			{"ability scores", str(func(e *Entity) string {
-				var parts []string
-				for _, ab := range lkv1.Abilities() {
-					parts = append(parts, fmt.Sprintf("%s %d", abbrev(ab), e.Creature.AbilityScores[ab]))
-				}
-				return strings.Join(parts, ", ")
-			})},
-			{"damage immunities", str(func(e *Entity) string { return strings.Join(e.Creature.DamageImmunities, ", ") })},
-			{"damage resistances", str(func(e *Entity) string { return strings.Join(e.Creature.DamageResistances, ", ") })},
-			{"condition immunities", str(func(e *Entity) string { return strings.Join(e.Creature.ConditionImmunities, ", ") })},
-			{"actions", str(func(e *Entity) string { return blockNames(e, "action") })},
-		}
-	case a.Item != nil && b.Item != nil:
-		fields = []field{
-			{"rarity", str(func(e *Entity) string { return e.Item.Rarity })},
-			{"attunement", str(func(e *Entity) string { return strconv.FormatBool(e.Item.RequiresAttunement) })},
-			{"cost", str(func(e *Entity) string { return optNum(e.Item.CostGP, " gp") })},
-			{"weight", str(func(e *Entity) string { return optNum(e.Item.WeightLb, " lb") })},
-			{"damage", str(func(e *Entity) string {
-				if e.Item.Weapon == nil {
-					return ""
-				}
-				return strings.TrimSpace(e.Item.Weapon.DamageDice + " " + e.Item.Weapon.DamageType)
-			})},
-			{"properties", str(func(e *Entity) string {
-				if e.Item.Weapon == nil {
-					return ""
-				}
-				return strings.Join(e.Item.Weapon.Properties, ", ")
-			})},
-			{"armor class", str(func(e *Entity) string {
-				if e.Item.Armor == nil {
-					return ""
-				}
-				return e.Item.Armor.ACDisplay
-			})},
-		}
-	}
-	fields = append(fields, field{"name", str(func(e *Entity) string { return e.Name })})
+	fa, fb := cardFields(a), cardFields(b)
 	var out []difference
-	for _, f := range fields {
-		if x, y := f.get(a), f.get(b); !sameValue(x, y) {
-			out = append(out, difference{f.name, orNone(x), orNone(y)})
+	seen := map[string]bool{}
+	for _, f := range append(fa.order, fb.order...) {
+		if seen[f] {
+			continue
+		}
+		seen[f] = true
+		if x, y := fa.values[f], fb.values[f]; !sameValue(x, y) {
+			out = append(out, difference{f, orNone(x), orNone(y)})
 		}
 	}
 	return out
+}
+
+// shownFields are the fields of a card, by label, in the card's order.
+type shownFields struct {
+	order  []string
+	values map[string]string
+}
+
+var (
+	// cardLine is a labelled line of a card: "**Casting Time:** 1 action".
+	cardLine = regexp.MustCompile(`^\*\*([^*]+?):?\*\* (.+?)\s*$`)
+	// cardHeading is a section of a card: "### Actions".
+	cardHeading = regexp.MustCompile(`^### (.+)$`)
+	// cardBlock is a block's name: "***Bite.***".
+	cardBlock = regexp.MustCompile(`^\*\*\*(.+?)\.\*\*\*`)
+)
+
+// cardFields reads the fields e's card shows.
+func cardFields(e *Entity) shownFields {
+	f := shownFields{values: map[string]string{}}
+	set := func(k, v string) {
+		if _, ok := f.values[k]; !ok {
+			f.order = append(f.order, k)
+		}
+		f.values[k] = v
+	}
+	set("name", e.Name)
+	section := "traits"
+	lines := strings.Split(renderEntity(e), "\n")
+	for i, l := range lines {
+		switch {
+		case cardLine.MatchString(l):
+			m := cardLine.FindStringSubmatch(l)
+			set(strings.ToLower(m[1]), m[2])
+		case strings.HasPrefix(l, "| STR |") && i+2 < len(lines):
+			set("ability scores", strings.Trim(lines[i+2], "| "))
+		case cardHeading.MatchString(l):
+			section = strings.ToLower(cardHeading.FindStringSubmatch(l)[1])
+		case cardBlock.MatchString(l) && e.Creature != nil:
+			name := cardBlock.FindStringSubmatch(l)[1]
+			if v := f.values[section]; v != "" {
+				name = v + ", " + name
+			}
+			set(section, name)
+		}
+	}
+	return f
 }
 
 func orNone(s string) string {
@@ -234,23 +214,6 @@ func orNone(s string) string {
 		return "(none)"
 	}
 	return s
-}
-
-func optNum(v *float64, unit string) string {
-	if v == nil {
-		return ""
-	}
-	return num(*v) + unit
-}
-
-func blockNames(e *Entity, typ string) string {
-	var names []string
-	for _, bl := range e.Blocks {
-		if bl.Type == typ && bl.Name != "" {
-			names = append(names, bl.Name)
-		}
-	}
-	return strings.Join(names, ", ")
 }
 
 // lookupKinds looks up entities of kinds (all of one lookup's: a spell, a

@@ -59,6 +59,7 @@ type Correction struct {
 	Field          string `json:"field" jsonschema:"to_hit, reach, range, damage, damage_type, extra_damage, attack, damage_types, damage_roll, saving_throw_ability, class_table, category, armor_category, stealth or strength_requirement."`
 	SourceValue    string `json:"source_value" jsonschema:"What the source's structured data said."`
 	CorrectedValue string `json:"corrected_value" jsonschema:"What the text says; empty when the value was dropped because the text could not be read."`
+	Basis          string `json:"basis,omitempty" jsonschema:"What decided it where more than the entity's own text: srd: ... where SRD 5.1's second transcription (5e-database) disagreed with Open5e and the SRD's text, as the rest says, sided with it."`
 }
 
 // Block is a named piece of text inside an entity.
@@ -72,6 +73,11 @@ type Block struct {
 	Usage  string  `json:"usage,omitempty" jsonschema:"How often it can be used, as a stat block prints it: Recharge 5–6, 2/Day."`
 	Cost   int32   `json:"cost,omitempty" jsonschema:"Legendary actions: how many legendary actions it costs, when more than one."`
 	Form   string  `json:"form,omitempty" jsonschema:"The form it is limited to (Vampire Form Only)."`
+	// What the block's text says it does.
+	DamageTypes []string `json:"damage_types,omitempty" jsonschema:"Creatures: the damage types the block deals, by its attack or its text."`
+	SavingThrow string   `json:"saving_throw,omitempty" jsonschema:"Creatures: the saving throw its text calls for (dexterity)."`
+	SaveDC      int32    `json:"save_dc,omitempty" jsonschema:"The saving throw's DC, where the text gives one."`
+	Conditions  []string `json:"conditions,omitempty" jsonschema:"Creatures: the conditions its text inflicts (frightened, prone)."`
 }
 
 // Alternate is a copy of a result from another document.
@@ -110,6 +116,7 @@ type Spell struct {
 	Area               string   `json:"area,omitempty"`
 	Subclasses         string   `json:"subclasses,omitempty" jsonschema:"Subclasses with the spell on their list, as the source words it."`
 	HealingRoll        string   `json:"healing_roll,omitempty" jsonschema:"The hit points the spell restores, as a roll (2d8); healing is never a damage roll."`
+	Conditions         []string `json:"conditions,omitempty" jsonschema:"The conditions the spell's text inflicts (charmed, frightened)."`
 }
 
 // Creature holds a stat block's fields.
@@ -121,9 +128,9 @@ type Creature struct {
 	Group                 string           `json:"group,omitempty" jsonschema:"The book's heading the stat block is grouped under (Dragons, Chromatic); not a subtype."`
 	Size                  string           `json:"size"`
 	Alignment             string           `json:"alignment,omitempty"`
-	ArmorClass            int32            `json:"armor_class"`
+	ArmorClass            int32            `json:"armor_class,omitempty" jsonschema:"Absent where the source does not give it (a homebrew monster may not)."`
 	ArmorDetail           string           `json:"armor_detail,omitempty"`
-	HitPoints             int32            `json:"hit_points"`
+	HitPoints             int32            `json:"hit_points,omitempty" jsonschema:"Absent where the source does not give it."`
 	HitDice               string           `json:"hit_dice,omitempty"`
 	Speed                 map[string]int32 `json:"speed,omitempty"`
 	SpeedText             string           `json:"speed_text,omitempty"`
@@ -132,20 +139,40 @@ type Creature struct {
 	SavingThrows          map[string]int32 `json:"saving_throws,omitempty"`
 	Skills                map[string]int32 `json:"skills,omitempty"`
 	Senses                string           `json:"senses,omitempty"`
-	PassivePerception     int32            `json:"passive_perception"`
+	PassivePerception     int32            `json:"passive_perception,omitempty"`
 	Languages             string           `json:"languages,omitempty"`
-	DamageVulnerabilities []string         `json:"damage_vulnerabilities,omitempty"`
-	DamageResistances     []string         `json:"damage_resistances,omitempty"`
-	DamageImmunities      []string         `json:"damage_immunities,omitempty"`
+	DamageVulnerabilities []string         `json:"damage_vulnerabilities,omitempty" jsonschema:"Every damage type the line names, whether always or only as a qualifier says; the entries say which."`
+	DamageResistances     []string         `json:"damage_resistances,omitempty" jsonschema:"Every damage type the line names, whether always or only as a qualifier says; the entries say which."`
+	DamageImmunities      []string         `json:"damage_immunities,omitempty" jsonschema:"Every damage type the line names, whether always or only as a qualifier says (the werewolf's bludgeoning from nonmagical attacks not made with silvered weapons); the entries say which."`
 	ConditionImmunities   []string         `json:"condition_immunities,omitempty"`
-	ExperiencePoints      int32            `json:"experience_points"`
-	ProficiencyBonus      int32            `json:"proficiency_bonus,omitempty"`
-	Environments          []string         `json:"environments,omitempty"`
-	HasLegendaryActions   bool             `json:"has_legendary_actions"`
-	HasLairActions        bool             `json:"has_lair_actions"`
-	InitiativeBonus       *int32           `json:"initiative_bonus,omitempty" jsonschema:"2024 stat blocks: the initiative modifier."`
-	LegendaryIntro        string           `json:"legendary_intro,omitempty" jsonschema:"The paragraph before the legendary actions."`
-	LegendaryPerRound     int32            `json:"legendary_actions_per_round,omitempty" jsonschema:"How many legendary actions the creature can take a round."`
+	// The lines as the book prints them, entry by entry.
+	DamageVulnerabilityEntries []Defense `json:"damage_vulnerability_entries,omitempty" jsonschema:"The damage vulnerabilities as the book prints them: each entry's types and what limits it."`
+	DamageResistanceEntries    []Defense `json:"damage_resistance_entries,omitempty" jsonschema:"The damage resistances as the book prints them: each entry's types and what limits it (from nonmagical attacks)."`
+	DamageImmunityEntries      []Defense `json:"damage_immunity_entries,omitempty" jsonschema:"The damage immunities as the book prints them: each entry's types and what limits it (from nonmagical attacks not made with silvered weapons)."`
+	ConditionImmunityEntries   []Defense `json:"condition_immunity_entries,omitempty" jsonschema:"The condition immunities as the book prints them."`
+	ExperiencePoints           int32     `json:"experience_points"`
+	ProficiencyBonus           int32     `json:"proficiency_bonus,omitempty"`
+	Environments               []string  `json:"environments,omitempty"`
+	HasLegendaryActions        bool      `json:"has_legendary_actions"`
+	HasLairActions             bool      `json:"has_lair_actions"`
+	InitiativeBonus            *int32    `json:"initiative_bonus,omitempty" jsonschema:"2024 stat blocks: the initiative modifier."`
+	LegendaryIntro             string    `json:"legendary_intro,omitempty" jsonschema:"The paragraph before the legendary actions."`
+	LegendaryPerRound          int32     `json:"legendary_actions_per_round,omitempty" jsonschema:"How many legendary actions the creature can take a round."`
+}
+
+// Defense is one entry of a creature's damage or condition line.
+type Defense struct {
+	Types     []string `json:"types,omitempty" jsonschema:"The damage types or conditions it covers; none for an entry naming a trait that explains it (Undead Resilience)."`
+	Qualifier string   `json:"qualifier,omitempty" jsonschema:"When it holds, in the book's words; empty when it always does."`
+	Text      string   `json:"text" jsonschema:"The entry as the book prints it."`
+}
+
+func defensesFromProto(ds []*lkv1.Defense) []Defense {
+	var out []Defense
+	for _, d := range ds {
+		out = append(out, Defense{Types: d.GetTypes(), Qualifier: d.GetQualifier(), Text: d.GetText()})
+	}
+	return out
 }
 
 // Item holds the fields of weapons, armor, magic items and gear.
@@ -364,10 +391,11 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 	}
 	for _, b := range p.GetBlocks() {
 		e.Blocks = append(e.Blocks, Block{Type: b.GetType(), Name: b.GetName(), Text: shown(b.GetText()), Level: b.GetLevel(), Levels: b.GetLevels(), Attack: b.GetAttack(),
-			Usage: usageText(b.GetUsage()), Cost: b.GetLegendaryCost(), Form: b.GetForm()})
+			Usage: usageText(b.GetUsage()), Cost: b.GetLegendaryCost(), Form: b.GetForm(),
+			DamageTypes: b.GetDamageTypes(), SavingThrow: b.GetSavingThrowAbility(), SaveDC: b.GetSavingThrowDc(), Conditions: b.GetConditions()})
 	}
 	for _, c := range p.GetCorrections() {
-		e.Corrections = append(e.Corrections, Correction{Subject: c.GetSubject(), Field: c.GetField(), SourceValue: c.GetSourceValue(), CorrectedValue: c.GetCorrectedValue()})
+		e.Corrections = append(e.Corrections, Correction{Subject: c.GetSubject(), Field: c.GetField(), SourceValue: c.GetSourceValue(), CorrectedValue: c.GetCorrectedValue(), Basis: c.GetBasis()})
 	}
 	if s := p.GetSpell(); s != nil {
 		e.Spell = &Spell{
@@ -379,7 +407,7 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 			MaterialConsumed: s.GetMaterialConsumed(), DamageTypes: s.GetDamageTypes(), DamageRoll: s.GetDamageRoll(),
 			SavingThrowAbility: s.GetSavingThrowAbility(), AttackRoll: s.GetAttackRoll(),
 			ReactionCondition: s.GetReactionCondition(), TargetType: s.GetTargetType(), Area: s.GetArea(),
-			Subclasses: s.GetSubclasses(), HealingRoll: s.GetHealingRoll(),
+			Subclasses: s.GetSubclasses(), HealingRoll: s.GetHealingRoll(), Conditions: s.GetConditions(),
 		}
 	}
 	if c := p.GetCreature(); c != nil {
@@ -391,15 +419,23 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 			Senses: c.GetSenses(), PassivePerception: c.GetPassivePerception(), Languages: c.GetLanguages(),
 			DamageVulnerabilities: c.GetDamageVulnerabilities(), DamageResistances: c.GetDamageResistances(),
 			DamageImmunities: c.GetDamageImmunities(), ConditionImmunities: c.GetConditionImmunities(),
-			ExperiencePoints: c.GetExperiencePoints(), ProficiencyBonus: c.GetProficiencyBonus(),
+			DamageVulnerabilityEntries: defensesFromProto(c.GetDamageVulnerabilityEntries()),
+			DamageResistanceEntries:    defensesFromProto(c.GetDamageResistanceEntries()),
+			DamageImmunityEntries:      defensesFromProto(c.GetDamageImmunityEntries()),
+			ConditionImmunityEntries:   defensesFromProto(c.GetConditionImmunityEntries()),
+			ExperiencePoints:           c.GetExperiencePoints(), ProficiencyBonus: c.GetProficiencyBonus(),
 			Environments: c.GetEnvironments(), HasLegendaryActions: c.GetHasLegendaryActions() || hasBlock(p, "legendary_action"),
 			HasLairActions:  c.GetHasLairActions() || hasBlock(p, "lair_action"),
 			InitiativeBonus: c.InitiativeBonus, LegendaryIntro: shown(c.GetLegendaryIntro()), LegendaryPerRound: c.GetLegendaryActionsPerRound(),
 		}
 		if a := c.GetAbilityScores(); a != nil {
-			e.Creature.AbilityScores = map[string]int32{}
-			e.Creature.AbilityModifiers = map[string]int32{}
 			for _, s := range abilityScores(a) {
+				if s.score == 0 {
+					continue // unknown: no creature has a score of 0
+				}
+				if e.Creature.AbilityScores == nil {
+					e.Creature.AbilityScores, e.Creature.AbilityModifiers = map[string]int32{}, map[string]int32{}
+				}
 				e.Creature.AbilityScores[s.name] = s.score
 				e.Creature.AbilityModifiers[s.name] = modifier(s.score)
 			}

@@ -217,9 +217,14 @@ func relevance(t *testing.T, cl lkv1.QueryServiceClient) {
 	// cantrip, and Deep Magic's warlock cantrips now rank above it, as the
 	// understood class says they must. "One or two hands" read as the
 	// versatile property (not two-handed), and the word "healing" kept in
-	// BM25 beside its filter, brought it to 89.9 % / 0.777.
-	if total.share() < 0.898 || total.mrr() < 0.776 {
-		t.Errorf("all: top-5 share %.3f, MRR %.3f; want at least 0.898 and 0.776 (goals 0.95 and 0.85)", total.share(), total.mrr())
+	// BM25 beside its filter, brought it to 89.9 % / 0.777. SRD 5.1's texts
+	// mended against its second transcription cost 0.001: Unseen Servant
+	// pours wine now, not wind, and ranks above Detect Poison and Disease
+	// for "is this wine poisoned?"; Zone of Truth reads as the SRD does
+	// ("aware of the spell", not "aware of the fate ... his answers") and
+	// no longer ranks for "make the tavern guard think I'm his old friend".
+	if total.share() < 0.898 || total.mrr() < 0.775 {
+		t.Errorf("all: top-5 share %.3f, MRR %.3f; want at least 0.898 and 0.775 (goals 0.95 and 0.85)", total.share(), total.mrr())
 	}
 	// relevance.jsonl's MRR floor was 0.81 (0.820 measured on the whole
 	// catalogue) until the core conditions were split per edition (issue

@@ -6,9 +6,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 
+	"lorekeeper.dev/ingest/srddb"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -31,6 +33,29 @@ type Catalog struct {
 	// twins maps a v1 document to the v2 documents that carry the same
 	// book (see V2Twins).
 	twins map[string][]string
+	// spells are SRD 5.1's spell names, lower-case (srddb), read at the
+	// first text that needs them (spellLists).
+	spells     map[string]bool
+	spellsOnce sync.Once
+}
+
+// spellNames are SRD 5.1's spell names, lower-case, from its second
+// transcription; none if it cannot be read (a nil catalog too).
+func (c *Catalog) spellNames() map[string]bool {
+	if c == nil {
+		return nil
+	}
+	c.spellsOnce.Do(func() {
+		db, err := srddb.Load()
+		if err != nil {
+			return
+		}
+		c.spells = map[string]bool{}
+		for _, s := range db.Spells {
+			c.spells[strings.ToLower(s.Name)] = true
+		}
+	})
+	return c.spells
 }
 
 // NewCatalog builds the catalog from the records of /v2/documents,
@@ -83,10 +108,10 @@ func NewCatalog(v2Docs, publishers, licenses, gameSystems, v1Docs []json.RawMess
 		// A v1 document is of its v2 twin's game system (Level Up's
 		// Monstrous Menagerie is a5e); one with no twin is 5e 2014, the
 		// only system v1 knew.
-		gs, note := "5e-2014", ""
+		gs, note, twinKey := "5e-2014", "", ""
 		lic := v1LicenseName(v.License)
 		if twin := v2Twin(v.V2RelatedKey, v2); twin != nil {
-			gs = twin.Gamesystem.Key
+			gs, twinKey = twin.Gamesystem.Key, twin.Key
 			c.twins[v.Slug] = sameBook(twin, v2)
 			copyright[twin.Key] = v.Copyright
 			if names := twin.licenseNames(); lic != "" && !slices.Contains(names, lic) {
@@ -99,7 +124,7 @@ func NewCatalog(v2Docs, publishers, licenses, gameSystems, v1Docs []json.RawMess
 			Source: lkv1.Source_SOURCE_OPEN5E_V1, Publisher: v.Organization,
 			PublisherKey: lkv1.Slugify(v.Organization), Licenses: nonEmpty(lic),
 			GameSystem: gs, GameSystemName: systems[gs], Permalink: permalink(v.URL),
-			Attribution: v.Copyright, LicenseNote: note,
+			Attribution: v.Copyright, LicenseNote: note, Twin: twinKey,
 		}
 	}
 	for _, v := range v2 {

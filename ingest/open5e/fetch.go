@@ -11,6 +11,7 @@ import (
 
 	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/open5esnapshot"
+	"lorekeeper.dev/ingest/srddb"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -88,7 +89,8 @@ func CoverageFromKeys(keys []string) Coverage {
 
 // FilterV1 keeps the v1 entities that fill a gap in v2 (Coverage.V1Fill),
 // those filling a v2 book's gap moved into it (their keys keep the v1
-// source: "open5e_v1:srd-2014:rule-section:rest").
+// source: "open5e_v1:srd-2014:rule-section:rest"), each given what its
+// text says (fillTextFacts; its duplicates of v2 are not worth the reading).
 func FilterV1(es []*lkv1.Entity, cov Coverage, cat *Catalog) ([]*lkv1.Entity, error) {
 	var out []*lkv1.Entity
 	for _, e := range es {
@@ -96,15 +98,16 @@ func FilterV1(es []*lkv1.Entity, cov Coverage, cat *Catalog) ([]*lkv1.Entity, er
 		if !fill {
 			continue
 		}
+		fillTextFacts(e)
 		if d := cat.Document(lkv1.Source_SOURCE_OPEN5E_V2, into); d != nil {
 			e.Document = d
 			e.Key = lkv1.EntityKey(lkv1.Source_SOURCE_OPEN5E_V1, into, e.GetKind(), e.GetSlug())
-			h, err := ingest.ContentHash(e)
-			if err != nil {
-				return nil, fmt.Errorf("move %s into %s: %w", e.GetSourceKey(), into, err)
-			}
-			e.ContentHash = h
 		}
+		h, err := ingest.ContentHash(e)
+		if err != nil {
+			return nil, fmt.Errorf("serve %s: %w", e.GetSourceKey(), err)
+		}
+		e.ContentHash = h
 		out = append(out, e)
 	}
 	return out, nil
@@ -143,6 +146,13 @@ func FetchAll(ctx context.Context, c *Client) ([]*lkv1.Entity, error) {
 		}
 	}
 	v2 = withoutItemTwins(v2)
+	db, err := srddb.Load()
+	if err != nil {
+		return nil, fmt.Errorf("fetch open5e: %w", err)
+	}
+	if err := crossCheckSRD(db, v2, v1); err != nil {
+		return nil, fmt.Errorf("fetch open5e: %w", err)
+	}
 	fills, err := FilterV1(v1, CoverageOf(v2), cat)
 	if err != nil {
 		return nil, fmt.Errorf("fetch open5e: %w", err)

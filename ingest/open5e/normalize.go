@@ -257,9 +257,17 @@ func normalize(ep Endpoint, raw []byte, cat *Catalog) (es []*lkv1.Entity, parent
 	dropPlaceholders(e)
 	for _, b := range e.Blocks {
 		b.Text = numberWikiLists(b.Text)
+		if spellListRunOn.MatchString(b.Text) {
+			b.Text = spellLists(b.Text, cat.spellNames())
+		}
 	}
 	if droppedCommas[docKey] {
 		restoreCommas(e)
+	}
+	if ep.Version == "v2" {
+		// A v1 record's, when it is served (FilterV1): most are v2's
+		// duplicates, read for what they complete.
+		fillTextFacts(e)
 	}
 	return splitEditions(ep, raw, o, e, cat), parent, nil
 }
@@ -333,6 +341,80 @@ func restoreCommas(e *lkv1.Entity) {
 	if c := e.GetCreature(); c != nil {
 		c.Languages = fix(c.Languages) // "understands but cant speak Sylvan"
 	}
+}
+
+// spellListRunOn is a spellcasting list run into the next ("...
+// prestidigitation3/day ea: entangle"): Tome of Beasts 3's 50 innate
+// spellcasters, whose lists lost their line breaks and commas.
+var spellListRunOn = regexp.MustCompile(`[a-z)]\d+/day\b`)
+
+// spellUse is a spell list's use: "At will:", "3/day ea:", "1/day each:".
+var spellUse = regexp.MustCompile(`(?i)\s*(at will|\d+/day(?: ea(?:ch)?\.?)?):\s*`)
+
+// spellLists writes a run-on spellcasting text one list to a line and one
+// spell from the next: "At will: mending, minor illusion,
+// prestidigitation" and "3/day ea: entangle, mirror image". The spells
+// are told apart by names (SRD 5.1's, the longest first); words no name
+// covers stay together as one name.
+func spellLists(text string, names map[string]bool) string {
+	locs := spellUse.FindAllStringSubmatchIndex(text, -1)
+	if len(locs) == 0 {
+		return text
+	}
+	var b strings.Builder
+	b.WriteString(strings.TrimSpace(text[:locs[0][0]]))
+	for i, m := range locs {
+		end := len(text)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		b.WriteString("  \n" + text[m[2]:m[3]] + ": " + strings.Join(spellItems(text[m[1]:end], names), ", "))
+	}
+	return strings.TrimPrefix(b.String(), "  \n")
+}
+
+// spellItems splits a run of spell names ("mending minor illusion
+// prestidigitation") by the names it holds.
+func spellItems(s string, names map[string]bool) []string {
+	words := strings.Fields(s)
+	var out, unknown []string
+	flush := func() {
+		if len(unknown) > 0 {
+			out = append(out, strings.Join(unknown, " "))
+			unknown = nil
+		}
+	}
+	for i := 0; i < len(words); {
+		n := 0
+		for j := min(len(words), i+5); j > i; j-- {
+			if names[strings.ToLower(strings.Join(words[i:j], " "))] {
+				n = j - i
+				break
+			}
+		}
+		if n == 0 {
+			// Not a name: a word of an unknown name, or what a name says
+			// of itself ("(as an action)").
+			if strings.HasPrefix(words[i], "(") && len(out) > 0 && len(unknown) == 0 {
+				j := i
+				for j < len(words) && !strings.HasSuffix(words[j], ")") {
+					j++
+				}
+				j = min(j+1, len(words))
+				out[len(out)-1] += " " + strings.Join(words[i:j], " ")
+				i = j
+				continue
+			}
+			unknown = append(unknown, words[i])
+			i++
+			continue
+		}
+		flush()
+		out = append(out, strings.Join(words[i:i+n], " "))
+		i += n
+	}
+	flush()
+	return out
 }
 
 // numberWikiLists turns a run of two or more lines starting "# " into a
@@ -443,6 +525,9 @@ func normalizeNewlines(s string) string {
 	}
 	s = htmlMarkdown(s)
 	s = htmlBreaks(s)
+	if strings.Contains(s, " ft.") {
+		s = proseFeet(s)
+	}
 	s = mendRunOns(s)
 	if strings.Contains(s, "| -") || strings.Contains(s, "|-") {
 		s = detachTables(s)
@@ -451,6 +536,54 @@ func normalizeNewlines(s string) string {
 		s = spacedComma.ReplaceAllString(s, "$1,$2")
 	}
 	return strings.TrimSpace(unmarkReferences(s))
+}
+
+// proseWords are the words after which "ft." is "feet" written as a
+// distance's abbreviation inside prose ("land on its ft.", "an additional
+// number of ft. equal to the chosen radius": SRD 5.1's Bulette and
+// Will-o'-Wisp).
+var proseWords = map[string]bool{"its": true, "of": true, "their": true, "his": true, "her": true, "your": true,
+	"the": true, "few": true, "many": true, "several": true}
+
+// proseFeet writes "feet" where a text abbreviated it after one of
+// proseWords; where a sentence ends there, its full stop stays. A scan,
+// not a regexp: it reads every text of a load.
+func proseFeet(s string) string {
+	var b strings.Builder
+	last := 0
+	for at := 0; ; {
+		k := strings.Index(s[at:], " ft.")
+		if k < 0 {
+			break
+		}
+		k += at
+		at = k + len(" ft.")
+		w := k
+		for w > 0 && isLetter(s[w-1]) {
+			w--
+		}
+		if w > 0 && isWordByte(s[w-1]) || !proseWords[s[w:k]] {
+			continue
+		}
+		rest := strings.TrimLeft(s[at:], asciiSpace)
+		feet := " feet"
+		if rest == "" || len(rest) < len(s[at:]) && 'A' <= rest[0] && rest[0] <= 'Z' {
+			feet = " feet." // the sentence ends there
+		}
+		b.WriteString(s[last:k] + feet)
+		last = at
+	}
+	if last == 0 {
+		return s
+	}
+	return b.String() + s[last:]
+}
+
+func isLetter(c byte) bool { return 'a' <= c && c <= 'z' }
+
+// isWordByte is what a regexp's \b takes for a word's letter.
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }
 
 // detachTables parts a markdown table from the paragraphs it was run

@@ -2,7 +2,9 @@ package open5e_test
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
+	"fmt"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -52,6 +54,24 @@ func snapshotCatalogAndPages(t *testing.T) (*open5e.Catalog, *open5esnapshot.Han
 		t.Fatal(err)
 	}
 	return cat, h
+}
+
+// pageRecords are every record of an endpoint ("v1/spells") as the pack's
+// pages give them.
+func pageRecords(t *testing.T, h *open5esnapshot.Handler, endpoint string) []json.RawMessage {
+	t.Helper()
+	var out []json.RawMessage
+	for n := 1; ; n++ {
+		b, ok := h.File(fmt.Sprintf("%s/page-%d.json", endpoint, n))
+		if !ok {
+			return out
+		}
+		var page struct{ Results []json.RawMessage }
+		if err := json.Unmarshal(b, &page); err != nil {
+			t.Fatalf("%s page %d: %v", endpoint, n, err)
+		}
+		out = append(out, page.Results...)
+	}
 }
 
 // NOTICE lists every document of the snapshot with its licences and the

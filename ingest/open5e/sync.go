@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/srddb"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -112,6 +113,9 @@ type run struct {
 	// endpoints speaks for those kinds only.
 	listed  map[string]bool
 	covered map[string]bool
+	// srd: the SRD 5.1 transcription, read at the first endpoint that
+	// needs it.
+	srd *srddb.DB
 }
 
 func (r *run) do(ctx context.Context) error {
@@ -250,6 +254,27 @@ func (r *run) fetchV1(ctx context.Context, ep Endpoint, cat *Catalog) ([]*lkv1.E
 	return res.Entities, nil
 }
 
+// crossCheck runs the SRD 5.1 cross-check on the entities es of ep, the
+// transcription read once a run, with the records of the v1 endpoint of
+// the kind (SRDOtherSource).
+func (r *run) crossCheck(ctx context.Context, ep Endpoint, es []*lkv1.Entity, cat *Catalog) error {
+	if r.srd == nil {
+		db, err := srddb.Load()
+		if err != nil {
+			return err
+		}
+		r.srd = db
+	}
+	var v1 []*lkv1.Entity
+	if other, ok := SRDOtherSource(ep); ok {
+		var err error
+		if v1, err = r.fetchV1(ctx, other, cat); err != nil {
+			return fmt.Errorf("the records of %s: %w", other.Path(), err)
+		}
+	}
+	return crossCheckSRD(r.srd, es, v1)
+}
+
 // failed records an endpoint failure in its state; backoff leaves the
 // endpoint alone for EndpointBackoff. A run stopped meanwhile (ctx done:
 // the process is shutting down) is no failure of the endpoint: nothing is
@@ -310,6 +335,15 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 	if ep.Version == "v2" && ep.Name == "items" {
 		// The weapon and armor entities carry them (twins.go).
 		entities = withoutItemTwins(entities)
+	}
+	if _, ok := srdChecked[ep.Name]; ok && ep.Version == "v2" && len(entities) > 0 {
+		// SRD 5.1 against its second transcription, with Open5e's v1
+		// records of it as the other source: without them, publish
+		// nothing, as for a supplement.
+		if err := r.crossCheck(ctx, ep, entities, cat); err != nil {
+			res.Err = errors.Join(res.Err, fmt.Errorf("the SRD 5.1 cross-check: %w", err))
+			entities = nil
+		}
 	}
 	es.Fetched = res.Records
 	es.Pages = res.Pages

@@ -96,6 +96,22 @@ func normalizeV1(ep Endpoint, o obj, e *lkv1.Entity) string {
 	return ""
 }
 
+// subclassesV1 writes the subclasses a v1 record names (archetype:
+// "Cleric: Nature, Druid: Underdark") with the druid circles it names apart
+// (circles: "Underdark") that the archetype does not name already.
+func subclassesV1(archetype, circles string) string {
+	var more []string
+	for _, c := range splitList(circles, strings.TrimSpace) {
+		if !strings.Contains(strings.ToLower(archetype), strings.ToLower(c)) {
+			more = append(more, c)
+		}
+	}
+	if len(more) == 0 {
+		return archetype
+	}
+	return strings.Join(nonEmpty(archetype, "Druid: Circle of the Land ("+strings.Join(more, ", ")+")"), "; ")
+}
+
 func splitList(s string, f func(string) string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
@@ -121,7 +137,7 @@ func spellV1(o obj) *lkv1.SpellDetails {
 		Somatic:           o.boolean("requires_somatic_components"),
 		Material:          o.boolean("requires_material_components"),
 		MaterialSpecified: o.str("material"),
-		Subclasses:        strings.Join(nonEmpty(o.str("archetype"), o.str("circles")), "; "),
+		Subclasses:        subclassesV1(o.str("archetype"), o.str("circles")),
 	}
 	// Open5e's spell_lists miss classes the book's own line (dnd_class)
 	// names: no SRD 5.1 spell is on the paladin's list. That line also
@@ -197,20 +213,16 @@ func weaponV1(o obj) *lkv1.WeaponStats {
 
 func creatureV1(o obj, e *lkv1.Entity) *lkv1.CreatureDetails {
 	c := &lkv1.CreatureDetails{
-		Type:                  strings.ToLower(o.str("type")),
-		Subtype:               o.str("subtype"),
-		Size:                  strings.ToLower(o.str("size")),
-		Alignment:             o.str("alignment"),
-		ArmorClass:            o.int32("armor_class"),
-		ArmorDetail:           o.str("armor_desc"),
-		HitPoints:             o.int32("hit_points"),
-		HitDice:               o.str("hit_dice"),
-		Senses:                o.str("senses"),
-		Languages:             o.str("languages"),
-		DamageVulnerabilities: splitList(o.str("damage_vulnerabilities"), strings.ToLower),
-		DamageResistances:     splitList(o.str("damage_resistances"), strings.ToLower),
-		DamageImmunities:      splitList(o.str("damage_immunities"), strings.ToLower),
-		ConditionImmunities:   splitList(o.str("condition_immunities"), strings.ToLower),
+		Type:        strings.ToLower(o.str("type")),
+		Subtype:     o.str("subtype"),
+		Size:        strings.ToLower(o.str("size")),
+		Alignment:   o.str("alignment"),
+		ArmorClass:  o.int32("armor_class"),
+		ArmorDetail: o.str("armor_desc"),
+		HitPoints:   o.int32("hit_points"),
+		HitDice:     o.str("hit_dice"),
+		Senses:      o.str("senses"),
+		Languages:   o.str("languages"),
 		AbilityScores: &lkv1.AbilityScores{
 			Strength: o.int32("strength"), Dexterity: o.int32("dexterity"),
 			Constitution: o.int32("constitution"), Intelligence: o.int32("intelligence"),
@@ -226,6 +238,7 @@ func creatureV1(o obj, e *lkv1.Entity) *lkv1.CreatureDetails {
 		c.ChallengeRatingText = lkv1.ChallengeRatingText(cr)
 	}
 	c.Speed, c.SpeedText = speeds(o.obj("speed"))
+	setDefenses(c, o.str, nil)
 	saves := map[string]int32{}
 	for _, a := range lkv1.Abilities() {
 		if f, ok := o.num(a + "_save"); ok {
