@@ -8,23 +8,19 @@
 package open5esnapshot
 
 import (
-	"archive/tar"
 	"bytes"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"path"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/klauspost/compress/zstd"
+	"lorekeeper.dev/ingest"
 )
 
 // tarball is a tar of the pack's open5e folder, compressed with zstd in
@@ -147,42 +143,7 @@ func (h *Handler) drop() {
 // unpack decompresses the tarball into one buffer and returns its files
 // as slices of it, keyed by their path inside the open5e folder.
 func unpack(b []byte) (map[string][]byte, error) {
-	// One frame, written with its content size: DecodeAll allocates the
-	// tar once, with no window beyond it.
-	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	raw, err := d.DecodeAll(b, nil)
-	if err != nil {
-		return nil, err
-	}
-	r := bytes.NewReader(raw)
-	tr := tar.NewReader(r)
-	files := map[string][]byte{}
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return files, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if h.Typeflag != tar.TypeReg {
-			continue
-		}
-		// The tar reader reads whole header blocks and nothing more, so
-		// the file's data starts where the reader stands.
-		start := len(raw) - r.Len()
-		end := start + int(h.Size)
-		if h.Size < 0 || end > len(raw) {
-			return nil, fmt.Errorf("read %s: %d bytes past the end of the tar", h.Name, end-len(raw))
-		}
-		// Entries are "open5e/v2/spells/page-1.json".
-		name := strings.TrimPrefix(path.Clean(h.Name), "open5e/")
-		files[name] = raw[start:end:end]
-	}
+	return ingest.UnpackBundle(b, "open5e")
 }
 
 // File returns a file of the snapshot by its path inside the open5e folder,
