@@ -26,7 +26,7 @@ type Entity struct {
 	Document       string   `json:"document" jsonschema:"The source document's name."`
 	DocumentKey    string   `json:"document_key"`
 	DocumentName   string   `json:"document_name"`
-	DocumentSource string   `json:"document_source" jsonschema:"open5e_v1, open5e_v2 or orcbrew."`
+	DocumentSource string   `json:"document_source" jsonschema:"open5e_v1, open5e_v2, orcbrew or srd_text."`
 	GameSystem     string   `json:"game_system,omitempty" jsonschema:"5e-2014, 5e-2024, a5e; empty for homebrew."`
 	Publisher      string   `json:"publisher,omitempty"`
 	Licenses       []string `json:"licenses,omitempty"`
@@ -59,6 +59,7 @@ type Correction struct {
 	Field          string `json:"field" jsonschema:"to_hit, reach, range, damage, damage_type, extra_damage, attack, damage_types, damage_roll, saving_throw_ability, class_table, category, armor_category, stealth or strength_requirement."`
 	SourceValue    string `json:"source_value" jsonschema:"What the source's structured data said."`
 	CorrectedValue string `json:"corrected_value" jsonschema:"What the text says; empty when the value was dropped because the text could not be read."`
+	Source         string `json:"source,omitempty" jsonschema:"Where the value was read when not the entity's own text, e.g. SRD 5.2 text (the SRD's own words, which the record lacked or stated otherwise)."`
 }
 
 // Block is a named piece of text inside an entity.
@@ -218,10 +219,19 @@ type ClassLevel struct {
 
 // Rule holds rule and reference fields.
 type Rule struct {
-	Section     string `json:"section,omitempty"`
-	SectionName string `json:"section_name,omitempty"`
-	Index       int32  `json:"index,omitempty"`
-	Ability     string `json:"ability,omitempty"`
+	Section     string     `json:"section,omitempty"`
+	SectionName string     `json:"section_name,omitempty"`
+	Index       int32      `json:"index,omitempty"`
+	Ability     string     `json:"ability,omitempty"`
+	Category    string     `json:"category,omitempty" jsonschema:"The family a glossary tags the rule with: Action, Area of Effect, Attitude, Condition, Hazard."`
+	HeadingPath []string   `json:"heading_path,omitempty" jsonschema:"The headings the rule stands under in its book, chapter first."`
+	SeeAlso     []RuleLink `json:"see_also,omitempty" jsonschema:"The rules its See also names, with their URIs where they are entities."`
+}
+
+// RuleLink is a rule a rule's See also names.
+type RuleLink struct {
+	Name string `json:"name"`
+	URI  string `json:"uri,omitempty"`
 }
 
 // LookupOutput is what the five lookup tools return.
@@ -231,7 +241,7 @@ type LookupOutput struct {
 	Ranking        string         `json:"ranking" jsonschema:"structured, hybrid or keyword."`
 	FallbackReason string         `json:"fallback_reason,omitempty" jsonschema:"Why keyword ranking replaced semantic."`
 	Warnings       []string       `json:"warnings,omitempty"`
-	NameMatch      string         `json:"name_match,omitempty" jsonschema:"How name matched: exact, pattern, slug, key, alias, inflection, part."`
+	NameMatch      string         `json:"name_match,omitempty" jsonschema:"How name matched: exact, pattern, slug, key, tag (the name with its glossary tag: grappled condition), alias, inflection, part."`
 	Part           string         `json:"part,omitempty" jsonschema:"A name each result holds as a part (name_match part)."`
 	MatchedAlias   string         `json:"matched_alias,omitempty" jsonschema:"The alias asked for (Tasha's Hideous Laughter)."`
 	Suggestions    []Suggestion   `json:"suggestions,omitempty" jsonschema:"Did you mean: the closest names, best first."`
@@ -287,7 +297,7 @@ type DocumentInfo struct {
 	DocumentKey    string            `json:"document_key"`
 	DocumentName   string            `json:"document_name"`
 	DisplayName    string            `json:"display_name,omitempty"`
-	SourceAPI      string            `json:"source_api" jsonschema:"open5e_v1, open5e_v2 or orcbrew."`
+	SourceAPI      string            `json:"source_api" jsonschema:"open5e_v1, open5e_v2, orcbrew or srd_text."`
 	DocumentSource string            `json:"document_source"`
 	EntityCount    uint64            `json:"entity_count"`
 	EntityTypes    map[string]uint64 `json:"entity_types" jsonschema:"Entities by kind."`
@@ -367,7 +377,7 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 			Usage: usageText(b.GetUsage()), Cost: b.GetLegendaryCost(), Form: b.GetForm()})
 	}
 	for _, c := range p.GetCorrections() {
-		e.Corrections = append(e.Corrections, Correction{Subject: c.GetSubject(), Field: c.GetField(), SourceValue: c.GetSourceValue(), CorrectedValue: c.GetCorrectedValue()})
+		e.Corrections = append(e.Corrections, Correction{Subject: c.GetSubject(), Field: c.GetField(), SourceValue: c.GetSourceValue(), CorrectedValue: c.GetCorrectedValue(), Source: c.GetSource()})
 	}
 	if s := p.GetSpell(); s != nil {
 		e.Spell = &Spell{
@@ -428,7 +438,15 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 			ClassTable: classTable(o.GetProgression())}
 	}
 	if r := p.GetRule(); r != nil {
-		e.Rule = &Rule{Section: r.GetSection(), SectionName: r.GetSectionName(), Index: r.GetIndex(), Ability: r.GetAbility()}
+		e.Rule = &Rule{Section: r.GetSection(), SectionName: r.GetSectionName(), Index: r.GetIndex(), Ability: r.GetAbility(),
+			Category: r.GetCategory(), HeadingPath: r.GetHeadingPath()}
+		for _, l := range r.GetSeeAlso() {
+			link := RuleLink{Name: l.GetName()}
+			if l.GetKey() != "" {
+				link.URI = lkv1.EntityURI(l.GetKey())
+			}
+			e.Rule.SeeAlso = append(e.Rule.SeeAlso, link)
+		}
 	}
 	return e
 }

@@ -2,6 +2,7 @@ package srd52_test
 
 import (
 	"maps"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -394,5 +395,30 @@ func TestParse_badText(t *testing.T) {
 				t.Fatalf("Parse: %v, want an error with %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestAttribution_shown checks that the attribution the text's legal page
+// asks for is in the project's NOTICE and README, as the page words it,
+// and on the text's document (list_documents shows it).
+func TestAttribution_shown(t *testing.T) {
+	b := book(t)
+	if !strings.HasPrefix(b.Attribution, "This work includes material from the System Reference Document 5.2") || !strings.Contains(b.Attribution, "creativecommons.org/licenses/by/4.0") {
+		t.Fatalf("attribution read as %q", b.Attribution)
+	}
+	flat := func(s string) string {
+		return strings.Join(strings.Fields(strings.NewReplacer("*", "", ">", "").Replace(s)), " ")
+	}
+	for _, f := range []string{"../../NOTICE", "../../README.md"} {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(flat(string(raw)), flat(b.Attribution)) {
+			t.Errorf("%s lacks the SRD 5.2 text's attribution %q", f, b.Attribution)
+		}
+	}
+	if d := b.Document(nil); d.GetAttribution() != b.Attribution || !slices.Equal(d.GetLicenses(), []string{"CC-BY-4.0"}) {
+		t.Errorf("the text's document: licences %v, attribution %q", d.GetLicenses(), d.GetAttribution())
 	}
 }

@@ -291,3 +291,14 @@ func record(file string, line int, heading string) []byte {
 	}{file, line, heading}) // strings and an int: cannot fail
 	return b
 }
+
+// FieldMap is the field map (ingest.FieldMap) of the text's entities'
+// source record: where a heading of the text is and how it prints it. The
+// entity's text is the text under the heading, not a field of the record.
+var FieldMap = ingest.FieldMap{
+	Mapped: map[string]string{"heading": "source_key"},
+	Excluded: map[string]string{
+		"file": "where the heading is: the source URL names the file and line",
+		"line": "where the heading is: the source URL names the file and line",
+	},
+}
