@@ -59,7 +59,7 @@ type Correction struct {
 	Field          string `json:"field" jsonschema:"to_hit, reach, range, damage, damage_type, extra_damage, attack, damage_types, damage_roll, saving_throw_ability, class_table, category, armor_category, stealth or strength_requirement."`
 	SourceValue    string `json:"source_value" jsonschema:"What the source's structured data said."`
 	CorrectedValue string `json:"corrected_value" jsonschema:"What the text says; empty when the value was dropped because the text could not be read."`
-	Source         string `json:"source,omitempty" jsonschema:"Where the value was read when not the entity's own text, e.g. SRD 5.2 text (the SRD's own words, which the record lacked or stated otherwise)."`
+	Source         string `json:"source,omitempty" jsonschema:"Where it was read, if not in the entity's own text."`
 }
 
 // Block is a named piece of text inside an entity.
@@ -223,9 +223,9 @@ type Rule struct {
 	SectionName string     `json:"section_name,omitempty"`
 	Index       int32      `json:"index,omitempty"`
 	Ability     string     `json:"ability,omitempty"`
-	Category    string     `json:"category,omitempty" jsonschema:"The family a glossary tags the rule with: Action, Area of Effect, Attitude, Condition, Hazard."`
-	HeadingPath []string   `json:"heading_path,omitempty" jsonschema:"The headings the rule stands under in its book, chapter first."`
-	SeeAlso     []RuleLink `json:"see_also,omitempty" jsonschema:"The rules its See also names, with their URIs where they are entities."`
+	Category    string     `json:"category,omitempty" jsonschema:"Its glossary tag: Action, Condition, Hazard, ..."`
+	HeadingPath []string   `json:"heading_path,omitempty"`
+	SeeAlso     []RuleLink `json:"see_also,omitempty"`
 }
 
 // RuleLink is a rule a rule's See also names.
@@ -241,7 +241,7 @@ type LookupOutput struct {
 	Ranking        string         `json:"ranking" jsonschema:"structured, hybrid or keyword."`
 	FallbackReason string         `json:"fallback_reason,omitempty" jsonschema:"Why keyword ranking replaced semantic."`
 	Warnings       []string       `json:"warnings,omitempty"`
-	NameMatch      string         `json:"name_match,omitempty" jsonschema:"How name matched: exact, pattern, slug, key, tag (the name with its glossary tag: grappled condition), alias, inflection, part."`
+	NameMatch      string         `json:"name_match,omitempty" jsonschema:"How name matched: exact, pattern, slug, key, tag, alias, inflection, part."`
 	Part           string         `json:"part,omitempty" jsonschema:"A name each result holds as a part (name_match part)."`
 	MatchedAlias   string         `json:"matched_alias,omitempty" jsonschema:"The alias asked for (Tasha's Hideous Laughter)."`
 	Suggestions    []Suggestion   `json:"suggestions,omitempty" jsonschema:"Did you mean: the closest names, best first."`

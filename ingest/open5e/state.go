@@ -53,7 +53,10 @@ const NormalizerKey = "last-run-normalizer"
 // Magic).
 // 10: a letter's half-read escape code dropped ("væ00e6ttir", Tome of
 // Beasts 2023's Vættir).
-const NormalizerVersion = 10
+// 11: SRD 5.2's records completed from its own text (Options.Text: casting
+// times and their conditions, the glossary's entries), and the text's own
+// entities synced (TextEndpoint).
+const NormalizerVersion = 11
 
 // StatePrefix starts the state bucket key of every endpoint's resync state.
 const StatePrefix = "sync."
