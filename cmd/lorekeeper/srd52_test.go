@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	lkingest "lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/srd52"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
@@ -52,6 +53,42 @@ func TestMCP_srd52Rules(t *testing.T) {
 				t.Errorf("lookup_rule(%s, 2024) = %q, want %q", tc.name, got, tc.want)
 			}
 		}
+	})
+
+	t.Run("every glossary entry by its name, tagged or not, whole", func(t *testing.T) {
+		b, err := srd52.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range b.Glossary {
+			names := []string{g.Name}
+			if g.Tag != "" {
+				names = append(names, g.Name+" ["+g.Tag+"]")
+			}
+			for _, name := range names {
+				res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "lookup_rule", Arguments: map[string]any{"name": name, "game_system": "2024"}})
+				if err != nil || res.IsError {
+					t.Fatal(err, res)
+				}
+				md, _ := textAndLinks(res)
+				_, first, _ := strings.Cut(md, "\n## ")
+				first, _, _ = strings.Cut(first, "\n---")
+				card := lkingest.Words(first)
+				if heading, _, _ := strings.Cut(first, "\n"); !strings.EqualFold(heading, g.Name) {
+					t.Errorf("lookup_rule(%q, 2024): the first card is not %s's:\n%.300s", name, g.Name, md)
+					continue
+				}
+				// Every paragraph, by its opening words: Open5e's copies
+				// of the conditions word the odd sentence differently.
+				for _, p := range strings.Split(g.Text, "\n\n") {
+					w := strings.Fields(lkingest.Words(p))
+					if len(w) > 0 && !strings.Contains(card, " "+strings.Join(w[:min(len(w), 8)], " ")+" ") {
+						t.Errorf("lookup_rule(%q, 2024): the card lacks the glossary's %q", name, p)
+					}
+				}
+			}
+		}
+		t.Logf("%d glossary entries looked up", len(b.Glossary))
 	})
 
 	t.Run("explain_rule embeds the rule and what it links", func(t *testing.T) {
