@@ -32,7 +32,7 @@ BENCH_FLAGS ?=
 FUZZ        := query:FuzzCursor mcpserver:FuzzToolCall mcpserver:FuzzToolArguments mcpserver:FuzzListCursor mcpserver:FuzzPromptArguments mcpserver:FuzzResourceURI mcpserver:FuzzStdioFraming
 FUZZTIME    ?= 10000x
 
-.PHONY: all run build test test-short fuzz bench proto snapshot srddb vectors lint tools tools-proto tools-test cc model clean help
+.PHONY: all run build test test-short fuzz bench proto snapshot srddb srd52 vectors lint tools tools-proto tools-test cc model clean help
 
 all: build
 
@@ -94,6 +94,20 @@ srddb: ## Rebuild the bundled SRD 5.1 transcription from SRDDB=<pack>/5e-databas
 		-C "$(SRDDB)" -cf "$$tmp/srd.tar" $(SRDDB_FILES); \
 	zstd -19 --long=27 -q -f "$$tmp/srd.tar" -o ingest/srddb/5e-database-2014.tar.zst
 	@ls -l ingest/srddb/5e-database-2014.tar.zst
+
+# The SRD 5.2 text to bundle: a folder of its markdown chapters (00_Legal.md,
+# 01_PlayingTheGame.md, ..., 08_RulesGlossary.md, 03_Classes/), as the data
+# pack's MANIFEST describes srd-5.2-markdown.
+SRD52 ?=
+
+srd52: ## Rebuild the bundled SRD 5.2 text from SRD52=<pack>/srd-5.2-markdown (needs zstd).
+	@[ -n "$(SRD52)" ] && [ -f "$(SRD52)/08_RulesGlossary.md" ] && [ -f "$(SRD52)/00_Legal.md" ] || { echo "make srd52: set SRD52 to the folder of the SRD 5.2 markdown chapters (the one holding 00_Legal.md and 08_RulesGlossary.md)" >&2; exit 1; }
+	@$(call need,zstd (to compress the text),command -v zstd >/dev/null,zstd)
+	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	tar --sort=name --owner=0 --group=0 --numeric-owner --mode=a-w --mtime=2026-11-28T00:00Z \
+		-C "$$(dirname "$(SRD52)")" -cf "$$tmp/srd52.tar" --transform 's,^$(notdir $(patsubst %/,%,$(SRD52))),srd-5.2-markdown,' "$$(basename "$(SRD52)")"; \
+	zstd -19 --long=27 -q -f "$$tmp/srd52.tar" -o ingest/srd52/srd52.tar.zst
+	@ls -l ingest/srd52/srd52.tar.zst
 
 lint: ## go vet and golangci-lint.
 	go vet $(PKGS)

@@ -105,6 +105,8 @@ func documentDescription(doc *lkv1.Document) string {
 	switch doc.GetSource() {
 	case lkv1.Source_SOURCE_ORCBREW:
 		parts = append(parts, "Homebrew imported from OrcBrew")
+	case lkv1.Source_SOURCE_SRD_TEXT:
+		parts = append(parts, "The book's own text, bundled with LoreKeeper (what Open5e's copy of it lacks)")
 	default:
 		parts = append(parts, "Open5e document")
 	}

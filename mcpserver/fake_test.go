@@ -138,6 +138,16 @@ func (f *fakeQuery) last() proto.Message {
 	return f.reqs[len(f.reqs)-1]
 }
 
+// at returns the i-th request received (from 0), or nil.
+func (f *fakeQuery) at(i int) proto.Message {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if i < 0 || i >= len(f.reqs) {
+		return nil
+	}
+	return f.reqs[i]
+}
+
 func (f *fakeQuery) count() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()

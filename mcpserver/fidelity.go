@@ -121,7 +121,8 @@ func byLevel(blocks []Block) []Block {
 var correctionFields = map[string]string{
 	"to_hit": "to hit", "damage_type": "damage type", "extra_damage": "extra damage",
 	"attack": "attack summary", "damage_types": "damage types", "damage_roll": "damage roll",
-	"saving_throw_ability": "saving throw", "class_table": "",
+	"saving_throw_ability": "saving throw", "class_table": "", "reaction_condition": "casting time condition",
+	"glossary": "Rules Glossary entry",
 }
 
 // renderCorrections footnotes, in one line, that the card corrects its
@@ -129,10 +130,16 @@ var correctionFields = map[string]string{
 // corrected, not each correction in the fight. full (detail="full", a
 // resource, the CLI) lists them after it, one line per block: "Bite:
 // damage 2d10 → 2d10+8; damage type thunder → piercing".
+//
+// A field read from another source (the SRD 5.2 text) says so in a line of
+// its own, renderSourced.
 func renderCorrections(b *strings.Builder, cs []Correction, full bool) {
-	if len(cs) == 0 {
+	own, sourced := splitCorrections(cs)
+	renderSourced(b, sourced)
+	if len(own) == 0 {
 		return
 	}
+	cs = own
 	if !full {
 		fmt.Fprintf(b, "*Corrected from the source in %d %s, where its data disagreed with the book's text: see the result's `corrections`, or detail=\"full\".*\n\n", len(cs), plural("place", len(cs)))
 		return
@@ -170,6 +177,45 @@ func renderCorrections(b *strings.Builder, cs []Correction, full bool) {
 		fmt.Fprintf(b, "- *%s%s*\n", label, strings.Join(bySubject[s], "; "))
 	}
 	b.WriteString("\n")
+}
+
+// splitCorrections parts the corrections from the entity's own text from
+// those read in another source (Correction.Source).
+func splitCorrections(cs []Correction) (own, sourced []Correction) {
+	for _, c := range cs {
+		if c.Source == "" {
+			own = append(own, c)
+		} else {
+			sourced = append(sourced, c)
+		}
+	}
+	return own, sourced
+}
+
+// renderSourced footnotes the fields taken from another source, a line per
+// source: "From the SRD 5.2 text (this record lacked or misstated them):
+// casting time 1 minute → 10 minutes; reaction condition which you take
+// ...".
+func renderSourced(b *strings.Builder, cs []Correction) {
+	var order []string
+	by := map[string][]string{}
+	for _, c := range cs {
+		field, ok := correctionFields[c.Field]
+		if !ok {
+			field = strings.ReplaceAll(c.Field, "_", " ")
+		}
+		what := field + " " + c.CorrectedValue
+		if c.SourceValue != "" {
+			what = field + " " + c.SourceValue + " → " + c.CorrectedValue
+		}
+		if _, seen := by[c.Source]; !seen {
+			order = append(order, c.Source)
+		}
+		by[c.Source] = append(by[c.Source], what)
+	}
+	for _, src := range order {
+		fmt.Fprintf(b, "*From the %s (this record lacked or misstated it): %s.*\n\n", src, strings.Join(by[src], "; "))
+	}
 }
 
 var placeholderText = regexp.MustCompile(`^\[[^\[\]()]{1,40}\]$`)

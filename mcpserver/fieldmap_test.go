@@ -18,6 +18,7 @@ import (
 	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/open5e"
 	"lorekeeper.dev/ingest/orcbrew"
+	"lorekeeper.dev/ingest/srd52"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -269,6 +270,9 @@ func TestFieldMap_snapshot(t *testing.T) {
 	for _, e := range snapshot(t) {
 		shape := shapeOf(e)
 		fm, ok := open5e.FieldMaps[shape]
+		if e.GetDocument().GetSource() == lkv1.Source_SOURCE_SRD_TEXT {
+			fm, ok = srd52.FieldMap, true
+		}
 		if !ok {
 			t.Errorf("%s: no field map for shape %q", e.GetKey(), shape)
 			continue
@@ -342,6 +346,7 @@ func TestFieldMap_targetsAreEntityFields(t *testing.T) {
 	for k, v := range orcbrew.FieldMaps {
 		maps["orcbrew/"+k] = v
 	}
+	maps["srd-5.2-markdown"] = srd52.FieldMap
 	empty := (&lkv1.Entity{}).ProtoReflect()
 	for shape, fm := range maps {
 		for path, to := range fm.Mapped {

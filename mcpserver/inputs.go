@@ -442,7 +442,7 @@ func (in SearchInput) request() (*lkv1.SearchRequest, error) {
 
 // DocumentsInput is list_documents's arguments.
 type DocumentsInput struct {
-	Source string `json:"source,omitempty" jsonschema:"Only documents from this source: open5e_v1, open5e_v2, orcbrew (homebrew imports). Omit for all."`
+	Source string `json:"source,omitempty" jsonschema:"Only documents from this source: open5e_v1, open5e_v2, orcbrew (homebrew imports), srd_text (SRD 5.2's text). Omit for all."`
 	Format string `json:"format,omitempty" jsonschema:"json (default): the list as JSON; text: an aligned table for people."`
 	Limit  *int   `json:"limit,omitempty" jsonschema:"Documents per page (1-100, in key order); omit for all."`
 	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page."`

@@ -270,6 +270,34 @@ func resourceLinks(es []Entity) []mcp.Content {
 	return out
 }
 
+// seeAlsoLinks are resource_link content items for the entities the
+// rules among es name in their See also, each once and none of es itself.
+func seeAlsoLinks(es []Entity) []mcp.Content {
+	seen := map[string]bool{}
+	for i := range es {
+		seen[es[i].URI] = true
+	}
+	var out []mcp.Content
+	for i := range es {
+		if es[i].Rule == nil {
+			continue
+		}
+		for _, l := range es[i].Rule.SeeAlso {
+			if l.URI == "" || seen[l.URI] {
+				continue
+			}
+			seen[l.URI] = true
+			out = append(out, &mcp.ResourceLink{
+				URI:      l.URI,
+				Name:     lkv1.KeyFromURI(l.URI),
+				Title:    l.Name + " (see also of " + es[i].Name + ")",
+				MIMEType: "text/markdown",
+			})
+		}
+	}
+	return out
+}
+
 func withLinks(res *mcp.CallToolResult, links []mcp.Content) *mcp.CallToolResult {
 	res.Content = append(res.Content, links...)
 	return res

@@ -320,7 +320,7 @@ var (
 	sizes           = []string{"tiny", "small", "medium", "large", "huge", "gargantuan"}
 	rarities        = []string{"common", "uncommon", "rare", "very rare", "legendary", "artifact"}
 	armorCategories = []string{"light", "medium", "heavy", "shield"}
-	sourceNames     = []string{"open5e_v1", "open5e_v2", "orcbrew"}
+	sourceNames     = []string{"open5e_v1", "open5e_v2", "orcbrew", "srd_text"}
 	// defenseTypes are what a damage immunity, resistance or
 	// vulnerability filter takes: a type, "nonmagical <type>", "any <type>".
 	defenseTypes = qualifiedTypes(damageTypes)

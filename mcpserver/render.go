@@ -588,8 +588,15 @@ func renderGeneric(b *strings.Builder, e *Entity) {
 	if o := e.CharacterOption; o != nil && o.ParentName != "" {
 		sub += " of " + o.ParentName
 	}
-	if r := e.Rule; r != nil && r.SectionName != "" {
-		sub += " · " + r.SectionName
+	if r := e.Rule; r != nil {
+		if r.Category != "" && !strings.EqualFold(r.Category, e.Kind) {
+			sub += " · " + r.Category
+		}
+		if len(r.HeadingPath) > 0 {
+			sub += " · " + strings.Join(r.HeadingPath, " › ")
+		} else if r.SectionName != "" {
+			sub += " · " + r.SectionName
+		}
 	}
 	fmt.Fprintf(b, "*%s*\n\n", title(sub))
 	if o := e.CharacterOption; o != nil {
@@ -623,6 +630,16 @@ func renderGeneric(b *strings.Builder, e *Entity) {
 			bl.Name = featureName(bl)
 		}
 		writeBlock(b, bl)
+	}
+	if r := e.Rule; r != nil && len(r.SeeAlso) > 0 {
+		links := make([]string, len(r.SeeAlso))
+		for i, l := range r.SeeAlso {
+			links[i] = l.Name
+			if l.URI != "" {
+				links[i] += " (" + l.URI + ")"
+			}
+		}
+		fmt.Fprintf(b, "*See also: %s.*\n\n", strings.Join(links, ", "))
 	}
 }
 
@@ -778,7 +795,14 @@ func noMatchMessage(noun, name string, out *LookupOutput) string {
 		return fmt.Sprintf("No %s matched. %s", plural(noun, 2), hint)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "No %s named '%s'.", noun, name)
+	fmt.Fprintf(&b, "No %s named '%s'", noun, name)
+	if noun == "rule" {
+		// lookup_rule has looked in every edition (otherEditions): no
+		// book holds it, and an assistant must not explain it from memory
+		// as if one did.
+		b.WriteString(" in the open content LoreKeeper holds")
+	}
+	b.WriteString(".")
 	if out.NotOpenContent != "" {
 		fmt.Fprintf(&b, " %s is not in any open-licensed document LoreKeeper holds (the SRD and the other open books leave it out).", out.NotOpenContent)
 	}

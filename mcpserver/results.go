@@ -26,7 +26,7 @@ type Entity struct {
 	Document       string   `json:"document" jsonschema:"The source document's name."`
 	DocumentKey    string   `json:"document_key"`
 	DocumentName   string   `json:"document_name"`
-	DocumentSource string   `json:"document_source" jsonschema:"open5e_v1, open5e_v2 or orcbrew."`
+	DocumentSource string   `json:"document_source" jsonschema:"open5e_v1, open5e_v2, orcbrew or srd_text."`
 	GameSystem     string   `json:"game_system,omitempty" jsonschema:"5e-2014, 5e-2024, a5e; empty for homebrew."`
 	Publisher      string   `json:"publisher,omitempty"`
 	Licenses       []string `json:"licenses,omitempty"`
@@ -60,6 +60,7 @@ type Correction struct {
 	SourceValue    string `json:"source_value" jsonschema:"What the source's structured data said."`
 	CorrectedValue string `json:"corrected_value" jsonschema:"What the text says; empty when the value was dropped because the text could not be read."`
 	Basis          string `json:"basis,omitempty" jsonschema:"What decided it where more than the entity's own text: srd: ... where SRD 5.1's second transcription (5e-database) disagreed with Open5e and the SRD's text, as the rest says, sided with it."`
+	Source         string `json:"source,omitempty" jsonschema:"Where it was read, if not in the entity's own text."`
 }
 
 // Block is a named piece of text inside an entity.
@@ -245,10 +246,19 @@ type ClassLevel struct {
 
 // Rule holds rule and reference fields.
 type Rule struct {
-	Section     string `json:"section,omitempty"`
-	SectionName string `json:"section_name,omitempty"`
-	Index       int32  `json:"index,omitempty"`
-	Ability     string `json:"ability,omitempty"`
+	Section     string     `json:"section,omitempty"`
+	SectionName string     `json:"section_name,omitempty"`
+	Index       int32      `json:"index,omitempty"`
+	Ability     string     `json:"ability,omitempty"`
+	Category    string     `json:"category,omitempty" jsonschema:"Its glossary tag: Action, Condition, Hazard, ..."`
+	HeadingPath []string   `json:"heading_path,omitempty"`
+	SeeAlso     []RuleLink `json:"see_also,omitempty"`
+}
+
+// RuleLink is a rule a rule's See also names.
+type RuleLink struct {
+	Name string `json:"name"`
+	URI  string `json:"uri,omitempty"`
 }
 
 // LookupOutput is what the five lookup tools return.
@@ -258,7 +268,7 @@ type LookupOutput struct {
 	Ranking        string         `json:"ranking" jsonschema:"structured, hybrid or keyword."`
 	FallbackReason string         `json:"fallback_reason,omitempty" jsonschema:"Why keyword ranking replaced semantic."`
 	Warnings       []string       `json:"warnings,omitempty"`
-	NameMatch      string         `json:"name_match,omitempty" jsonschema:"How name matched: exact, pattern, slug, key, alias, inflection, part."`
+	NameMatch      string         `json:"name_match,omitempty" jsonschema:"How name matched: exact, pattern, slug, key, tag, alias, inflection, part."`
 	Part           string         `json:"part,omitempty" jsonschema:"A name each result holds as a part (name_match part)."`
 	MatchedAlias   string         `json:"matched_alias,omitempty" jsonschema:"The alias asked for (Tasha's Hideous Laughter)."`
 	Suggestions    []Suggestion   `json:"suggestions,omitempty" jsonschema:"Did you mean: the closest names, best first."`
@@ -314,7 +324,7 @@ type DocumentInfo struct {
 	DocumentKey    string            `json:"document_key"`
 	DocumentName   string            `json:"document_name"`
 	DisplayName    string            `json:"display_name,omitempty"`
-	SourceAPI      string            `json:"source_api" jsonschema:"open5e_v1, open5e_v2 or orcbrew."`
+	SourceAPI      string            `json:"source_api" jsonschema:"open5e_v1, open5e_v2, orcbrew or srd_text."`
 	DocumentSource string            `json:"document_source"`
 	EntityCount    uint64            `json:"entity_count"`
 	EntityTypes    map[string]uint64 `json:"entity_types" jsonschema:"Entities by kind."`
@@ -395,7 +405,7 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 			DamageTypes: b.GetDamageTypes(), SavingThrow: b.GetSavingThrowAbility(), SaveDC: b.GetSavingThrowDc(), Conditions: b.GetConditions()})
 	}
 	for _, c := range p.GetCorrections() {
-		e.Corrections = append(e.Corrections, Correction{Subject: c.GetSubject(), Field: c.GetField(), SourceValue: c.GetSourceValue(), CorrectedValue: c.GetCorrectedValue(), Basis: c.GetBasis()})
+		e.Corrections = append(e.Corrections, Correction{Subject: c.GetSubject(), Field: c.GetField(), SourceValue: c.GetSourceValue(), CorrectedValue: c.GetCorrectedValue(), Basis: c.GetBasis(), Source: c.GetSource()})
 	}
 	if s := p.GetSpell(); s != nil {
 		e.Spell = &Spell{
@@ -464,7 +474,15 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 			ClassTable: classTable(o.GetProgression())}
 	}
 	if r := p.GetRule(); r != nil {
-		e.Rule = &Rule{Section: r.GetSection(), SectionName: r.GetSectionName(), Index: r.GetIndex(), Ability: r.GetAbility()}
+		e.Rule = &Rule{Section: r.GetSection(), SectionName: r.GetSectionName(), Index: r.GetIndex(), Ability: r.GetAbility(),
+			Category: r.GetCategory(), HeadingPath: r.GetHeadingPath()}
+		for _, l := range r.GetSeeAlso() {
+			link := RuleLink{Name: l.GetName()}
+			if l.GetKey() != "" {
+				link.URI = lkv1.EntityURI(l.GetKey())
+			}
+			e.Rule.SeeAlso = append(e.Rule.SeeAlso, link)
+		}
 	}
 	return e
 }

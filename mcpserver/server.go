@@ -368,7 +368,7 @@ Use it for "What features does a Paladin get?" (type="class", name="paladin"), "
 		Name:        "lookup_rule",
 		Annotations: readOnly("Look up rules"),
 		Description: `Find game rules and reference entries: rules and rule sections, conditions, damage types, weapon properties, skills, ability scores, magic schools, languages, proficiencies, alignments.
-Use it for "What does Grappled do?" (rule_type="condition", name="grappled"), "opportunity attacks" (rule_type="rule", section="combat", name="opportunity attack*"), "radiant damage" (rule_type="damage-type", name="radiant"), "the Stealth skill" (rule_type="skill", name="stealth"), or semantic_query="what happens when I fall". rule_type is optional: omit it to search every kind.
+Use it for "What does Grappled do?" (rule_type="condition", name="grappled"), "opportunity attacks" (rule_type="rule", name="opportunity attack*"), "radiant damage" (rule_type="damage-type", name="radiant"), "the Stealth skill" (rule_type="skill", name="stealth"), or semantic_query="what happens when I fall". rule_type is optional: omit it to search every kind.
 Conditions and skills exist per edition: game_system picks one (SRD 5.1's first by default).
 ` + nameHelp,
 	}, tool(s, "lookup_rule", "rule", func(ctx context.Context, in RuleInput) (*lkv1.LookupResponse, error) {
@@ -378,7 +378,7 @@ Conditions and skills exist per edition: game_system picks one (SRD 5.1's first 
 		}
 		req.Common.Cursor = in.Cursor
 		return s.client.LookupRules(ctx, req)
-	}))
+	}, s.otherEditions))
 	addTool(s, &mcp.Tool{
 		Name:        "search_dnd_content",
 		Annotations: readOnly("Search all D&D content"),
@@ -388,7 +388,7 @@ Use it when the kind is unknown or mixed: "fire damage", "bigbys hand" (names fr
 	addTool(s, &mcp.Tool{
 		Name:        "list_documents",
 		Annotations: readOnly("List source documents"),
-		Description: `List the source documents (books) LoreKeeper holds, with their key, name, source (open5e_v1, open5e_v2, orcbrew), publisher, licence, game system and entity counts by type, largest first. Only documents already loaded are listed.
+		Description: `List the source documents (books) LoreKeeper holds, with their key, name, source (open5e_v1, open5e_v2, orcbrew, srd_text), publisher, licence, game system and entity counts by type, largest first. Only documents already loaded are listed.
 Use it to find the keys for the documents filter of the other tools, e.g. to restrict to the SRD (srd-2014) or to homebrew (source="orcbrew"). format="text" gives an aligned table.`,
 	}, s.listDocuments)
 }
@@ -428,7 +428,6 @@ func tool[In any](s *Server, name, noun string, call lookupFunc[In], after ...fu
 		for _, r := range resp.GetResults() {
 			out.Results = append(out.Results, entityFromResult(r))
 		}
-		links := resourceLinks(out.Results)
 		for _, sg := range resp.GetSuggestions() {
 			out.Suggestions = append(out.Suggestions, Suggestion{Name: sg.GetName(), Key: sg.GetKey(), URI: sg.GetUri(),
 				Document: sg.GetDocumentKey(), DocumentName: sg.GetDocumentName(), Score: sg.GetScore(), Via: sg.GetVia()})
@@ -440,6 +439,7 @@ func tool[In any](s *Server, name, noun string, call lookupFunc[In], after ...fu
 		for _, f := range after {
 			f(ctx, in, out)
 		}
+		links := resourceLinks(out.Results)
 		if out.Count == 0 {
 			out.Message = noMatchMessage(noun, nameArgument(any(in)), out)
 		}
@@ -452,6 +452,7 @@ func tool[In any](s *Server, name, noun string, call lookupFunc[In], after ...fu
 			return withLinks(textResult(renderLookup(noun, out, -1)+pageNote(out.NextCursor, out.Total, out.Count)), links), out, nil
 		}
 		cards := cardsWithin(out.Results, out.Part)
+		links = append(links[:cards:cards], seeAlsoLinks(out.Results[:cards])...)
 		md := renderLookup(noun, out, cards) + pageNote(out.NextCursor, out.Total, out.Count)
 		attributed := map[string]bool{}
 		for i := range out.Results {
@@ -461,8 +462,9 @@ func tool[In any](s *Server, name, noun string, call lookupFunc[In], after ...fu
 				out.Results[i] = summaries(out.Results[i : i+1])[0]
 			}
 		}
-		// The cards' links; the other results' URIs are on their lines.
-		return withLinks(textResult(md), links[:cards]), out, nil
+		// The cards' links and their See also's; the other results' URIs
+		// are on their lines.
+		return withLinks(textResult(md), links), out, nil
 	}
 }
 

@@ -22,6 +22,10 @@ const (
 	// entities' text or names one of their features ("surprise": The
 	// Order of Combat; "sneak attack": Rogue).
 	matchPart = "part"
+	// matchTag: the name with a glossary tag, in brackets or as words
+	// ("Grappled [Condition]", "grappled condition", "dash action"): the
+	// rules of that name in that family.
+	matchTag = "tag"
 )
 
 // pattern is a name with "*" or "%" wildcards: any run of characters.
@@ -125,6 +129,9 @@ func matchAnyName(v *badgerstore.View, cand badgerstore.Set, name string) (_ bad
 	if s, how := matchName(v, cand, name, 0); how != "" {
 		return s, how, ""
 	}
+	if s := matchTagged(v, cand, name); !s.Empty() {
+		return s, matchTag, ""
+	}
 	if s, known := matchAliasName(v, cand, name); known != "" {
 		return s, matchAlias, known
 	}
@@ -210,4 +217,28 @@ func partHolders(v *badgerstore.View, cand badgerstore.Set, name string) badgers
 		return true
 	})
 	return badgerstore.SetOf(keep...)
+}
+
+// matchTagged narrows cand to the rules named as name is without its
+// glossary tag (lkv1.SplitTag), in that tag's family: the rules the
+// glossary tags so, and for "condition" every condition ("Grappled
+// [Condition]" and "grappled condition" find SRD 5.2's Grappled and SRD
+// 5.1's). An empty set when name carries no tag.
+func matchTagged(v *badgerstore.View, cand badgerstore.Set, name string) badgerstore.Set {
+	base, tag := lkv1.SplitTag(name)
+	if tag == "" || isPattern(name) {
+		return badgerstore.Set{}
+	}
+	family := v.Postings(badgerstore.FieldRuleCategory, strings.ToLower(tag))
+	if strings.EqualFold(tag, "condition") {
+		family.Or(v.Postings(badgerstore.FieldKind, lkv1.Kind_KIND_CONDITION.Slug()))
+	}
+	family.And(cand)
+	if family.Empty() {
+		return family
+	}
+	if s, how := matchName(v, family, base, 0); how != "" {
+		return s
+	}
+	return matchInflection(v, family, base)
 }

@@ -379,7 +379,9 @@ func TestCompleteValues(t *testing.T) {
 		{"environment", lkv1.CompletionField_COMPLETION_FIELD_ENVIRONMENT, "for", nil, "", nil, []string{"desert"}},
 		// A part no entity bears, after the names: a name lookup finds
 		// what holds it.
-		{"part name", lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME, "death sav", []lkv1.Kind{lkv1.Kind_KIND_RULE, lkv1.Kind_KIND_RULE_SECTION}, "Death Saving Throws", nil, nil},
+		// (SRD 5.2's glossary has a Death Saving Throw: no longer a part
+		// alone.)
+		{"part name", lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME, "instant de", []lkv1.Kind{lkv1.Kind_KIND_RULE, lkv1.Kind_KIND_RULE_SECTION}, "Instant Death", nil, nil},
 		{"part name after names", lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME, "surpr", nil, "", []string{"Surprise"}, nil},
 		{"no part of other kinds", lkv1.CompletionField_COMPLETION_FIELD_ENTITY_NAME, "surpr", []lkv1.Kind{lkv1.Kind_KIND_SPELL}, "", nil, []string{"Surprise"}},
 	} {

@@ -409,13 +409,18 @@ func TestSearch_pluralNames(t *testing.T) {
 // heat ... fire damage").
 func TestSearch_howItWorks(t *testing.T) {
 	c := client(t)
-	for _, tt := range []struct{ q, want string }{
-		{"how does concentration work", "Duration"},
-		{"how long does it take to don heavy armor", "Getting Into and Out of Armor"},
-		{"rules for ranged attacks in melee", "Ranged Attacks in Close Combat"},
-		{"what happens when a Large creature drops to 0 hit points", "Dropping to 0 Hit Points"},
-		{"can I cast two spells in one turn", "Bonus Action"},
-		{"how does fire damage work", "Damage Types"},
+	for _, tt := range []struct {
+		q    string
+		want []string // any of them
+	}{
+		{"how does concentration work", []string{"Duration"}},
+		{"how long does it take to don heavy armor", []string{"Getting Into and Out of Armor"}},
+		{"rules for ranged attacks in melee", []string{"Ranged Attacks in Close Combat"}},
+		{"what happens when a Large creature drops to 0 hit points", []string{"Dropping to 0 Hit Points"}},
+		{"can I cast two spells in one turn", []string{"Bonus Action"}},
+		// SRD 5.1's Damage Types was fifth; SRD 5.2's glossary put
+		// Burning (fire damage each turn) and Breaking Objects above it.
+		{"how does fire damage work", []string{"Damage Types", "Burning"}},
 	} {
 		resp, err := c.Search(t.Context(), &lkv1.SearchRequest{Query: tt.q, Limit: 5})
 		if err != nil {
@@ -425,8 +430,8 @@ func TestSearch_howItWorks(t *testing.T) {
 		if k := first.GetKind(); k != lkv1.Kind_KIND_RULE && k != lkv1.Kind_KIND_RULE_SECTION {
 			t.Errorf("%q: first group %s %v, want the rules", tt.q, k.Slug(), names(first.GetResults()))
 		}
-		if got := names(group(resp, lkv1.Kind_KIND_RULE)); !slices.Contains(got, tt.want) {
-			t.Errorf("%q: rules %v, want %s among them", tt.q, got, tt.want)
+		if got := names(group(resp, lkv1.Kind_KIND_RULE)); !slices.ContainsFunc(got, func(n string) bool { return slices.Contains(tt.want, n) }) {
+			t.Errorf("%q: rules %v, want one of %q among them", tt.q, got, tt.want)
 		}
 	}
 }

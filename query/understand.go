@@ -1165,6 +1165,13 @@ func namedIn(v *badgerstore.View, words []string, used []bool, hasKinds func([]l
 // each is in words.
 func storedNames(v *badgerstore.View, words []string, used []bool, hasKinds func([]lkv1.Kind) bool) (out []string, spans [][2]int) {
 	taken := make([]bool, len(words))
+	// "fire damage" is damage of a type, not the damage type Fire and the
+	// rule Damage (SRD 5.2's glossary has one) said side by side.
+	for i := 0; i+1 < len(words); i++ {
+		if words[i+1] == "damage" && slices.Contains(lkv1.DamageTypes(), words[i]) {
+			taken[i], taken[i+1] = true, true
+		}
+	}
 	for n := maxNamedWords; n >= 1; n-- {
 		for i := 0; i+n <= len(words); i++ {
 			if slices.Contains(used[i:i+n], true) || slices.Contains(taken[i:i+n], true) || stopword(words[i]) || stopword(words[i+n-1]) {

@@ -297,7 +297,7 @@ Lists the source documents LoreKeeper holds, largest first.`, stderr)
 	cf.register(fs)
 	cf.registerDataDir(fs)
 	var source string
-	fs.String(&source, "source", "", "only this source: open5e_v1, open5e_v2 or orcbrew")
+	fs.String(&source, "source", "", "only this source: open5e_v1, open5e_v2, orcbrew or srd_text")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -305,7 +305,7 @@ Lists the source documents LoreKeeper holds, largest first.`, stderr)
 	if source != "" {
 		s, ok := lkv1.SourceFromSlug(source)
 		if !ok {
-			return fmt.Errorf("--source: %q is not one of open5e_v1, open5e_v2, orcbrew", source)
+			return fmt.Errorf("--source: %q is not one of open5e_v1, open5e_v2, orcbrew, srd_text", source)
 		}
 		req.Sources = []lkv1.Source{s}
 	}

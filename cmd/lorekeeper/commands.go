@@ -15,6 +15,7 @@ import (
 	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/open5e"
 	"lorekeeper.dev/ingest/orcbrew"
+	"lorekeeper.dev/ingest/srd52"
 	"lorekeeper.dev/mcpserver"
 )
 
@@ -295,7 +296,7 @@ resync holds the lease it does nothing and fails at once, naming the holder.`, s
 	}
 	defer stopSnapshot()
 	bar := newProgressBar(stderr)
-	f, err := open5e.NewFetcher(js, base, &open5e.Options{Endpoints: endpoints, Logger: log, Progress: func(p open5e.Progress) {
+	f, err := open5e.NewFetcher(js, base, &open5e.Options{Endpoints: endpoints, Text: srd52.NewSource(nil), Logger: log, Progress: func(p open5e.Progress) {
 		bar.set(p.Endpoint, p.Done, p.Total)
 	}})
 	if err != nil {

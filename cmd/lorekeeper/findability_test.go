@@ -364,7 +364,9 @@ func checkParts(t *testing.T, cs *mcp.ClientSession) {
 		want       []string // in the text, in order
 		not        string   // the text of the part after it
 	}{
-		{"lookup_rule", "surprise", nil, []string{"## Surprise\n*Part of Combat Sequence (rule section)*", "The GM determines who might be surprised", "## Surprise\n*Part of The Order of Combat (rule)*", "Disadvantage on their Initiative roll"}, "Initiative Order"},
+		// SRD 5.2's Rules Glossary has a Surprise of its own (an exact
+		// name, TestMCP_srd52Rules): SRD 5.1's is a part.
+		{"lookup_rule", "surprise", []string{"srd-2014"}, []string{"## Surprise\n*Part of Combat Sequence (rule section)*", "The GM determines who might be surprised"}, "Initiative determines the order of turns"},
 		{"lookup_rule", "death saving throws", []string{"srd-2014"}, []string{"## Death Saving Throws\n*Part of Damage and Healing (rule section)*", "Rolling 1 or 20", "counts as two failures"}, "Stabilizing a Creature"},
 		{"lookup_character_option", "sneak attack", nil, []string{"## Sneak Attack\n*Part of Rogue (class)*", "extra 1d6 damage"}, "Thieves' Cant"},
 	} {

@@ -32,6 +32,7 @@ import (
 	"lorekeeper.dev/ingest/open5e"
 	"lorekeeper.dev/ingest/open5esnapshot"
 	"lorekeeper.dev/ingest/orcbrew"
+	"lorekeeper.dev/ingest/srd52"
 	"lorekeeper.dev/mcpserver"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 	"lorekeeper.dev/query"
@@ -479,7 +480,7 @@ type ingestFlags struct {
 
 func (i *ingestFlags) register(fs *flagSet) {
 	fs.String(&i.open5eURL, "open5e-url", "snapshot", `Open5e API base URL; "snapshot" serves the bundled offline copy, "live" is the public API`)
-	fs.String(&i.endpoints, "open5e-endpoints", "", `comma-separated Open5e endpoints to sync, e.g. "v2/spells,v2/creatures" (default: all)`)
+	fs.String(&i.endpoints, "open5e-endpoints", "", `comma-separated Open5e endpoints to sync, e.g. "v2/spells,v2/creatures", and "text/srd-2024" for the bundled SRD 5.2 text's own entities (default: all of them)`)
 	fs.Duration(&i.interval, "resync-interval", 24*time.Hour, "how often to resync Open5e (with jitter); 0 disables the schedule")
 	fs.ByteSize(&i.orcbrewMax, "orcbrew-max-size", orcbrew.DefaultMaxSize, "largest OrcBrew file imported (e.g. 16MiB); larger ones are refused before they are stored")
 	fs.String(&i.orcbrewDir, "orcbrew-dir", filepath.Join(defaultDataDir(), "orcbrew"), "folder mirrored into the OrcBrew bucket (default: orcbrew in --data-dir); empty disables it")
@@ -493,7 +494,7 @@ func (i *ingestFlags) selectedEndpoints() ([]open5e.Endpoint, error) {
 	}
 	all := map[string]open5e.Endpoint{}
 	var known []string
-	for _, e := range open5e.Endpoints() {
+	for _, e := range append(open5e.Endpoints(), open5e.TextEndpoint) {
 		name := e.Version + "/" + e.Name
 		all[name] = e
 		known = append(known, name)
@@ -543,6 +544,7 @@ func startIngest(ctx context.Context, sup *supervisor, js jetstream.JetStream, c
 	}
 	fetcher, err := open5e.NewFetcher(js, base, &open5e.Options{
 		Interval: interval, Endpoints: endpoints, Node: cfg.node, Logger: log, Metrics: open5e.NewMetrics(reg),
+		Text: srd52.NewSource(srd52.NewMetrics(reg)),
 	})
 	if err != nil {
 		stopSnapshot()

@@ -64,6 +64,11 @@ const (
 	FieldCategory            = "category"
 	FieldParent              = "parent"  // parent key, name and slug, lower-case
 	FieldSection             = "section" // rule section slug and name, lower-case
+	// FieldRuleCategory is the family a glossary tags a rule with,
+	// lower-case ("condition", "action", "area of effect"), matched in
+	// memory: "grappled condition" and "Dash [Action]" name the rule of
+	// that name and family.
+	FieldRuleCategory = "rule_category"
 	// FieldFeature is the names of a class's, subclass's or background's
 	// features and of the headed parts of a rule's text (lkv1.TextParts),
 	// lower-case ("sneak attack", "surprise"), matched in memory (not a
@@ -227,6 +232,7 @@ func EntityFields(e *lkv1.Entity) Fields {
 	case *lkv1.Entity_Rule:
 		r := d.Rule
 		f.kw(FieldSection, r.GetSection(), r.GetSectionName(), lkv1.Slugify(r.GetSectionName()))
+		f.kw(FieldRuleCategory, r.GetCategory())
 		for _, p := range lkv1.TextParts(e.GetDescription()) {
 			f.kw(FieldFeature, p.Name)
 		}

@@ -342,7 +342,7 @@ func TestFetchAll_endpointFails(t *testing.T) {
 		return false
 	})
 	c := fastClient(t, srv.URL, &open5e.ClientOptions{PageSize: 50, Retries: 1})
-	es, err := open5e.FetchAll(context.Background(), c)
+	es, err := open5e.FetchAll(context.Background(), c, nil)
 	var he *open5e.HTTPError
 	if !errors.As(err, &he) || he.StatusCode != 500 || es != nil {
 		t.Fatalf("got %d entities, %v; want an HTTP 500 error", len(es), err)

@@ -6,6 +6,7 @@
 package open5e
 
 import (
+	"lorekeeper.dev/ingest/srd52"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -30,8 +31,11 @@ func (e Endpoint) Path() string { return "/" + e.Version + "/" + e.Name + "/" }
 
 // Source is the entity source of the endpoint's version.
 func (e Endpoint) Source() lkv1.Source {
-	if e.Version == "v1" {
+	switch e.Version {
+	case "v1":
 		return lkv1.Source_SOURCE_OPEN5E_V1
+	case textVersion:
+		return lkv1.Source_SOURCE_SRD_TEXT
 	}
 	return lkv1.Source_SOURCE_OPEN5E_V2
 }
@@ -80,6 +84,14 @@ var V1Endpoints = []Endpoint{
 	{"v1", "sections", lkv1.Kind_KIND_RULE_SECTION},
 	{"v1", "conditions", lkv1.Kind_KIND_CONDITION},
 }
+
+// textVersion is TextEndpoint's Version.
+const textVersion = "text"
+
+// TextEndpoint is the resync's step for a book's own text (Options.Text):
+// not an Open5e endpoint, but synced like one, after them all, with its
+// state under its own key ("sync.text.srd-2024").
+var TextEndpoint = Endpoint{textVersion, srd52.DocumentKey, lkv1.Kind_KIND_RULE}
 
 // Endpoints is every content endpoint: v2 first, then v1.
 func Endpoints() []Endpoint {

@@ -11,6 +11,7 @@ import (
 
 	"lorekeeper.dev/ingest"
 	"lorekeeper.dev/ingest/open5esnapshot"
+	"lorekeeper.dev/ingest/srd52"
 	"lorekeeper.dev/ingest/srddb"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
@@ -114,9 +115,10 @@ func FilterV1(es []*lkv1.Entity, cov Coverage, cat *Catalog) ([]*lkv1.Entity, er
 }
 
 // FetchAll reads the catalog and every endpoint from c, and returns every
-// entity: all of v2, then the v1 fill-ins. It fails on the first endpoint
-// that is not read completely.
-func FetchAll(ctx context.Context, c *Client) ([]*lkv1.Entity, error) {
+// entity: all of v2, then the v1 fill-ins, then, with a text (nil for
+// none), the text's own entities, Open5e's SRD 5.2 entities completed from
+// it. It fails on the first endpoint that is not read completely.
+func FetchAll(ctx context.Context, c *Client, text *srd52.Source) ([]*lkv1.Entity, error) {
 	cat, err := FetchCatalog(ctx, c)
 	if err != nil {
 		return nil, err
@@ -157,12 +159,31 @@ func FetchAll(ctx context.Context, c *Client) ([]*lkv1.Entity, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fetch open5e: %w", err)
 	}
-	return append(v2, fills...), nil
+	out := append(v2, fills...)
+	if text == nil {
+		return out, nil
+	}
+	book, err := text.Open()
+	if err != nil {
+		return nil, err
+	}
+	if err := completeWith(book, v2, nil); err != nil {
+		return nil, err
+	}
+	keys := make([]string, len(v2))
+	for i, e := range v2 {
+		keys[i] = e.GetKey()
+	}
+	own, err := textEntities(book, cat, keys)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, own...), nil
 }
 
-// SnapshotEntities returns every entity of the bundled snapshot, by running
-// the real fetch against the snapshot served on a loopback listener. No
-// NATS is involved: other modules' tests call it to get the catalogue.
+// SnapshotEntities is every entity of the bundled catalogue: the bundled
+// Open5e snapshot (read through a local server) completed by the bundled
+// SRD 5.2 text, and the text's own entities.
 func SnapshotEntities(ctx context.Context) ([]*lkv1.Entity, error) {
 	srv, err := open5esnapshot.Start()
 	if err != nil {
@@ -177,5 +198,5 @@ func SnapshotEntities(ctx context.Context) ([]*lkv1.Entity, error) {
 	if err != nil {
 		return nil, err
 	}
-	return FetchAll(ctx, c)
+	return FetchAll(ctx, c, srd52.NewSource(nil))
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"lorekeeper.dev/ingest/srd52"
 )
 
 // LiveURL is the public Open5e API, the default base URL.
@@ -49,8 +51,16 @@ type Options struct {
 	// that crashed, and does not block. Empty: only the holder's absence
 	// (it no longer answers on NATS) or the lease's expiry frees it.
 	Node string
-	// Endpoints to sync; default Endpoints().
+	// Endpoints to sync; default Endpoints(), then TextEndpoint when Text
+	// is set.
 	Endpoints []Endpoint
+	// Text, if set, is SRD 5.2's own text (srd52), which completes
+	// Open5e's records of SRD 5.2 and fills their gaps: each run reads it
+	// and gives each v2 endpoint's SRD 5.2 entities what the text states
+	// and they lack (srd52.Book.Complete); TextEndpoint, last among
+	// Endpoints, syncs the text's own entities, those Open5e lacks
+	// (srd52.Book.Entities).
+	Text *srd52.Source
 	// Progress, if not nil, is called from the syncing goroutine after each
 	// page and when each endpoint is done; it must return quickly.
 	Progress func(Progress)
@@ -195,6 +205,9 @@ func NewFetcher(js jetstream.JetStream, baseURL string, opts *Options) (*Fetcher
 	}
 	if len(o.Endpoints) == 0 {
 		o.Endpoints = Endpoints()
+		if o.Text != nil {
+			o.Endpoints = append(o.Endpoints, TextEndpoint)
+		}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

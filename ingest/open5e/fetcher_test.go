@@ -25,6 +25,7 @@ import (
 	"lorekeeper.dev/ingest/ingesttest"
 	"lorekeeper.dev/ingest/open5e"
 	"lorekeeper.dev/ingest/open5esnapshot"
+	"lorekeeper.dev/ingest/srd52"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -272,7 +273,7 @@ func TestFetcher_Sync_fullCatalogue(t *testing.T) {
 	want := snapshot(t)
 	js := ingesttest.JetStream(t, nil)
 	up := newUpstream(t)
-	f := fetcher(t, js, up.srv.URL, nil)
+	f := fetcher(t, js, up.srv.URL, &open5e.Options{Text: srd52.NewSource(nil)})
 
 	sum := mustSync(t, f)
 	tot := sum.Totals()

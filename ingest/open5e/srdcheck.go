@@ -633,7 +633,7 @@ func creatureFields(e *lkv1.Entity, m *srddb.Monster) []srdField {
 			c.PassivePerception = int32(pp)
 		})
 	}
-	add("languages", words(c.GetLanguages()), words(m.Languages), nil)
+	add("languages", ingest.Words(c.GetLanguages()), ingest.Words(m.Languages), nil)
 	add("challenge_rating", strconv.FormatFloat(c.GetChallengeRating(), 'g', -1, 64), strconv.FormatFloat(m.ChallengeRating, 'g', -1, 64), func() {
 		c.ChallengeRating, c.ChallengeRatingText = m.ChallengeRating, lkv1.ChallengeRatingText(m.ChallengeRating)
 		c.ProficiencyBonus = proficiencyFor(m.ChallengeRating)
@@ -780,7 +780,7 @@ func defenseKey(entries []*lkv1.Defense) string {
 			parts = append(parts, t)
 		}
 		if len(d.GetTypes()) == 0 {
-			parts = append(parts, "("+words(d.GetText())+")")
+			parts = append(parts, "("+ingest.Words(d.GetText())+")")
 		}
 	}
 	return sortedSet(parts)
@@ -805,7 +805,7 @@ func qualifierClass(q string) string {
 		}
 	}
 	if len(out) == 0 {
-		return words(q)
+		return ingest.Words(q)
 	}
 	return strings.Join(out, ", ")
 }
@@ -833,17 +833,17 @@ func spellFields(e *lkv1.Entity, s *srddb.Spell) []srdField {
 	add("components", sortedSet(comp), sortedSet(s.Components), nil)
 	mo, mt := texts(strings.TrimSuffix(sp.GetMaterialSpecified(), "."), strings.TrimSuffix(s.Material, "."))
 	add("material", mo, mt, func() { sp.MaterialSpecified = s.Material })
-	add("range", words(sp.GetRange()), words(s.Range), nil)
+	add("range", ingest.Words(sp.GetRange()), ingest.Words(s.Range), nil)
 	// "Concentration, up to 1 minute": Open5e's v2 records keep the
 	// concentration apart and drop the "up to".
 	dur := func(d string) string {
 		d = strings.TrimPrefix(strings.ToLower(d), "concentration, ")
-		return words(strings.TrimPrefix(d, "up to "))
+		return ingest.Words(strings.TrimPrefix(d, "up to "))
 	}
 	add("duration", dur(sp.GetDuration()), dur(s.Duration), nil)
 	add("concentration", strconv.FormatBool(sp.GetConcentration()), strconv.FormatBool(s.Concentration), func() { sp.Concentration = s.Concentration })
 	add("ritual", strconv.FormatBool(sp.GetRitual()), strconv.FormatBool(s.Ritual), func() { sp.Ritual = s.Ritual })
-	add("casting_time", words(sp.GetCastingTime()), words(s.CastingTime), nil)
+	add("casting_time", ingest.Words(sp.GetCastingTime()), ingest.Words(s.CastingTime), nil)
 	var classes []string
 	for _, c := range s.Classes {
 		classes = append(classes, c.Index)
@@ -877,7 +877,7 @@ func spellFields(e *lkv1.Entity, s *srddb.Spell) []srdField {
 func texts(a, b string) (string, string) {
 	// Each transcription writes "GM" in places (5e-database in spells,
 	// Open5e in magic items) where SRD 5.1 prints "DM".
-	x, y := strings.ReplaceAll(words(a), " gm ", " dm "), strings.ReplaceAll(words(b), " gm ", " dm ")
+	x, y := strings.ReplaceAll(ingest.Words(a), " gm ", " dm "), strings.ReplaceAll(ingest.Words(b), " gm ", " dm ")
 	if strings.ReplaceAll(x, " ", "") == strings.ReplaceAll(y, " ", "") {
 		return x, x
 	}

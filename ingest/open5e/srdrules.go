@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"lorekeeper.dev/ingest"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -336,7 +337,7 @@ func missingPart(e *lkv1.Entity, f srdField) func() {
 		run = nil
 	}
 	for _, p := range textUnits(f.lines) {
-		w := strings.ReplaceAll(words(p), " gm ", " dm ")
+		w := strings.ReplaceAll(ingest.Words(p), " gm ", " dm ")
 		if strings.TrimSpace(w) == "" || strings.Contains(f.ours, w) {
 			flush()
 			anchor = p
@@ -379,7 +380,7 @@ func textUnits(lines []string) []string {
 // insertAfter puts part into text after the paragraph ending with the last
 // words of after (as words reads them), or at the end.
 func insertAfter(text, after, part string) string {
-	w := strings.Fields(words(after))
+	w := strings.Fields(ingest.Words(after))
 	w = w[max(0, len(w)-4):]
 	for i := range w {
 		w[i] = regexp.QuoteMeta(w[i])

@@ -59,7 +59,10 @@ const NormalizerKey = "last-run-normalizer"
 // action's text says (damage types, saves, conditions) in the fields that
 // filter; SRD 5.1 checked against its second transcription (the Wight, the
 // heavy weapons, Spike Growth); the Herald of the Void's Void Claw from v1.
-const NormalizerVersion = 11
+// 12: SRD 5.2's records completed from its own text (Options.Text: casting
+// times and their conditions, the glossary's entries), and the text's own
+// entities synced (TextEndpoint).
+const NormalizerVersion = 12
 
 // StatePrefix starts the state bucket key of every endpoint's resync state.
 const StatePrefix = "sync."

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"lorekeeper.dev/ingest"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
@@ -138,7 +137,7 @@ func fillActions(e, tw *lkv1.Entity) bool {
 		opening, n := openingWords(b.GetText())
 		for _, have := range e.GetBlocks() {
 			if actionName(have.GetName()) == name && (have.GetType() == b.GetType() || !namesItself(have)) ||
-				n == 12 && strings.Contains(words(have.GetText()), opening) {
+				n == 12 && strings.Contains(ingest.Words(have.GetText()), opening) {
 				return have
 			}
 		}
@@ -275,7 +274,7 @@ func actionName(name string) string {
 // openingWords are the first words of text, at most twelve, between
 // spaces (as words writes them), and how many there are.
 func openingWords(text string) (string, int) {
-	f := strings.Fields(words(text))
+	f := strings.Fields(ingest.Words(text))
 	f = f[:min(len(f), 12)]
 	return " " + strings.Join(f, " ") + " ", len(f)
 }
@@ -393,10 +392,10 @@ func mergeV1Sections(v2, v1 []*lkv1.Entity, cat *Catalog) []*lkv1.Entity {
 			books[doc] = b
 		}
 		b.names[lkv1.Slugify(e.GetName())] = true
-		b.text.WriteString(words(e.GetDescription()))
+		b.text.WriteString(ingest.Words(e.GetDescription()))
 		for _, bl := range e.GetBlocks() {
 			b.names[lkv1.Slugify(bl.GetName())] = true
-			b.text.WriteString(words(bl.GetText()))
+			b.text.WriteString(ingest.Words(bl.GetText()))
 		}
 	}
 	twins := map[string]*lkv1.Entity{}
@@ -466,25 +465,4 @@ func held(p lkv1.TextPart, after []lkv1.TextPart, body string, names map[string]
 	}
 	opening, _ := openingWords(body)
 	return strings.Contains(text, opening)
-}
-
-// words is s lower-cased with every run of other characters than letters
-// and digits one space, between spaces: " a b c ".
-func words(s string) string {
-	var b strings.Builder
-	b.WriteByte(' ')
-	space := true
-	for _, r := range strings.ToLower(s) {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			b.WriteRune(r)
-			space = false
-		} else if !space {
-			b.WriteByte(' ')
-			space = true
-		}
-	}
-	if !space {
-		b.WriteByte(' ')
-	}
-	return b.String()
 }

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"lorekeeper.dev/ingest"
+	"lorekeeper.dev/ingest/srd52"
 	"lorekeeper.dev/ingest/srddb"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
@@ -116,6 +117,11 @@ type run struct {
 	// srd: the SRD 5.1 transcription, read at the first endpoint that
 	// needs it.
 	srd *srddb.DB
+	// text is Options.Text read for this run (openText), or why it could
+	// not be read; textRead tells whether it was tried.
+	text     *srd52.Book
+	textErr  error
+	textRead bool
 }
 
 func (r *run) do(ctx context.Context) error {
@@ -184,6 +190,8 @@ func (r *run) do(ctx context.Context) error {
 		case st.GetBackoffUntil() != nil && now.Before(st.GetBackoffUntil().AsTime()):
 			es.Skipped, skipped = true, true
 			es.Err = fmt.Errorf("backing off until %s after: %s", st.GetBackoffUntil().AsTime().Format(time.RFC3339), st.GetLastError())
+		case ep == TextEndpoint:
+			r.syncText(ctx, ep, cat, st, v2Keys, &es)
 		default:
 			r.syncEndpoint(ctx, ep, i, len(eps), cat, st, v2Keys, &es)
 		}
@@ -292,7 +300,6 @@ func (r *run) failed(ctx context.Context, st *lkv1.EndpointState, now time.Time,
 
 func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Catalog, st *lkv1.EndpointState, v2Keys []string, es *EndpointSummary) {
 	f := r.f
-	now := time.Now()
 	var res EndpointResult
 	if got, ok := r.v1[ep]; ok {
 		res = got
@@ -345,6 +352,21 @@ func (r *run) syncEndpoint(ctx context.Context, ep Endpoint, i, n int, cat *Cata
 			entities = nil
 		}
 	}
+	if ep.Version == "v2" {
+		if err := r.completeFromText(ctx, entities, v2Keys); err != nil {
+			res.Err = errors.Join(res.Err, err)
+		}
+	}
+	r.publishEndpoint(ctx, ep, res, entities, st, es)
+}
+
+// publishEndpoint publishes what an endpoint's fetch changed: upserts of
+// its new and changed entities, and, once the fetch is complete,
+// tombstones of what the state has that it no longer lists; then it
+// records the outcome in st and es.
+func (r *run) publishEndpoint(ctx context.Context, ep Endpoint, res EndpointResult, entities []*lkv1.Entity, st *lkv1.EndpointState, es *EndpointSummary) {
+	f := r.f
+	now := time.Now()
 	es.Fetched = res.Records
 	es.Pages = res.Pages
 	es.Errors = len(res.Invalid)
@@ -519,12 +541,12 @@ func bumpGeneration(st *lkv1.EndpointState, key string) {
 }
 
 func (r *run) tombstone(ctx context.Context, ep Endpoint, key string) error {
-	kind := ep.Kind
+	kind, src := ep.Kind, ep.Source()
 	if p, ok := lkv1.ParseEntityKey(key); ok {
-		kind = p.Kind
+		kind, src = p.Kind, p.Source
 	}
 	m, err := ingest.TombstoneMsg(&lkv1.Tombstone{
-		Key: key, Kind: kind, Source: ep.Source(), Reason: "removed from " + ep.Path(),
+		Key: key, Kind: kind, Source: src, Reason: "removed from " + ep.Path(),
 	}, time.Now())
 	if err != nil {
 		return err

@@ -170,6 +170,10 @@ const (
 	Source_SOURCE_OPEN5E_V1   Source = 1
 	Source_SOURCE_OPEN5E_V2   Source = 2
 	Source_SOURCE_ORCBREW     Source = 3
+	// A book's own text, bundled with LoreKeeper: SRD 5.2 as printed (its
+	// Rules Glossary and rules chapters), which fills what Open5e's records
+	// of the same book lack. Its documents keep the book's key ("srd-2024").
+	Source_SOURCE_SRD_TEXT Source = 4
 )
 
 // Enum value maps for Source.
@@ -179,12 +183,14 @@ var (
 		1: "SOURCE_OPEN5E_V1",
 		2: "SOURCE_OPEN5E_V2",
 		3: "SOURCE_ORCBREW",
+		4: "SOURCE_SRD_TEXT",
 	}
 	Source_value = map[string]int32{
 		"SOURCE_UNSPECIFIED": 0,
 		"SOURCE_OPEN5E_V1":   1,
 		"SOURCE_OPEN5E_V2":   2,
 		"SOURCE_ORCBREW":     3,
+		"SOURCE_SRD_TEXT":    4,
 	}
 )
 
@@ -384,8 +390,9 @@ type Entity struct {
 	Document *Document `protobuf:"bytes,5,opt,name=document,proto3" json:"document,omitempty"`
 	// The source's own identifier ("srd_fireball", the v1 slug, the EDN key).
 	SourceKey string `protobuf:"bytes,6,opt,name=source_key,json=sourceKey,proto3" json:"source_key,omitempty"`
-	// Where the record was read: the API URL of the record, or the bucket
-	// object name for OrcBrew.
+	// Where the record was read: the API URL of the record, the bucket
+	// object name for OrcBrew, or the file and line of a book's text
+	// ("08_RulesGlossary.md:509").
 	SourceUrl string `protobuf:"bytes,7,opt,name=source_url,json=sourceUrl,proto3" json:"source_url,omitempty"`
 	// Markdown description.
 	Description string `protobuf:"bytes,10,opt,name=description,proto3" json:"description,omitempty"`
@@ -654,7 +661,12 @@ type Correction struct {
 	// structured data: "srd: ..." where SRD 5.1's second transcription
 	// (5e-database) disagreed and the SRD's text, as the rest of the
 	// sentence says, took its side.
-	Basis         string `protobuf:"bytes,5,opt,name=basis,proto3" json:"basis,omitempty"`
+	Basis string `protobuf:"bytes,5,opt,name=basis,proto3" json:"basis,omitempty"`
+	// Where the corrected value was read when it is not the entity's own
+	// text: "SRD 5.2 text" for a field of an Open5e record of SRD 5.2 that
+	// the SRD's own text states otherwise, or states where the record has
+	// nothing (source_value empty: filled, not corrected).
+	Source        string `protobuf:"bytes,6,opt,name=source,proto3" json:"source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -720,6 +732,13 @@ func (x *Correction) GetCorrectedValue() string {
 func (x *Correction) GetBasis() string {
 	if x != nil {
 		return x.Basis
+	}
+	return ""
+}
+
+func (x *Correction) GetSource() string {
+	if x != nil {
+		return x.Source
 	}
 	return ""
 }
@@ -2302,7 +2321,16 @@ type RuleDetails struct {
 	// Order within the section.
 	Index int32 `protobuf:"varint,3,opt,name=index,proto3" json:"index,omitempty"`
 	// Skills: the ability they use ("dexterity").
-	Ability       string `protobuf:"bytes,4,opt,name=ability,proto3" json:"ability,omitempty"`
+	Ability string `protobuf:"bytes,4,opt,name=ability,proto3" json:"ability,omitempty"`
+	// The family a rule belongs to, as a glossary tags it: "Action",
+	// "Area of Effect", "Attitude", "Condition", "Hazard" (SRD 5.2's
+	// "Grappled [Condition]", "Dash [Action]"); empty for untagged rules.
+	Category string `protobuf:"bytes,5,opt,name=category,proto3" json:"category,omitempty"`
+	// The headings the rule stands under in its book, chapter first:
+	// ["Playing the Game", "Combat", "Melee Attacks"], ["Rules Glossary"].
+	HeadingPath []string `protobuf:"bytes,6,rep,name=heading_path,json=headingPath,proto3" json:"heading_path,omitempty"`
+	// The entries the rule's "See also" names, in its order.
+	SeeAlso       []*RuleLink `protobuf:"bytes,7,rep,name=see_also,json=seeAlso,proto3" json:"see_also,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2365,6 +2393,83 @@ func (x *RuleDetails) GetAbility() string {
 	return ""
 }
 
+func (x *RuleDetails) GetCategory() string {
+	if x != nil {
+		return x.Category
+	}
+	return ""
+}
+
+func (x *RuleDetails) GetHeadingPath() []string {
+	if x != nil {
+		return x.HeadingPath
+	}
+	return nil
+}
+
+func (x *RuleDetails) GetSeeAlso() []*RuleLink {
+	if x != nil {
+		return x.SeeAlso
+	}
+	return nil
+}
+
+// RuleLink is a rule a rule points to ("See also").
+type RuleLink struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// As the text names it: "Grappled", "Combat".
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The entity it names; empty when it names no entity (a whole chapter,
+	// "Equipment").
+	Key           string `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RuleLink) Reset() {
+	*x = RuleLink{}
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RuleLink) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RuleLink) ProtoMessage() {}
+
+func (x *RuleLink) ProtoReflect() protoreflect.Message {
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RuleLink.ProtoReflect.Descriptor instead.
+func (*RuleLink) Descriptor() ([]byte, []int) {
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *RuleLink) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RuleLink) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
 var File_lorekeeper_v1_entity_proto protoreflect.FileDescriptor
 
 const file_lorekeeper_v1_entity_proto_rawDesc = "" +
@@ -2410,14 +2515,15 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\n" +
 	"fetched_at\x18  \x01(\v2\x1a.google.protobuf.TimestampR\tfetchedAt\x12;\n" +
 	"\vcorrections\x18( \x03(\v2\x19.lorekeeper.v1.CorrectionR\vcorrectionsB\t\n" +
-	"\adetails\"\x9e\x01\n" +
+	"\adetails\"\xb6\x01\n" +
 	"\n" +
 	"Correction\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x14\n" +
 	"\x05field\x18\x02 \x01(\tR\x05field\x12!\n" +
 	"\fsource_value\x18\x03 \x01(\tR\vsourceValue\x12'\n" +
 	"\x0fcorrected_value\x18\x04 \x01(\tR\x0ecorrectedValue\x12\x14\n" +
-	"\x05basis\x18\x05 \x01(\tR\x05basis\"\x91\x03\n" +
+	"\x05basis\x18\x05 \x01(\tR\x05basis\x12\x16\n" +
+	"\x06source\x18\x06 \x01(\tR\x06source\"\x91\x03\n" +
 	"\tTextBlock\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -2603,12 +2709,18 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\bfeatures\x18\x03 \x03(\tR\bfeatures\x12\x16\n" +
 	"\x06values\x18\x04 \x03(\tR\x06values\x12\x1f\n" +
 	"\vspell_slots\x18\x05 \x03(\x05R\n" +
-	"spellSlots\"z\n" +
+	"spellSlots\"\xed\x01\n" +
 	"\vRuleDetails\x12\x18\n" +
 	"\asection\x18\x01 \x01(\tR\asection\x12!\n" +
 	"\fsection_name\x18\x02 \x01(\tR\vsectionName\x12\x14\n" +
 	"\x05index\x18\x03 \x01(\x05R\x05index\x12\x18\n" +
-	"\aability\x18\x04 \x01(\tR\aability*\x9e\x04\n" +
+	"\aability\x18\x04 \x01(\tR\aability\x12\x1a\n" +
+	"\bcategory\x18\x05 \x01(\tR\bcategory\x12!\n" +
+	"\fheading_path\x18\x06 \x03(\tR\vheadingPath\x122\n" +
+	"\bsee_also\x18\a \x03(\v2\x17.lorekeeper.v1.RuleLinkR\aseeAlso\"0\n" +
+	"\bRuleLink\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key*\x9e\x04\n" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\x0e\n" +
 	"\n" +
@@ -2642,12 +2754,13 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\x0fKIND_INVOCATION\x10\x18\x12\r\n" +
 	"\tKIND_BOON\x10\x19\x12\x12\n" +
 	"\x0eKIND_SELECTION\x10\x1a\x12\x12\n" +
-	"\x0eKIND_ENCOUNTER\x10\x1b*`\n" +
+	"\x0eKIND_ENCOUNTER\x10\x1b*u\n" +
 	"\x06Source\x12\x16\n" +
 	"\x12SOURCE_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10SOURCE_OPEN5E_V1\x10\x01\x12\x14\n" +
 	"\x10SOURCE_OPEN5E_V2\x10\x02\x12\x12\n" +
-	"\x0eSOURCE_ORCBREW\x10\x03B1Z/lorekeeper.dev/proto/lorekeeper/v1;lorekeeperv1b\x06proto3"
+	"\x0eSOURCE_ORCBREW\x10\x03\x12\x13\n" +
+	"\x0fSOURCE_SRD_TEXT\x10\x04B1Z/lorekeeper.dev/proto/lorekeeper/v1;lorekeeperv1b\x06proto3"
 
 var (
 	file_lorekeeper_v1_entity_proto_rawDescOnce sync.Once
@@ -2662,7 +2775,7 @@ func file_lorekeeper_v1_entity_proto_rawDescGZIP() []byte {
 }
 
 var file_lorekeeper_v1_entity_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_lorekeeper_v1_entity_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_lorekeeper_v1_entity_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_lorekeeper_v1_entity_proto_goTypes = []any{
 	(Kind)(0),                      // 0: lorekeeper.v1.Kind
 	(Source)(0),                    // 1: lorekeeper.v1.Source
@@ -2682,10 +2795,11 @@ var file_lorekeeper_v1_entity_proto_goTypes = []any{
 	(*ClassProgression)(nil),       // 15: lorekeeper.v1.ClassProgression
 	(*ClassLevel)(nil),             // 16: lorekeeper.v1.ClassLevel
 	(*RuleDetails)(nil),            // 17: lorekeeper.v1.RuleDetails
-	nil,                            // 18: lorekeeper.v1.CreatureDetails.SpeedEntry
-	nil,                            // 19: lorekeeper.v1.CreatureDetails.SavingThrowsEntry
-	nil,                            // 20: lorekeeper.v1.CreatureDetails.SkillsEntry
-	(*timestamppb.Timestamp)(nil),  // 21: google.protobuf.Timestamp
+	(*RuleLink)(nil),               // 18: lorekeeper.v1.RuleLink
+	nil,                            // 19: lorekeeper.v1.CreatureDetails.SpeedEntry
+	nil,                            // 20: lorekeeper.v1.CreatureDetails.SavingThrowsEntry
+	nil,                            // 21: lorekeeper.v1.CreatureDetails.SkillsEntry
+	(*timestamppb.Timestamp)(nil),  // 22: google.protobuf.Timestamp
 }
 var file_lorekeeper_v1_entity_proto_depIdxs = []int32{
 	1,  // 0: lorekeeper.v1.Document.source:type_name -> lorekeeper.v1.Source
@@ -2697,13 +2811,13 @@ var file_lorekeeper_v1_entity_proto_depIdxs = []int32{
 	13, // 6: lorekeeper.v1.Entity.item:type_name -> lorekeeper.v1.ItemDetails
 	14, // 7: lorekeeper.v1.Entity.character_option:type_name -> lorekeeper.v1.CharacterOptionDetails
 	17, // 8: lorekeeper.v1.Entity.rule:type_name -> lorekeeper.v1.RuleDetails
-	21, // 9: lorekeeper.v1.Entity.fetched_at:type_name -> google.protobuf.Timestamp
+	22, // 9: lorekeeper.v1.Entity.fetched_at:type_name -> google.protobuf.Timestamp
 	4,  // 10: lorekeeper.v1.Entity.corrections:type_name -> lorekeeper.v1.Correction
 	6,  // 11: lorekeeper.v1.TextBlock.usage:type_name -> lorekeeper.v1.Usage
-	18, // 12: lorekeeper.v1.CreatureDetails.speed:type_name -> lorekeeper.v1.CreatureDetails.SpeedEntry
+	19, // 12: lorekeeper.v1.CreatureDetails.speed:type_name -> lorekeeper.v1.CreatureDetails.SpeedEntry
 	8,  // 13: lorekeeper.v1.CreatureDetails.ability_scores:type_name -> lorekeeper.v1.AbilityScores
-	19, // 14: lorekeeper.v1.CreatureDetails.saving_throws:type_name -> lorekeeper.v1.CreatureDetails.SavingThrowsEntry
-	20, // 15: lorekeeper.v1.CreatureDetails.skills:type_name -> lorekeeper.v1.CreatureDetails.SkillsEntry
+	20, // 14: lorekeeper.v1.CreatureDetails.saving_throws:type_name -> lorekeeper.v1.CreatureDetails.SavingThrowsEntry
+	21, // 15: lorekeeper.v1.CreatureDetails.skills:type_name -> lorekeeper.v1.CreatureDetails.SkillsEntry
 	10, // 16: lorekeeper.v1.CreatureDetails.damage_vulnerability_entries:type_name -> lorekeeper.v1.Defense
 	10, // 17: lorekeeper.v1.CreatureDetails.damage_resistance_entries:type_name -> lorekeeper.v1.Defense
 	10, // 18: lorekeeper.v1.CreatureDetails.damage_immunity_entries:type_name -> lorekeeper.v1.Defense
@@ -2712,11 +2826,12 @@ var file_lorekeeper_v1_entity_proto_depIdxs = []int32{
 	12, // 21: lorekeeper.v1.ItemDetails.armor:type_name -> lorekeeper.v1.ArmorStats
 	15, // 22: lorekeeper.v1.CharacterOptionDetails.progression:type_name -> lorekeeper.v1.ClassProgression
 	16, // 23: lorekeeper.v1.ClassProgression.levels:type_name -> lorekeeper.v1.ClassLevel
-	24, // [24:24] is the sub-list for method output_type
-	24, // [24:24] is the sub-list for method input_type
-	24, // [24:24] is the sub-list for extension type_name
-	24, // [24:24] is the sub-list for extension extendee
-	0,  // [0:24] is the sub-list for field type_name
+	18, // 24: lorekeeper.v1.RuleDetails.see_also:type_name -> lorekeeper.v1.RuleLink
+	25, // [25:25] is the sub-list for method output_type
+	25, // [25:25] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_lorekeeper_v1_entity_proto_init() }
@@ -2740,7 +2855,7 @@ func file_lorekeeper_v1_entity_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lorekeeper_v1_entity_proto_rawDesc), len(file_lorekeeper_v1_entity_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

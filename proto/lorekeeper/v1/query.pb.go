@@ -1198,8 +1198,10 @@ type LookupResponse struct {
 	FallbackReason string `protobuf:"bytes,3,opt,name=fallback_reason,json=fallbackReason,proto3" json:"fallback_reason,omitempty"`
 	// Things the caller should know, e.g. a truncated semantic query.
 	Warnings []string `protobuf:"bytes,4,rep,name=warnings,proto3" json:"warnings,omitempty"`
-	// How the name matched: "exact", "pattern", "slug", "key", "alias",
-	// "inflection" (the same words but for their endings: "opportunity
+	// How the name matched: "exact", "pattern", "slug", "key", "tag" (the
+	// name asked with a glossary tag: "grappled condition" found the
+	// Grappled conditions), "alias", "inflection" (the same words but for
+	// their endings: "opportunity
 	// attack" found Opportunity Attacks), "part" (no entity bears the name,
 	// but it heads a part of the results' text or names one of their
 	// features: "surprise" found The Order of Combat, "sneak attack" the

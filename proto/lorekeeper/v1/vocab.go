@@ -74,6 +74,7 @@ var sourceSlugs = map[Source]string{
 	Source_SOURCE_OPEN5E_V1: "open5e_v1",
 	Source_SOURCE_OPEN5E_V2: "open5e_v2",
 	Source_SOURCE_ORCBREW:   "orcbrew",
+	Source_SOURCE_SRD_TEXT:  "srd_text",
 }
 
 // Slug is the source's name as users and subjects write it ("open5e_v2").
@@ -341,3 +342,30 @@ const (
 	// building its in-memory index; the status message says how far.
 	ReasonIndexLoading = "INDEX_LOADING"
 )
+
+// glossaryTags are the families SRD 5.2's Rules Glossary tags entries with
+// ("Grappled [Condition]", "Dash [Action]").
+var glossaryTags = []string{"Action", "Area of Effect", "Attitude", "Condition", "Hazard"}
+
+// GlossaryTags are the tags of SRD 5.2's Rules Glossary, in its order.
+func GlossaryTags() []string { return slices.Clone(glossaryTags) }
+
+// SplitTag parts a rule's name from the glossary tag it is asked with, in
+// brackets or as its last words: "Grappled [Condition]" and "grappled
+// condition" -> "Grappled"/"grappled", "Condition"; "dash action" ->
+// "dash", "Action". tag is "" (and name s, trimmed) when s has none, or
+// is nothing but a tag.
+func SplitTag(s string) (name, tag string) {
+	s = strings.TrimSpace(s)
+	for _, t := range glossaryTags {
+		lower, lt := strings.ToLower(s), strings.ToLower(t)
+		for _, suffix := range []string{"[" + lt + "]", " " + lt} {
+			if base, ok := strings.CutSuffix(lower, suffix); ok {
+				if n := strings.TrimSpace(s[:len(base)]); n != "" {
+					return n, t
+				}
+			}
+		}
+	}
+	return s, ""
+}
