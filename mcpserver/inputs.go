@@ -95,6 +95,7 @@ type CreatureInput struct {
 	DamageImmunity      string           `json:"damage_immunity,omitempty" jsonschema:"Only creatures immune to this damage type, e.g. \"fire\". Comma-separate for any of several."`
 	DamageResistance    string           `json:"damage_resistance,omitempty" jsonschema:"Only creatures resistant to this damage type, e.g. \"cold\"."`
 	DamageVulnerability string           `json:"damage_vulnerability,omitempty" jsonschema:"Only creatures vulnerable to this damage type, e.g. \"radiant\"."`
+	Environment         string           `json:"environment,omitempty" jsonschema:"Only creatures found in this environment: an environment's key or name, or a word of one (\"swamp\", \"forest\", \"underdark\", \"arctic\"). Comma-separate for any of several. Only SRD 5.1 and Tome of Beasts give their creatures environments."`
 	GameSystem          string           `json:"game_system,omitempty"`
 	Documents           []string         `json:"documents,omitempty"`
 	SemanticQuery       string           `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank creatures by meaning, e.g. \"risen dead that drain life force\"; words like \"CR 1/2\", \"CR 5 or lower\", \"Large undead\", \"legendary actions\" rank matches first (see understood). Ranked after the other filters; results carry similarity_score."`
@@ -171,6 +172,7 @@ func (in CreatureInput) request() (*lkv1.LookupCreaturesRequest, error) {
 	if r.DamageVulnerabilities, err = closedSet("damage_vulnerability", in.DamageVulnerability, damageTypes, nil); err != nil {
 		return nil, err
 	}
+	r.Environments = splitList(in.Environment)
 	return r, nil
 }
 

@@ -50,21 +50,65 @@ func shadowing(v *badgerstore.View) *shadows {
 }
 
 // authoritative is cand without the copies a more authoritative copy among
-// cand shadows: what dedupe ranks.
-func authoritative(v *badgerstore.View, cand badgerstore.Set) badgerstore.Set {
+// cand shadows: what dedupe ranks. A copy that answers everything the
+// question's words say while no more authoritative one does (SRD 5.2's
+// Grappling Hook says it is climbed, SRD 5.1's only names it) is the one
+// ranked instead: the copy that answers is the one shown. It then
+// matches every filter, so it is a hit whatever its score, as the copy it
+// replaces was.
+func authoritative(v *badgerstore.View, cand badgerstore.Set, u *understanding) badgerstore.Set {
 	sh := shadowing(v)
 	out := cand.Clone()
 	out.And(sh.unshadowed)
 	maybe := cand.Clone()
 	maybe.And(sh.shadowed)
+	answers := u.answers()
 	maybe.Each(func(s uint32) bool {
+		var rivals []uint32
 		for _, b := range sh.better[s] {
 			if cand.Has(b) {
-				return true // ranked as its better copy
+				rivals = append(rivals, b)
+			}
+		}
+		if len(rivals) == 0 {
+			out.Add(s)
+			return true
+		}
+		if !answers {
+			return true // ranked as its better copy
+		}
+		tier := u.tierOf(s)
+		if tier < u.complete {
+			return true // it answers no better than in part
+		}
+		for _, b := range rivals {
+			if u.tierOf(b) >= tier {
+				return true
 			}
 		}
 		out.Add(s)
+		for _, b := range rivals {
+			out.Remove(b)
+		}
 		return true
 	})
 	return out
+}
+
+// With no book named, the SRDs' entries are what most tables mean: a
+// third-party entity that only shares words with a question should not
+// outrank the SRD entity that answers it. authorityPrior is the prior that
+// says so: the entities of the SRDs and their core concepts (documentRank
+// below 3) and the weight added to their scores. None when the request or
+// the question names documents (homebrew named wins as its book's tier),
+// or with Options.AuthorityPrior negative.
+func (s *Service) authorityPrior(v *badgerstore.View, p *plan, u *understanding) (*badgerstore.Set, float64) {
+	if s.opts.AuthorityPrior < 0 || p.docsSet || u != nil && len(u.docs) > 0 {
+		return nil, 0
+	}
+	set := v.Memo("query.authority-prior", func() any {
+		s := v.Postings(badgerstore.FieldDocument, "srd-2014", "srd-2024", "core")
+		return &s
+	}).(*badgerstore.Set)
+	return set, s.opts.AuthorityPrior
 }

@@ -123,3 +123,19 @@ func stopword(w string) bool { return len(relevance.Tokenize(w)) == 0 }
 // stealth disadvantage", "won't ruin my stealth").
 var negations = map[string]bool{"no": true, "not": true, "without": true, "never": true, "non": true, "wont": true,
 	"dont": true, "doesnt": true, "isnt": true, "cant": true, "nor": true}
+
+// chatSpellings are the words players type for others in a hurry ("wat
+// happens when ur stunned"): the readers read the words meant.
+var chatSpellings = map[string]string{"wat": "what", "wut": "what", "wht": "what", "ur": "youre", "u": "you",
+	"r": "are", "cuz": "because", "bc": "because"}
+
+// spelledOut replaces chat spellings in words (questionWords) by the words
+// they stand for.
+func spelledOut(words []string) []string {
+	for i, w := range words {
+		if full, ok := chatSpellings[w]; ok {
+			words[i] = full
+		}
+	}
+	return words
+}

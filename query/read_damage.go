@@ -6,8 +6,10 @@ import (
 )
 
 // damageReader reads a damage type: dealt ("fire damage", "fire spells",
-// "a cold cantrip", "piercing weapons"), or a creature's defence ("immune
-// to fire", "cold resistance", "weak to fire").
+// "a cold cantrip", "piercing weapons"), a creature's defence ("immune
+// to fire", "cold resistance", "weak to fire"), or what protects from it
+// ("protect yourself from fire damage" is Fire Shield's resistance, not
+// fire dealt).
 type damageReader struct{}
 
 func (damageReader) facet() string { return "damage" }
@@ -17,20 +19,30 @@ func (damageReader) read(r *reading) {
 		if r.used[i] || !r.voc.damage[st] {
 			continue
 		}
-		rel := damageRelations[r.word(i+1)]
-		from, to := i, i+1
-		if rel == "" {
+		// A defence said before the type ("immune to fire", "protect
+		// yourself from fire damage") or after it ("cold resistance").
+		rel, from, to := damageRelations[r.word(i+1)], i, i+1
+		protect := protectWords[r.word(i+1)]
+		if rel != "" || protect {
+			to = i + 2
+		} else {
 			for j := max(0, i-3); j < i; j++ {
-				if d := damageRelations[r.words[j]]; d != "" {
-					rel, from = d, j
+				if d := damageRelations[r.words[j]]; d != "" || protectWords[r.words[j]] {
+					rel, protect, from = d, protectWords[r.words[j]], j
 				}
 			}
-		} else {
-			to = i + 2
 		}
 		switch {
-		case rel != "":
-			r.add(keywordFilter(rel, []string{r.words[i]}, false, r.mark(from, to)))
+		case rel != "" || protect:
+			// A creature's own defence; what a spell, an item or an
+			// option protects from (badgerstore.FieldProtection).
+			words := r.mark(from, to)
+			if rel != "" {
+				r.add(keywordFilter(rel, []string{r.words[i]}, false, words))
+			}
+			if rel != badgerstore.FieldDamageVulnerability {
+				r.add(keywordFilter(badgerstore.FieldProtection, []string{r.words[i]}, false, words))
+			}
 		case r.word(i+1) == "damage":
 			r.add(damageFilter(r.words[i], r.mark(i, i+2)))
 		case damageNouns[relevance.Stem(r.word(i+1))]:

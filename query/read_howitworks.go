@@ -2,7 +2,6 @@ package query
 
 import (
 	"slices"
-	"strings"
 
 	"lorekeeper.dev/embedder/badgerstore"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
@@ -45,33 +44,33 @@ func (howItWorksReader) read(r *reading) {
 }
 
 // asksRule reports whether the question asks how the game works, and
-// the words that say so: "how does/do/is ... work", "what happens
-// when/if", "what does ... mean", "how long does it take", "can I ...",
-// the rules or mechanics of something.
-func asksRule(words []string) (string, bool) {
+// the words that say so (words[from:to]): "how does/do/is ... work",
+// "what happens when/if", "what does ... mean", "how long does it take",
+// "can I ...", the rules or mechanics of something.
+func asksRule(words []string) (from, to int, ok bool) {
 	framing := frame(words)
 	for i, w := range words {
 		switch {
 		case framing[i] && (w == "mean" || w == "means" || w == "meaning" || w == "meant"):
-			return strings.Join(words[:i+1], " "), true
+			return 0, i + 1, true
 		case w == "rule" || w == "rules" || w == "mechanic" || w == "mechanics":
-			return w, true
+			return i, i + 1, true
 		case i == 1 && words[0] == "can" && (w == "i" || w == "my" || w == "we"):
 			// "can I cast two spells in one turn": what a player may do.
-			return "can " + w, true
+			return 0, 2, true
 		case w == "work" || w == "works":
 			if words[0] == "how" && i > 1 {
-				return strings.Join(words[:i+1], " "), true
+				return 0, i + 1, true
 			}
 		case w == "happens" || w == "happen":
 			if i > 0 && (words[i-1] == "what" || words[i-1] == "whats") {
-				return "what " + w, true
+				return i - 1, i + 1, true
 			}
 		case w == "take" && i >= 4:
 			if words[i-4] == "how" && words[i-3] == "long" && words[i-1] == "it" {
-				return strings.Join(words[i-4:i+1], " "), true
+				return i - 4, i + 1, true
 			}
 		}
 	}
-	return "", false
+	return 0, 0, false
 }

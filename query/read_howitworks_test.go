@@ -10,6 +10,7 @@ var howItWorksReads = []readCase{
 	{"search_dnd_content", "what happens when a Large creature drops to 0 hit points", ruleKinds()},
 	{"search_dnd_content", "how does the magic work in 2024", ruleKinds()},
 	{"search_dnd_content", "can I cast two spells in one turn", ruleKinds()},
+	{"search_dnd_content", "wat happens when ur stunned", ruleKinds()},
 	// A name something else bears, a lookup of rules or spells alone, no
 	// such question.
 	{"search_dnd_content", "how do spell slots work", nil},

@@ -104,8 +104,9 @@ func armorNear(stems []string, i int) bool {
 // "strongest", "cheapest"): a field named after "highest" and the like
 // wins over an adjective naming its field itself. A monster "for a level
 // 8 party" with no other order said: the fairest fights first, the
-// challenge ratings nearest the party's level (below it, by the filter).
-// Not in a question about how the game works.
+// challenge ratings nearest the party's level (below it, by the filter);
+// not a companion (companionReader). Not in a question about how the game
+// works.
 type orderReader struct{}
 
 func (orderReader) facet() string { return "superlative" }
@@ -132,7 +133,7 @@ func (orderReader) read(r *reading) {
 				continue
 			}
 			if fs, ok := stemmedFieldNouns[strings.Join(stems[i+1:i+1+n], " ")]; ok {
-				if o := pick(fs, largest[w], strings.Join(words[i:i+1+n], " ")); o != nil {
+				if o := pick(fs, largest[w], strings.Join(r.said[i:i+1+n], " ")); o != nil {
 					r.setOrder(o, i, i+1+n)
 					return
 				}
@@ -152,7 +153,7 @@ func (orderReader) read(r *reading) {
 			}
 		}
 	}
-	if r.party != "" && r.hasKinds(orderCR.kinds) {
+	if r.party != "" && !r.companion && r.hasKinds(orderCR.kinds) {
 		o := &ordering{field: orderCR.name, desc: true, words: r.party, value: orderCR.value, kinds: orderCR.kinds, column: orderCR.column}
 		o.by = r.by
 		r.u.order = o

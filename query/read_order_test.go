@@ -18,4 +18,5 @@ var superlativeReads = []readCase{
 	{"lookup_creature", "the best dragon for my party", nil},
 	{"lookup_spell", "the strongest reach", nil},
 	{"search_dnd_content", "how does the longest rest work", nil},
+	{"lookup_creature", "a flying mount for a level 5 party", nil},
 }

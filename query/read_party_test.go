@@ -12,4 +12,5 @@ var partyReads = []readCase{
 	{"lookup_spell", "healing for my level 5 paladin", nil},
 	{"lookup_spell", "spells for a level 5 party", nil},
 	{"lookup_creature", "a level 25 party", nil},
+	{"lookup_creature", "a flying mount for a level 5 party", []string{"cr_max=5"}},
 }

@@ -58,8 +58,8 @@ func saidAs(r *reading, field string, i, n int) bool {
 	switch field {
 	case badgerstore.FieldSize:
 		// "Large" is a size before a creature type or noun only ("a Large
-		// undead"), not "a large group".
-		return r.voc.types[relevance.Stem(next)] || creatureNouns[next]
+		// undead", "a Huge mount"), not "a large group".
+		return r.voc.types[relevance.Stem(next)] || creatureNouns[next] || companionNouns[next]
 	case badgerstore.FieldCreatureType, badgerstore.FieldMovement:
 		// A type or a movement inside a creature's name is the name's
 		// ("giant rat", "dragon turtle", "giant fly").

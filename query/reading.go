@@ -16,8 +16,10 @@ type reading struct {
 	v     *badgerstore.View
 	voc   *vocabulary
 	kinds []lkv1.Kind
-	words []string
-	stems []string
+	// words are the question's words as read (chat spellings spelled out:
+	// spelledOut), said as typed, for what a reading reports.
+	words, said []string
+	stems       []string
 	// used marks the words a reader took; ordered those a superlative
 	// took (they stay BM25 terms: the texts saying "armor class" are
 	// those it orders).
@@ -34,6 +36,9 @@ type reading struct {
 	howItWorksWords string
 	// party are the words saying a party's level ("level 8 party"), if any.
 	party string
+	// companion: the creature is wanted beside the party, not against it
+	// (companionReader).
+	companion bool
 	// docSets are the documents each reading of a book or an edition
 	// names, by the place of its first word; they narrow each other.
 	docSets []docReading
@@ -53,11 +58,12 @@ type docReading struct {
 // newReading splits q into words and finds what every reader needs first:
 // the names it says and whether it asks how the game works. Nil: no word.
 func newReading(v *badgerstore.View, q string, kinds []lkv1.Kind) *reading {
-	words := questionWords(q)
-	if len(words) == 0 {
+	said := questionWords(q)
+	if len(said) == 0 {
 		return nil
 	}
-	r := &reading{v: v, voc: vocabularyOf(v), kinds: kinds, words: words, u: &understanding{},
+	words := spelledOut(slices.Clone(said))
+	r := &reading{v: v, voc: vocabularyOf(v), kinds: kinds, words: words, said: said, u: &understanding{},
 		stems: make([]string, len(words)), used: make([]bool, len(words)), ordered: make([]bool, len(words))}
 	for i, w := range words {
 		r.stems[i] = relevance.Stem(w)
@@ -83,8 +89,9 @@ func newReading(v *badgerstore.View, q string, kinds []lkv1.Kind) *reading {
 	// "how does concentration work" wants the rule, not concentration
 	// spells above it.
 	rules := lkv1.RuleKinds()
-	r.howItWorksWords, r.howItWorks = asksRule(words)
-	r.howItWorks = r.howItWorks && r.hasKinds(rules) && slices.ContainsFunc(kinds, func(k lkv1.Kind) bool { return !slices.Contains(rules, k) })
+	from, to, asks := asksRule(words)
+	r.howItWorksWords = strings.Join(r.said[from:to], " ")
+	r.howItWorks = asks && r.hasKinds(rules) && slices.ContainsFunc(kinds, func(k lkv1.Kind) bool { return !slices.Contains(rules, k) })
 	return r
 }
 
@@ -115,7 +122,7 @@ func (r *reading) word(i int) string {
 // rarity, "concentration" of a rules lookup as a word.
 func (r *reading) mark(from, to int) string {
 	r.span = [2]int{from, to}
-	return strings.Join(r.words[from:to], " ")
+	return strings.Join(r.said[from:to], " ")
 }
 
 func (r *reading) take() {

@@ -125,11 +125,13 @@ func (c relevanceCase) ranked(ctx context.Context, cl lkv1.QueryServiceClient) (
 		if err != nil {
 			return nil, err
 		}
+		// In the answer's order: the groups best first, each ranked, as
+		// the answer lists them (a tier a question's words put first is
+		// no similarity).
 		var all []*lkv1.Result
 		for _, g := range sr.GetGroups() {
 			all = append(all, g.GetResults()...)
 		}
-		sort.SliceStable(all, func(i, j int) bool { return all[i].GetSimilarityScore() > all[j].GetSimilarityScore() })
 		return names(all), nil
 	}
 	if err != nil {
@@ -150,6 +152,13 @@ func TestRelevance(t *testing.T) {
 		for _, cw := range []float64{0.3, 0.4, 0.5, 0.6, 0.7} {
 			c := lkv1.NewQueryServiceClient(dial(t, query.NewService(snap.store, snap.emb, &query.Options{CosineWeight: cw}), nil))
 			t.Run(fmt.Sprint(cw), func(t *testing.T) { relevance(t, c) })
+		}
+		return
+	}
+	if os.Getenv("LOREKEEPER_SWEEP_PRIOR") != "" {
+		for _, w := range []float64{-1, 0.05, 0.1, 0.15, 0.2, 0.3} {
+			c := lkv1.NewQueryServiceClient(dial(t, query.NewService(snap.store, snap.emb, &query.Options{AuthorityPrior: w}), nil))
+			t.Run(fmt.Sprint("prior ", w), func(t *testing.T) { relevance(t, c) })
 		}
 		return
 	}

@@ -98,11 +98,11 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 				resp.Ranking, resp.FallbackReason = lkv1.Ranking_RANKING_KEYWORD, vh.reason
 			}
 		}
+		u := s.understand(v, q, p.kinds)
 		ranks := cand
 		if !p.docsSet {
-			ranks = authoritative(v, cand) // see authority.go
+			ranks = authoritative(v, cand, u) // see authority.go
 		}
-		u := s.understand(v, q, p.kinds)
 		// Only hits are shown, so only hits are ranked, unless a
 		// superlative orders the top tier, hits or not.
 		hitsOnly := u == nil || u.order == nil
@@ -111,8 +111,10 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		// reads it as a rules question already, and without it the best
 		// BM25 among the candidates changes: "how does fire damage work"
 		// ranked the Fire damage type above the Damage Types rule.
-		scoredAll := rank(v, ranks, q, unframed(q, true), cos, true, hitsOnly, s.opts.CosineWeight, u, sc)
-		u.orderItems(v, scoredAll)
+		how := rankHow{fuzzy: true, hitsOnly: hitsOnly, cosineWeight: s.opts.CosineWeight, u: u}
+		how.prior, how.priorWeight = s.authorityPrior(v, p, u)
+		scoredAll := rank(v, ranks, q, unframed(q, true), cos, how, sc)
+		u.orderItems(v, scoredAll, how)
 		resp.Understood = u.proto()
 		// Results must match (a term, the name, or by meaning) and score
 		// within reach of the best one: kinds with only weak matches stay

@@ -72,7 +72,14 @@ func TestSearch(t *testing.T) {
 		}
 	}
 	t.Run("cross-kind dragon", func(t *testing.T) {
-		resp := search(t, &lkv1.SearchRequest{Query: "dragon", Limit: 5})
+		// Without the authority prior, which orders the SRDs' entries
+		// first and leaves their similarity as it is, the similarity
+		// orders the groups and their results.
+		np := lkv1.NewQueryServiceClient(dial(t, query.NewService(snapshotStore(t), snap.emb, &query.Options{AuthorityPrior: -1}), nil))
+		resp, err := np.Search(ctx, &lkv1.SearchRequest{Query: "dragon", Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
 		kinds := map[lkv1.Kind]bool{}
 		for _, g := range resp.GetGroups() {
 			kinds[g.GetKind()] = true

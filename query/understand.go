@@ -1,6 +1,8 @@
 package query
 
 import (
+	"slices"
+
 	"lorekeeper.dev/embedder/badgerstore"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
@@ -30,7 +32,9 @@ type understanding struct {
 	terms string
 	// complete is the tier of an entity matching every soft filter (set
 	// by prepare).
-	complete float32
+	complete float64
+	// onFields: some filter is on a field besides the kind (answers).
+	onFields bool
 	// names are the names the question says ("what does Fireball do").
 	names []string
 	// prepared are the soft filters read against the view (prepare).
@@ -76,13 +80,17 @@ var (
 	weaponKinds   = []lkv1.Kind{lkv1.Kind_KIND_WEAPON}
 	armorKinds    = []lkv1.Kind{lkv1.Kind_KIND_ARMOR}
 	itemKinds     = lkv1.EquipmentKinds()
-	fieldKinds    = map[string][]lkv1.Kind{
+	// effectKinds are those whose effects are read from their text
+	// (badgerstore's effect fields): spells, equipment and character
+	// options; a creature's conditions inflicted too.
+	effectKinds = slices.Concat(spellKinds, itemKinds, lkv1.CharacterOptionKinds())
+	fieldKinds  = map[string][]lkv1.Kind{
 		badgerstore.FieldLevel:               spellKinds,
 		badgerstore.FieldSchool:              spellKinds,
 		badgerstore.FieldClass:               spellKinds,
 		badgerstore.FieldConcentration:       spellKinds,
 		badgerstore.FieldRitual:              spellKinds,
-		badgerstore.FieldHealing:             spellKinds,
+		badgerstore.FieldHealing:             effectKinds,
 		badgerstore.FieldCastingTime:         spellKinds,
 		badgerstore.FieldDamageType:          {lkv1.Kind_KIND_SPELL, lkv1.Kind_KIND_WEAPON},
 		badgerstore.FieldCR:                  creatureKinds,
@@ -103,6 +111,11 @@ var (
 		badgerstore.FieldKind:                lkv1.Kinds(),
 		badgerstore.FieldCost:                itemKinds,
 		badgerstore.FieldWeight:              itemKinds,
+		badgerstore.FieldConditionInflicted:  slices.Concat(effectKinds, creatureKinds),
+		badgerstore.FieldConditionEnded:      effectKinds,
+		badgerstore.FieldProtection:          effectKinds,
+		badgerstore.FieldEffect:              effectKinds,
+		badgerstore.FieldEnvironment:         creatureKinds,
 	}
 )
 
@@ -165,7 +178,11 @@ var readers = []reader{
 	legendaryReader{},
 	bookReader{},
 	editionReader{},
+	effectReader{},
 	valueReader{},
+	conditionReader{},
+	environmentReader{},
+	companionReader{},
 	kindReader{},
 	howItWorksReader{},
 	orderReader{},

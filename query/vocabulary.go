@@ -31,6 +31,11 @@ type vocabulary struct {
 	// an armor category is said of.
 	heads map[string]bool
 	docs  []docWords
+	// environments are the creatures' environments by the stems of the
+	// words saying them (environmentVocabulary), environmentValues the
+	// environments themselves.
+	environments      map[string][]string
+	environmentValues []string
 }
 
 // docWords are the ways a question names a document.
@@ -102,6 +107,8 @@ func buildVocabulary(v *badgerstore.View) *vocabulary {
 			}
 		}
 	}
+	voc.environments = environmentVocabulary(v)
+	v.Values(badgerstore.FieldEnvironment, func(val string, _ int) { voc.environmentValues = append(voc.environmentValues, val) })
 	voc.heads = map[string]bool{}
 	var equipment []string
 	for _, k := range lkv1.EquipmentKinds() {

@@ -235,6 +235,7 @@ func EntityFields(e *lkv1.Entity) Fields {
 			}
 		}
 	}
+	effectFields(&f, e)
 	return f
 }
 
