@@ -1,6 +1,8 @@
 package query
 
 import (
+	"slices"
+
 	"lorekeeper.dev/embedder/badgerstore"
 )
 
@@ -50,19 +52,18 @@ func shadowing(v *badgerstore.View) *shadows {
 }
 
 // authoritative is cand without the copies a more authoritative copy among
-// cand shadows: what dedupe ranks. A copy that answers everything the
-// question's words say while no more authoritative one does (SRD 5.2's
-// Grappling Hook says it is climbed, SRD 5.1's only names it) is the one
-// ranked instead: the copy that answers is the one shown. It then
-// matches every filter, so it is a hit whatever its score, as the copy it
-// replaces was.
-func authoritative(v *badgerstore.View, cand badgerstore.Set, u *understanding) badgerstore.Set {
+// cand shadows: what dedupe ranks. A copy that answers the question while
+// no more authoritative one does is the one ranked instead, and shown: it
+// matches everything the question's words say (SRD 5.2's Grappling Hook
+// says it is climbed, SRD 5.1's only names it), or its text has every word
+// of the question (says: a homebrew Fireball whose text says "lavender").
+// Either makes it a hit whatever its score, as the copy it replaces was.
+func authoritative(v *badgerstore.View, cand badgerstore.Set, u *understanding, says badgerstore.Set) badgerstore.Set {
 	sh := shadowing(v)
 	out := cand.Clone()
 	out.And(sh.unshadowed)
 	maybe := cand.Clone()
 	maybe.And(sh.shadowed)
-	answers := u.answers()
 	maybe.Each(func(s uint32) bool {
 		var rivals []uint32
 		for _, b := range sh.better[s] {
@@ -70,29 +71,28 @@ func authoritative(v *badgerstore.View, cand badgerstore.Set, u *understanding) 
 				rivals = append(rivals, b)
 			}
 		}
-		if len(rivals) == 0 {
+		if len(rivals) == 0 || answersBetter(u, says, s, rivals) {
 			out.Add(s)
-			return true
-		}
-		if !answers {
-			return true // ranked as its better copy
-		}
-		tier := u.tierOf(s)
-		if tier < u.complete {
-			return true // it answers no better than in part
-		}
-		for _, b := range rivals {
-			if u.tierOf(b) >= tier {
-				return true
+			for _, b := range rivals {
+				out.Remove(b)
 			}
-		}
-		out.Add(s)
-		for _, b := range rivals {
-			out.Remove(b)
 		}
 		return true
 	})
 	return out
+}
+
+// answersBetter reports whether copy s answers the question while none of
+// its more authoritative rivals does (authoritative).
+func answersBetter(u *understanding, says badgerstore.Set, s uint32, rivals []uint32) bool {
+	if says.Has(s) && !slices.ContainsFunc(rivals, says.Has) {
+		return true
+	}
+	if !u.answers() {
+		return false
+	}
+	tier := u.tierOf(s)
+	return tier >= u.complete && !slices.ContainsFunc(rivals, func(b uint32) bool { return u.tierOf(b) >= tier })
 }
 
 // With no book named, the SRDs' entries are what most tables mean: a

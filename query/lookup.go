@@ -421,7 +421,7 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 		u := s.understand(v, p.semantic, p.kinds)
 		ranks := cand
 		if dedupe {
-			ranks = authoritative(v, cand, u)
+			ranks = authoritative(v, cand, u, sayingAll(v, p.semantic))
 		}
 		how := rankHow{fuzzy: true, cosineWeight: s.opts.CosineWeight, u: u}
 		how.prior, how.priorWeight = s.authorityPrior(v, p, u)

@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -99,9 +100,12 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 			}
 		}
 		u := s.understand(v, q, p.kinds)
+		// An entity whose text has every word of a short question is a
+		// hit however weak: a word in a text finds it ("petrified").
+		says := sayingAll(v, q)
 		ranks := cand
 		if !p.docsSet {
-			ranks = authoritative(v, cand, u) // see authority.go
+			ranks = authoritative(v, cand, u, says) // see authority.go
 		}
 		// Only hits are shown, so only hits are ranked, unless a
 		// superlative orders the top tier, hits or not.
@@ -133,7 +137,7 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		hits := scoredAll[:0]
 		exact := false
 		for _, sc := range scoredAll {
-			if sc.hit && (sc.shown() >= relevance.RelativeFloor*best || sc.exact || u.matchesAll(sc)) {
+			if sc.hit && (sc.shown() >= relevance.RelativeFloor*best || sc.exact || u.matchesAll(sc) || says.Has(sc.slot)) {
 				hits = append(hits, sc)
 				exact = exact || sc.exact
 			}
@@ -276,4 +280,35 @@ func (s *Service) searchPage(ctx context.Context, req *lkv1.SearchRequest, p *pl
 		return nil, err
 	}
 	return resp, nil
+}
+
+// maxSaidWords bounds the words of a question whose texts sayingAll finds:
+// a longer one is a description, not words looked for.
+const maxSaidWords = 3
+
+// sayingAll are the entities whose text (BM25's terms, the prose the
+// model does not read included) has every word of q, when q has at most
+// maxSaidWords words besides stop words, remembered by the view.
+func sayingAll(v *badgerstore.View, q string) badgerstore.Set {
+	terms := relevance.Tokenize(q)
+	if len(terms) == 0 || len(terms) > maxSaidWords {
+		return badgerstore.Set{}
+	}
+	return v.Memo("saying\x00"+strings.Join(terms, " "), func() any {
+		var all badgerstore.Set
+		for i, t := range terms {
+			var has badgerstore.Set
+			for _, term := range []string{t, relevance.UnreadPrefix + t} {
+				for _, p := range v.TermPostings(term) {
+					has.Add(p.Slot)
+				}
+			}
+			if i == 0 {
+				all = has
+			} else {
+				all.And(has)
+			}
+		}
+		return all
+	}).(badgerstore.Set)
 }
