@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -144,6 +145,9 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		}
 		if a, ok := memoNotOpen(v, q); ok && !exact {
 			resp.NotOpenContent = a.Known
+		} else if !exact && noSuchName(v, cand, q) {
+			// Said before the nearest, which would pass for its match.
+			resp.Warnings = append([]string{fmt.Sprintf("No entity is named %q; the nearest names and meanings follow.", q)}, resp.Warnings...)
 		}
 		// One ranking per kind; groups ordered by their best result. The
 		// kinds' lists are runs of one scratch array, not a slice each
@@ -311,4 +315,18 @@ func sayingAll(v *badgerstore.View, q string) badgerstore.Set {
 		}
 		return all
 	}).(badgerstore.Set)
+}
+
+// noSuchName reports whether q reads as a name ("land shark") that names
+// nothing: no entity, alias or inflection of it, while names near it in
+// spelling would rank first as if they were its match (Reef Shark).
+func noSuchName(v *badgerstore.View, cand badgerstore.Set, q string) bool {
+	lower := strings.ToLower(strings.TrimSpace(q))
+	if len(fuzzyNames(v, lower)) == 0 {
+		return false
+	}
+	if alias, _ := matchAliasName(v, cand, q); !alias.Empty() {
+		return false
+	}
+	return matchInflection(v, cand, lower).Empty()
 }

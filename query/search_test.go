@@ -566,3 +566,34 @@ func TestSearch_homebrewCopy(t *testing.T) {
 		}
 	}
 }
+
+// TestSearch_noSuchName: a question that reads as a name and names nothing
+// says so before the nearest names, which would otherwise pass for its
+// match; a name, its plural or a known alias says nothing of the kind.
+func TestSearch_noSuchName(t *testing.T) {
+	c := client(t)
+	for _, tc := range []struct {
+		q    string
+		says bool
+	}{
+		{"land shark", true},
+		{"firbal", true},
+		{"fireball", false},
+		{"owlbears", false},
+		{"bigbys hand", false},
+		{"fire damage", false},
+	} {
+		resp, err := c.Search(context.Background(), &lkv1.SearchRequest{Query: tc.q, Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := resp.GetWarnings()
+		said := len(w) > 0 && strings.HasPrefix(w[0], "No entity is named")
+		if said != tc.says {
+			t.Errorf("search %q: warnings %q; want a first warning that no entity has the name: %v", tc.q, w, tc.says)
+		}
+		if said && len(resp.GetGroups()) == 0 {
+			t.Errorf("search %q: no nearest content after the warning", tc.q)
+		}
+	}
+}
