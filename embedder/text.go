@@ -145,11 +145,11 @@ func creatureText(b *textBuilder, e *lkv1.Entity) {
 			b.sentence(g.title + ": " + strings.Join(names, ", ") + ".")
 		}
 	}
-	if dt := c.GetDamageImmunities(); len(dt) > 0 {
-		b.sentence("Immune to " + strings.Join(dt, ", ") + ".")
+	if dt := defenseLine(c.GetDamageImmunities(), c.GetDamageImmunityEntries()); dt != "" {
+		b.sentence("Immune to " + dt + ".")
 	}
-	if dt := c.GetDamageResistances(); len(dt) > 0 {
-		b.sentence("Resistant to " + strings.Join(dt, ", ") + ".")
+	if dt := defenseLine(c.GetDamageResistances(), c.GetDamageResistanceEntries()); dt != "" {
+		b.sentence("Resistant to " + dt + ".")
 	}
 	// Trait texts last: the model reads only the start of a text, BM25 all
 	// of it ("regenerates unless damaged by fire or acid" is the troll's
@@ -367,4 +367,18 @@ func firstWords(s string, n int) string {
 		f = f[:n]
 	}
 	return strings.Join(f, " ")
+}
+
+// defenseLine is a damage line as the book prints it ("bludgeoning,
+// piercing, and slashing from nonmagical attacks"), or its keys where the
+// source gives no more.
+func defenseLine(list []string, entries []*lkv1.Defense) string {
+	if len(entries) == 0 {
+		return strings.Join(list, ", ")
+	}
+	texts := make([]string, len(entries))
+	for i, d := range entries {
+		texts[i] = d.GetText()
+	}
+	return strings.Join(texts, "; ")
 }

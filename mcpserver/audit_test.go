@@ -137,6 +137,10 @@ func TestAudit_snapshotCards(t *testing.T) {
 			r.contradictions++
 			report("contradiction", e.Key, "%s", f)
 		}
+		for _, f := range auditTextFields(&e) {
+			r.faults++
+			report("text fields", e.Key, "%s", f)
+		}
 		for _, f := range auditKeyFacts(p, &e, card) {
 			r.faults++
 			report("key facts", e.Key, "%s", f)
@@ -285,6 +289,22 @@ func namesUngiven(e *Entity, text string) bool {
 	return true
 }
 
+// givenText is the text of the action text only names, where a block of e
+// gives it, else text.
+func givenText(e *Entity, text string) string {
+	named, ok := open5e.NamedAction(text)
+	if !ok {
+		return text
+	}
+	for _, bl := range e.Blocks {
+		name, _, _ := strings.Cut(bl.Name, " (")
+		if _, ref := open5e.NamedAction(bl.Text); strings.EqualFold(name, named) && !ref {
+			return bl.Text
+		}
+	}
+	return text
+}
+
 // squash lower-cases s and drops its spaces, so that "19 (2d10 + 8)" reads
 // "19(2d10+8)".
 func squash(s string) string {
@@ -300,10 +320,13 @@ func auditContradictions(e *Entity) []string {
 		if bl.Attack == "" {
 			continue
 		}
-		text := squash(bl.Text)
 		if strings.TrimSpace(bl.Text) == "" || namesUngiven(e, bl.Text) {
 			continue
 		}
+		// A block only naming an action the creature gives ("The dread
+		// knight makes a cursed greatsword attack.") is checked against
+		// that action's text.
+		text := squash(givenText(e, bl.Text))
 		say := func(format string, args ...any) {
 			out = append(out, fmt.Sprintf("%s: attack %q: ", bl.Name, bl.Attack)+fmt.Sprintf(format, args...))
 		}
@@ -346,6 +369,67 @@ func auditContradictions(e *Entity) []string {
 			out = append(out, fmt.Sprintf("spell saving throw %q is not in the text", a))
 		} else if a != "" && !strings.Contains(strings.ToLower(text), a) {
 			out = append(out, fmt.Sprintf("spell saving throw %q is not in the text", a))
+		}
+	}
+	return out
+}
+
+var (
+	// rolledDamage is damage a text rolls: "22 (4d10) fire damage",
+	// "2d8 radiant damage", "an extra 1d6 Cold damage".
+	rolledDamage = regexp.MustCompile(`(?i)\b\d+d\d+(?:\s*[+−-]\s*\d+)?\)?\s+(acid|bludgeoning|cold|fire|force|lightning|necrotic|piercing|poison|psychic|radiant|slashing|thunder)\s+damage\b`)
+	// takenBySelf is damage the caster takes or a text says can't be
+	// dealt: "you take 1d10 necrotic damage", "... to you".
+	takenBySelf = regexp.MustCompile(`(?i)\byou\b[^.;]*\btake\s+[^.;]*$|\bcan't\b[^.;]*$`)
+	// calledSave is a saving throw a text calls for.
+	calledSave = regexp.MustCompile(`(?i)\b(strength|dexterity|constitution|intelligence|wisdom|charisma)\s+saving throw\b`)
+	// orBe is a condition a failed save inflicts, in so many words: "or be
+	// frightened", "or become paralyzed", "or be knocked prone" (not after
+	// "can't": "can't take the Hide action or become invisible").
+	orBe        = regexp.MustCompile(`(?i)\bor (?:be|become)\s+(?:knocked\s+)?(blinded|charmed|deafened|frightened|grappled|incapacitated|invisible|paralyzed|petrified|poisoned|prone|restrained|stunned|unconscious)\b`)
+	conditionRe = regexp.MustCompile(`(?i)\b(blinded|charmed|deafened|exhaustion|frightened|grappled|incapacitated|invisible|paralyzed|petrified|poisoned|prone|restrained|stunned|unconscious)\b`)
+)
+
+// auditTextFields checks that the fields that filter say what a spell's
+// description and each creature block's text say, read apart from the
+// normaliser: every damage type the text rolls (other than what the caster
+// takes) in the damage types, a saving throw the text calls for in the
+// saving throw, a condition a failed save inflicts ("or be frightened") in
+// the conditions, and no condition the text never names.
+func auditTextFields(e *Entity) []string {
+	var out []string
+	check := func(what, text string, types []string, save string, conditions []string) {
+		for _, m := range rolledDamage.FindAllStringSubmatchIndex(text, -1) {
+			typ := strings.ToLower(text[m[2]:m[3]])
+			before := text[strings.LastIndexAny(text[:m[0]], ".;\n")+1 : m[0]]
+			if takenBySelf.MatchString(before) || strings.HasPrefix(text[m[1]:], " to you") || slices.Contains(types, typ) {
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s: the text deals %s damage, the damage types say %q", what, typ, types))
+		}
+		if m := calledSave.FindStringSubmatch(text); m != nil && save == "" {
+			out = append(out, fmt.Sprintf("%s: the text calls for a %s saving throw, the field has none", what, m[1]))
+		} else if save != "" && !strings.Contains(strings.ToLower(text), save) {
+			out = append(out, fmt.Sprintf("%s: saving throw %q is not in the text", what, save))
+		}
+		for _, m := range orBe.FindAllStringSubmatchIndex(text, -1) {
+			before := text[strings.LastIndexAny(text[:m[0]], ".;\n")+1 : m[0]]
+			if c := strings.ToLower(text[m[2]:m[3]]); !slices.Contains(conditions, c) && !strings.Contains(before, "can't") {
+				out = append(out, fmt.Sprintf("%s: the text inflicts %s, the conditions say %q", what, c, conditions))
+			}
+		}
+		for _, c := range conditions {
+			if !slices.ContainsFunc(conditionRe.FindAllString(text, -1), func(w string) bool { return strings.EqualFold(w, c) }) {
+				out = append(out, fmt.Sprintf("%s: condition %q is not in the text", what, c))
+			}
+		}
+	}
+	if s := e.Spell; s != nil {
+		check("spell", e.Description, s.DamageTypes, s.SavingThrowAbility, s.Conditions)
+	}
+	if e.Creature != nil {
+		for _, bl := range e.Blocks {
+			check(bl.Name, bl.Text+" "+bl.Attack, bl.DamageTypes, bl.SavingThrow, bl.Conditions)
 		}
 	}
 	return out
@@ -481,7 +565,7 @@ var (
 	regainedRoll = regexp.MustCompile(`(?i)regains?\b[^.]{0,40}?\b(\d+d\d+)`)
 	// typedDamageRe is "<type>[, <type>][, and <type>] damage" and what
 	// comes before it.
-	typedDamageRe = regexp.MustCompile(`(?i)(\w+\s+\w+\s+)?((?:acid|bludgeoning|cold|fire|force|lightning|necrotic|piercing|poison|psychic|radiant|slashing|thunder)(?:,?\s*(?:and\s+|or\s+)?(?:acid|bludgeoning|cold|fire|force|lightning|necrotic|piercing|poison|psychic|radiant|slashing|thunder))*)\s+damage`)
+	typedDamageRe = regexp.MustCompile(`(?i)((?:acid|bludgeoning|cold|fire|force|lightning|necrotic|piercing|poison|psychic|radiant|slashing|thunder)(?:,?\s*(?:and\s+|or\s+)?(?:acid|bludgeoning|cold|fire|force|lightning|necrotic|piercing|poison|psychic|radiant|slashing|thunder))*)\s+damage`)
 	defenceWords  = regexp.MustCompile(`(?i)immun|resist|vulnerab|at least`)
 )
 
@@ -508,12 +592,14 @@ func auditPrinted(e *Entity, card string) []string {
 		text := e.Description + "\n" + e.HigherLevel
 		for _, d := range s.DamageTypes {
 			dealt, named := false, false
-			for _, m := range typedDamageRe.FindAllStringSubmatch(text, -1) {
-				if !regexp.MustCompile(`(?i)\b` + d + `\b`).MatchString(m[2]) {
+			for _, m := range typedDamageRe.FindAllStringSubmatchIndex(text, -1) {
+				if !regexp.MustCompile(`(?i)\b` + d + `\b`).MatchString(text[m[2]:m[3]]) {
 					continue
 				}
 				named = true
-				dealt = dealt || !defenceWords.MatchString(m[1])
+				// The two words before the types: "immune to", "resistance against".
+				before := strings.Fields(text[:m[2]])
+				dealt = dealt || !defenceWords.MatchString(strings.Join(before[max(0, len(before)-2):], " "))
 			}
 			if named && !dealt {
 				out = append(out, fmt.Sprintf("damage type %s is only an immunity, resistance or vulnerability in the text", d))
@@ -581,15 +667,16 @@ func TestAudit_unreadableTextShowsNoSummary(t *testing.T) {
 			t.Errorf("legendary Tail shows %q", bl.Attack)
 		}
 	}
-	card := renderEntity(&e)
+	card := renderFullEntity(&e)
 	if !strings.Contains(card, "***Tail.*** The dragon makes a tail attack.") ||
 		!strings.Contains(card, "attack summary +13 to hit, reach 15 ft., 2d8 bludgeoning dropped (the text does not say it)") {
 		t.Errorf("card:\n%s", card)
 	}
 }
 
-// A creature's card lists the saving throws a 2014 stat block does: those
-// beyond the ability's modifier (SRD 5.2 and Black Flag give all six).
+// A creature's card lists the saving throws a 2014 stat block does: of a
+// record listing all six (SRD 5.2, Black Flag), those beyond the ability's
+// modifier; of a record listing some, all it lists.
 func TestRender_proficientSavesOnly(t *testing.T) {
 	e := Entity{Kind: "creature", Name: "Test Dragon", Creature: &Creature{
 		AbilityScores: map[string]int32{"strength": 26, "dexterity": 10, "constitution": 29, "intelligence": 18, "wisdom": 15, "charisma": 23},
@@ -599,9 +686,11 @@ func TestRender_proficientSavesOnly(t *testing.T) {
 	if !strings.Contains(card, "**Saving Throws** Dex +6, Wis +8  \n") {
 		t.Errorf("card does not list exactly the proficient saves (Dex +6, Wis +8):\n%s", card)
 	}
+	// A record listing some saves lists those the creature is proficient
+	// in, even where one equals the modifier (the Brownie Mystic's Wis +3).
 	e.Creature.SavingThrows = map[string]int32{"strength": 8, "intelligence": 4}
-	if card := renderEntity(&e); strings.Contains(card, "Saving Throws") {
-		t.Errorf("saves equal to the modifiers listed:\n%s", card)
+	if card := renderEntity(&e); !strings.Contains(card, "**Saving Throws** Str +8, Int +4  \n") {
+		t.Errorf("the saves the record lists are not all shown:\n%s", card)
 	}
 }
 

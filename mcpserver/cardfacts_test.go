@@ -213,17 +213,29 @@ var cardFacts = map[string]cardFact{
 	"creature.languages": func(e *Entity, card, _ string) []string {
 		return needIf(e.Creature.Languages != "", card, "the languages", "**Languages** "+e.Creature.Languages)
 	},
-	"creature.damage_vulnerabilities": func(e *Entity, _, lower string) []string {
-		return needAll(lower, "a vulnerability", lowerAll(e.Creature.DamageVulnerabilities))
+	"creature.damage_vulnerabilities": func(e *Entity, card, _ string) []string {
+		return defenseFacts(card, "a vulnerability", e.Creature.DamageVulnerabilities, e.Creature.DamageVulnerabilityEntries)
 	},
-	"creature.damage_resistances": func(e *Entity, _, lower string) []string {
-		return needAll(lower, "a resistance", lowerAll(e.Creature.DamageResistances))
+	"creature.damage_resistances": func(e *Entity, card, _ string) []string {
+		return defenseFacts(card, "a resistance", e.Creature.DamageResistances, e.Creature.DamageResistanceEntries)
 	},
-	"creature.damage_immunities": func(e *Entity, _, lower string) []string {
-		return needAll(lower, "an immunity", lowerAll(e.Creature.DamageImmunities))
+	"creature.damage_immunities": func(e *Entity, card, _ string) []string {
+		return defenseFacts(card, "an immunity", e.Creature.DamageImmunities, e.Creature.DamageImmunityEntries)
 	},
-	"creature.condition_immunities": func(e *Entity, _, lower string) []string {
-		return needAll(lower, "a condition immunity", lowerAll(e.Creature.ConditionImmunities))
+	"creature.condition_immunities": func(e *Entity, card, _ string) []string {
+		return defenseFacts(card, "a condition immunity", e.Creature.ConditionImmunities, e.Creature.ConditionImmunityEntries)
+	},
+	"creature.damage_vulnerability_entries": func(e *Entity, card, _ string) []string {
+		return defenseFacts(card, "a vulnerability", nil, e.Creature.DamageVulnerabilityEntries)
+	},
+	"creature.damage_resistance_entries": func(e *Entity, card, _ string) []string {
+		return defenseFacts(card, "a resistance", nil, e.Creature.DamageResistanceEntries)
+	},
+	"creature.damage_immunity_entries": func(e *Entity, card, _ string) []string {
+		return defenseFacts(card, "an immunity", nil, e.Creature.DamageImmunityEntries)
+	},
+	"creature.condition_immunity_entries": func(e *Entity, card, _ string) []string {
+		return defenseFacts(card, "a condition immunity", nil, e.Creature.ConditionImmunityEntries)
 	},
 	"creature.environments": func(e *Entity, _, lower string) []string {
 		return needAll(lower, "an environment", lowerAll(environments(e.Creature.Environments)))
@@ -515,6 +527,25 @@ func blockFacts(e *Entity, card, _ string) []string {
 var sectionHeadings = map[string]string{
 	"action": "Actions", "bonus_action": "Bonus Actions", "reaction": "Reactions",
 	"legendary_action": "Legendary Actions", "mythic_action": "Mythic Actions", "lair_action": "Lair Actions",
+}
+
+// defenseFacts checks a damage or condition line: each entry as the book
+// prints it, qualifier and all, and each type of the list in an entry
+// shown (a source with keys alone: each key).
+func defenseFacts(card, what string, list []string, entries []Defense) []string {
+	if len(entries) == 0 {
+		return need(strings.ToLower(card), what, lowerAll(list)...)
+	}
+	var out []string
+	for _, d := range entries {
+		out = append(out, need(card, what, d.Text)...)
+	}
+	for _, t := range list {
+		if !slices.ContainsFunc(entries, func(d Defense) bool { return slices.Contains(d.Types, t) }) {
+			out = append(out, fmt.Sprintf("no entry of the line covers %s %q", what, t))
+		}
+	}
+	return out
 }
 
 // classTableFacts checks the class table: a row per level with its

@@ -124,13 +124,20 @@ var correctionFields = map[string]string{
 	"saving_throw_ability": "saving throw", "class_table": "",
 }
 
-// renderCorrections footnotes the fields corrected from the source, one
-// line per block: "Bite: damage 2d10 → 2d10+8; damage type thunder → piercing".
-func renderCorrections(b *strings.Builder, cs []Correction) {
+// renderCorrections footnotes, in one line, that the card corrects its
+// source and where the corrections are: a DM needs to know a card was
+// corrected, not each correction in the fight. full (detail="full", a
+// resource, the CLI) lists them after it, one line per block: "Bite:
+// damage 2d10 → 2d10+8; damage type thunder → piercing".
+func renderCorrections(b *strings.Builder, cs []Correction, full bool) {
 	if len(cs) == 0 {
 		return
 	}
-	b.WriteString("*Corrected from the source: the structured data disagreed with the source's own text or with itself, and the text was followed.*\n")
+	if !full {
+		fmt.Fprintf(b, "*Corrected from the source in %d %s, where its structured data disagreed with the book's text: see the result's `corrections`, or detail=\"full\".*\n\n", len(cs), plural("place", len(cs)))
+		return
+	}
+	fmt.Fprintf(b, "*Corrected from the source in %d %s, where its structured data disagreed with the book's text:*\n", len(cs), plural("place", len(cs)))
 	var (
 		subjects  []string
 		bySubject = map[string][]string{}

@@ -29,7 +29,7 @@ func TestClassTable_wizard(t *testing.T) {
 		"| 5th | +3 | — | 4 | 4 | 3 | 2 | — | — | — | — | — | — |",
 		"| 1st | +2 | Arcane Recovery, Spellcasting | 3 | 2 |",
 		"***Ability Score Improvement (levels 4, 8, 12, 16, 19).***",
-		"Corrected from the source", "Wizard table: 2nd: level 4 has 2 and 3")
+		"*Corrected from the source in 1 place", "`corrections`, or detail=\"full\"")
 	if strings.Contains(md, "[Column data]") {
 		t.Error("placeholder rendered")
 	}
@@ -74,8 +74,9 @@ func readEntityJSON(t *testing.T, h *harness, uri string) mcpserver.Entity {
 	return e
 }
 
-// The SRD 5.1 dragon's attacks as its text gives them, with the corrections
-// footnoted on the card and listed in the structured result and resource.
+// The SRD 5.1 dragon's attacks as its text gives them, the card saying in a
+// line that it was corrected, the corrections listed in the structured
+// result, with detail="full" and in the resource.
 func TestCorrections_adultRedDragon(t *testing.T) {
 	h := newHarness(t)
 	res := h.call(t, "lookup_creature", map[string]any{"name": "adult red dragon"})
@@ -103,11 +104,21 @@ func TestCorrections_adultRedDragon(t *testing.T) {
 	check(t, out.Results[0])
 	check(t, readEntityJSON(t, h, out.Results[0].URI))
 	md := text(res)
+	// One line says the card was corrected and where the corrections are;
+	// detail="full" and the resource list them.
 	wantContains(t, md, "***Bite.*** *+14 to hit, reach 10 ft., 2d10+8 piercing plus 2d6 fire.*",
-		"*Corrected from the source", "- *Bite: damage 2d10 → 2d10+8; damage type thunder → piercing*")
-	if strings.Contains(md, "thunder.*") || strings.Contains(md, "2d10 thunder") {
-		t.Error("the source's contradicted damage type is rendered as a fact")
+		"*Corrected from the source in ", "`corrections`, or detail=\"full\"")
+	if strings.Contains(md, "thunder") || strings.Count(md, "Corrected from the source") != 1 {
+		t.Errorf("the default card lists the corrections:\n%s", md)
 	}
+	full := h.call(t, "lookup_creature", map[string]any{"name": "adult red dragon", "detail": "full"})
+	mustOK(t, full)
+	wantContains(t, text(full), "*Corrected from the source in ", "- *Bite: damage 2d10 → 2d10+8; damage type thunder → piercing*")
+	r, err := h.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: out.Results[0].URI})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantContains(t, r.Contents[0].Text, "- *Bite: damage 2d10 → 2d10+8; damage type thunder → piercing*")
 }
 
 // A feat whose text is all in its benefits still gets a summary line.

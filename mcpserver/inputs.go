@@ -92,9 +92,9 @@ type CreatureInput struct {
 	HitPointsMin        *int             `json:"hit_points_min,omitempty" jsonschema:"Lowest hit points (inclusive)."`
 	HitPointsMax        *int             `json:"hit_points_max,omitempty" jsonschema:"Highest hit points (inclusive)."`
 	Legendary           *bool            `json:"legendary,omitempty" jsonschema:"true: only creatures with legendary actions; false: only creatures without."`
-	DamageImmunity      string           `json:"damage_immunity,omitempty" jsonschema:"Only creatures immune to this damage type, e.g. \"fire\". Comma-separate for any of several."`
-	DamageResistance    string           `json:"damage_resistance,omitempty" jsonschema:"Only creatures resistant to this damage type, e.g. \"cold\"."`
-	DamageVulnerability string           `json:"damage_vulnerability,omitempty" jsonschema:"Only creatures vulnerable to this damage type, e.g. \"radiant\"."`
+	DamageImmunity      string           `json:"damage_immunity,omitempty" jsonschema:"Only creatures immune to this damage type, e.g. \"fire\" (always immune); \"nonmagical slashing\" also counts immunity to nonmagical attacks (the werewolf), \"any slashing\" immunity whatever limits it. Comma-separate for any of several."`
+	DamageResistance    string           `json:"damage_resistance,omitempty" jsonschema:"Only creatures resistant to this damage type, e.g. \"cold\" (always resistant); \"nonmagical slashing\" also counts resistance to nonmagical attacks, \"any slashing\" resistance whatever limits it."`
+	DamageVulnerability string           `json:"damage_vulnerability,omitempty" jsonschema:"Only creatures vulnerable to this damage type, e.g. \"radiant\"; \"any piercing\" also counts a vulnerability a qualifier limits (piercing from magic weapons wielded by good creatures)."`
 	Environment         string           `json:"environment,omitempty" jsonschema:"Where it lives: \"swamp\", \"underdark\"... (SRD 5.1, Tome of Beasts)."`
 	GameSystem          string           `json:"game_system,omitempty"`
 	Documents           []string         `json:"documents,omitempty"`
@@ -163,13 +163,13 @@ func (in CreatureInput) request() (*lkv1.LookupCreaturesRequest, error) {
 	if r.HitPoints, err = intRange("hit_points_min", in.HitPointsMin, in.HitPointsMax, 0, 100000); err != nil {
 		return nil, err
 	}
-	if r.DamageImmunities, err = closedSet("damage_immunity", in.DamageImmunity, damageTypes, nil); err != nil {
+	if r.DamageImmunities, err = closedSet("damage_immunity", in.DamageImmunity, defenseTypes, nil); err != nil {
 		return nil, err
 	}
-	if r.DamageResistances, err = closedSet("damage_resistance", in.DamageResistance, damageTypes, nil); err != nil {
+	if r.DamageResistances, err = closedSet("damage_resistance", in.DamageResistance, defenseTypes, nil); err != nil {
 		return nil, err
 	}
-	if r.DamageVulnerabilities, err = closedSet("damage_vulnerability", in.DamageVulnerability, damageTypes, nil); err != nil {
+	if r.DamageVulnerabilities, err = closedSet("damage_vulnerability", in.DamageVulnerability, defenseTypes, nil); err != nil {
 		return nil, err
 	}
 	r.Environments = splitList(in.Environment)

@@ -321,7 +321,20 @@ var (
 	rarities        = []string{"common", "uncommon", "rare", "very rare", "legendary", "artifact"}
 	armorCategories = []string{"light", "medium", "heavy", "shield"}
 	sourceNames     = []string{"open5e_v1", "open5e_v2", "orcbrew"}
+	// defenseTypes are what a damage immunity, resistance or
+	// vulnerability filter takes: a type, "nonmagical <type>", "any <type>".
+	defenseTypes = qualifiedTypes(damageTypes)
 )
+
+func qualifiedTypes(types []string) []string {
+	out := slices.Clone(types)
+	for _, p := range []string{"nonmagical ", "any "} {
+		for _, t := range types {
+			out = append(out, p+t)
+		}
+	}
+	return out
+}
 
 // Kind vocabularies per tool.
 var (

@@ -134,7 +134,7 @@ func textMessage(text string) *mcp.PromptMessage {
 // entityMessage embeds e as a resource: its markdown card under its URI.
 func entityMessage(e *Entity) *mcp.PromptMessage {
 	return &mcp.PromptMessage{Role: "user", Content: &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{
-		URI: e.URI, MIMEType: "text/markdown", Text: renderEntity(e),
+		URI: e.URI, MIMEType: "text/markdown", Text: renderFullEntity(e),
 	}}}
 }
 

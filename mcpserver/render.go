@@ -20,11 +20,18 @@ import (
 // prints it too, so that a DM sees one card whichever way they ask.
 func Card(p *lkv1.Entity, uri string) string {
 	e := entityFromProto(p, uri)
-	return renderEntity(&e)
+	return renderFullEntity(&e)
 }
 
-// renderEntity renders one entity as a markdown card.
-func renderEntity(e *Entity) string {
+// renderEntity renders one entity as a markdown card, its corrections
+// footnoted in a line.
+func renderEntity(e *Entity) string { return render(e, false) }
+
+// renderFullEntity renders one entity as a markdown card with its
+// corrections listed (detail="full", a resource).
+func renderFullEntity(e *Entity) string { return render(e, true) }
+
+func render(e *Entity, full bool) string {
 	e = withoutPlaceholders(e)
 	var b strings.Builder
 	switch {
@@ -37,7 +44,7 @@ func renderEntity(e *Entity) string {
 	default:
 		renderGeneric(&b, e)
 	}
-	renderCorrections(&b, e.Corrections)
+	renderCorrections(&b, e.Corrections, full)
 	renderCitation(&b, e)
 	return strings.TrimRight(b.String(), "\n") + "\n"
 }
@@ -214,10 +221,9 @@ func renderCreature(b *strings.Builder, e *Entity) {
 		skills = append(skills, title(strings.ReplaceAll(strings.ReplaceAll(k, "_", " "), "-", " "))+" "+signed(c.Skills[k]))
 	}
 	line(b, "Skills", strings.Join(skills, ", "))
-	line(b, "Damage Vulnerabilities", strings.Join(c.DamageVulnerabilities, ", "))
-	line(b, "Damage Resistances", strings.Join(c.DamageResistances, ", "))
-	line(b, "Damage Immunities", strings.Join(c.DamageImmunities, ", "))
-	line(b, "Condition Immunities", strings.Join(c.ConditionImmunities, ", "))
+	for _, l := range defenseLines(c) {
+		line(b, l.label, l.text)
+	}
 	senses := c.Senses
 	if c.PassivePerception > 0 && !strings.Contains(strings.ToLower(senses), "passive perception") {
 		if senses != "" {
@@ -282,6 +288,48 @@ func renderCreature(b *strings.Builder, e *Entity) {
 	}
 }
 
+// defenseLine is a creature's damage or condition line as the card prints it.
+type defenseLine struct{ label, text string }
+
+// defenseLines are the creature's damage and condition lines as the book
+// prints them ("necrotic; bludgeoning, piercing, and slashing from
+// nonmagical attacks not made with silvered weapons"), or, for a source
+// that gives keys alone, the keys. Black Flag's resistances and
+// vulnerabilities can be to conditions too: "Resistances blinded".
+func defenseLines(c *Creature) []defenseLine {
+	lines := []struct {
+		label   string
+		list    []string
+		entries []Defense
+	}{
+		{"Damage Vulnerabilities", c.DamageVulnerabilities, c.DamageVulnerabilityEntries},
+		{"Damage Resistances", c.DamageResistances, c.DamageResistanceEntries},
+		{"Damage Immunities", c.DamageImmunities, c.DamageImmunityEntries},
+		{"Condition Immunities", c.ConditionImmunities, c.ConditionImmunityEntries},
+	}
+	var out []defenseLine
+	for _, l := range lines {
+		if len(l.entries) == 0 {
+			if len(l.list) > 0 {
+				out = append(out, defenseLine{l.label, strings.Join(l.list, ", ")})
+			}
+			continue
+		}
+		texts := make([]string, len(l.entries))
+		label := l.label
+		for i, d := range l.entries {
+			texts[i] = d.Text
+			if strings.HasPrefix(label, "Damage ") && slices.ContainsFunc(d.Types, isCondition) {
+				label = strings.TrimPrefix(label, "Damage ")
+			}
+		}
+		out = append(out, defenseLine{label, strings.Join(texts, "; ")})
+	}
+	return out
+}
+
+func isCondition(k string) bool { return slices.Contains(lkv1.Conditions(), k) }
+
 // emptyBlock reports whether a block has nothing to show.
 func emptyBlock(bl Block) bool {
 	return strings.TrimSpace(bl.Text) == "" && bl.Attack == ""
@@ -303,12 +351,14 @@ func showInitiative(e *Entity) bool {
 	return !ok || modifier(dex) != *c.InitiativeBonus
 }
 
-// plainSave reports whether a saving throw is only the ability's modifier,
-// which the ability table shows already: SRD 5.2 and Black Flag list all
-// six saves, a 2014 stat block only those a creature is proficient in.
+// plainSave reports whether a saving throw is only the ability's modifier
+// in a record listing all six saves (SRD 5.2 and Black Flag), which the
+// ability table shows already. A 2014 stat block lists only the saves a
+// creature is proficient in, each shown even when it equals the modifier
+// (Tome of Beasts 3's Brownie Mystic: Wis +3).
 func plainSave(c *Creature, ability string, v int32) bool {
 	score, ok := c.AbilityScores[ability]
-	return ok && score > 0 && modifier(score) == v
+	return ok && score > 0 && modifier(score) == v && len(c.SavingThrows) == len(lkv1.Abilities())
 }
 
 // writeLegendaryIntro writes the paragraph before the legendary actions,
@@ -615,7 +665,7 @@ func renderLookup(noun string, out *LookupOutput, cards int) string {
 		}
 		b.WriteString("\n---\n\n")
 		if cards < 0 {
-			b.WriteString(renderEntity(e))
+			b.WriteString(renderFullEntity(e))
 		} else {
 			b.WriteString(lookupCard(e, out.Part))
 		}

@@ -73,6 +73,11 @@ type Block struct {
 	Usage  string  `json:"usage,omitempty" jsonschema:"How often it can be used, as a stat block prints it: Recharge 5–6, 2/Day."`
 	Cost   int32   `json:"cost,omitempty" jsonschema:"Legendary actions: how many legendary actions it costs, when more than one."`
 	Form   string  `json:"form,omitempty" jsonschema:"The form it is limited to (Vampire Form Only)."`
+	// What the block's text says it does.
+	DamageTypes []string `json:"damage_types,omitempty" jsonschema:"Creatures: the damage types the block deals, by its attack or its text."`
+	SavingThrow string   `json:"saving_throw,omitempty" jsonschema:"Creatures: the saving throw its text calls for (dexterity)."`
+	SaveDC      int32    `json:"save_dc,omitempty" jsonschema:"The saving throw's DC, where the text gives one."`
+	Conditions  []string `json:"conditions,omitempty" jsonschema:"Creatures: the conditions its text inflicts (frightened, prone)."`
 }
 
 // Alternate is a copy of a result from another document.
@@ -111,6 +116,7 @@ type Spell struct {
 	Area               string   `json:"area,omitempty"`
 	Subclasses         string   `json:"subclasses,omitempty" jsonschema:"Subclasses with the spell on their list, as the source words it."`
 	HealingRoll        string   `json:"healing_roll,omitempty" jsonschema:"The hit points the spell restores, as a roll (2d8); healing is never a damage roll."`
+	Conditions         []string `json:"conditions,omitempty" jsonschema:"The conditions the spell's text inflicts (charmed, frightened)."`
 }
 
 // Creature holds a stat block's fields.
@@ -135,18 +141,38 @@ type Creature struct {
 	Senses                string           `json:"senses,omitempty"`
 	PassivePerception     int32            `json:"passive_perception"`
 	Languages             string           `json:"languages,omitempty"`
-	DamageVulnerabilities []string         `json:"damage_vulnerabilities,omitempty"`
-	DamageResistances     []string         `json:"damage_resistances,omitempty"`
-	DamageImmunities      []string         `json:"damage_immunities,omitempty"`
+	DamageVulnerabilities []string         `json:"damage_vulnerabilities,omitempty" jsonschema:"Every damage type the line names, whether always or only as a qualifier says; the entries say which."`
+	DamageResistances     []string         `json:"damage_resistances,omitempty" jsonschema:"Every damage type the line names, whether always or only as a qualifier says; the entries say which."`
+	DamageImmunities      []string         `json:"damage_immunities,omitempty" jsonschema:"Every damage type the line names, whether always or only as a qualifier says (the werewolf's bludgeoning from nonmagical attacks not made with silvered weapons); the entries say which."`
 	ConditionImmunities   []string         `json:"condition_immunities,omitempty"`
-	ExperiencePoints      int32            `json:"experience_points"`
-	ProficiencyBonus      int32            `json:"proficiency_bonus,omitempty"`
-	Environments          []string         `json:"environments,omitempty"`
-	HasLegendaryActions   bool             `json:"has_legendary_actions"`
-	HasLairActions        bool             `json:"has_lair_actions"`
-	InitiativeBonus       *int32           `json:"initiative_bonus,omitempty" jsonschema:"2024 stat blocks: the initiative modifier."`
-	LegendaryIntro        string           `json:"legendary_intro,omitempty" jsonschema:"The paragraph before the legendary actions."`
-	LegendaryPerRound     int32            `json:"legendary_actions_per_round,omitempty" jsonschema:"How many legendary actions the creature can take a round."`
+	// The lines as the book prints them, entry by entry.
+	DamageVulnerabilityEntries []Defense `json:"damage_vulnerability_entries,omitempty" jsonschema:"The damage vulnerabilities as the book prints them: each entry's types and what limits it."`
+	DamageResistanceEntries    []Defense `json:"damage_resistance_entries,omitempty" jsonschema:"The damage resistances as the book prints them: each entry's types and what limits it (from nonmagical attacks)."`
+	DamageImmunityEntries      []Defense `json:"damage_immunity_entries,omitempty" jsonschema:"The damage immunities as the book prints them: each entry's types and what limits it (from nonmagical attacks not made with silvered weapons)."`
+	ConditionImmunityEntries   []Defense `json:"condition_immunity_entries,omitempty" jsonschema:"The condition immunities as the book prints them."`
+	ExperiencePoints           int32     `json:"experience_points"`
+	ProficiencyBonus           int32     `json:"proficiency_bonus,omitempty"`
+	Environments               []string  `json:"environments,omitempty"`
+	HasLegendaryActions        bool      `json:"has_legendary_actions"`
+	HasLairActions             bool      `json:"has_lair_actions"`
+	InitiativeBonus            *int32    `json:"initiative_bonus,omitempty" jsonschema:"2024 stat blocks: the initiative modifier."`
+	LegendaryIntro             string    `json:"legendary_intro,omitempty" jsonschema:"The paragraph before the legendary actions."`
+	LegendaryPerRound          int32     `json:"legendary_actions_per_round,omitempty" jsonschema:"How many legendary actions the creature can take a round."`
+}
+
+// Defense is one entry of a creature's damage or condition line.
+type Defense struct {
+	Types     []string `json:"types,omitempty" jsonschema:"The damage types or conditions it covers; none for an entry naming a trait that explains it (Undead Resilience)."`
+	Qualifier string   `json:"qualifier,omitempty" jsonschema:"When it holds, in the book's words; empty when it always does."`
+	Text      string   `json:"text" jsonschema:"The entry as the book prints it."`
+}
+
+func defensesFromProto(ds []*lkv1.Defense) []Defense {
+	var out []Defense
+	for _, d := range ds {
+		out = append(out, Defense{Types: d.GetTypes(), Qualifier: d.GetQualifier(), Text: d.GetText()})
+	}
+	return out
 }
 
 // Item holds the fields of weapons, armor, magic items and gear.
@@ -368,7 +394,8 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 	}
 	for _, b := range p.GetBlocks() {
 		e.Blocks = append(e.Blocks, Block{Type: b.GetType(), Name: b.GetName(), Text: shown(b.GetText()), Level: b.GetLevel(), Levels: b.GetLevels(), Attack: b.GetAttack(),
-			Usage: usageText(b.GetUsage()), Cost: b.GetLegendaryCost(), Form: b.GetForm()})
+			Usage: usageText(b.GetUsage()), Cost: b.GetLegendaryCost(), Form: b.GetForm(),
+			DamageTypes: b.GetDamageTypes(), SavingThrow: b.GetSavingThrowAbility(), SaveDC: b.GetSavingThrowDc(), Conditions: b.GetConditions()})
 	}
 	for _, c := range p.GetCorrections() {
 		e.Corrections = append(e.Corrections, Correction{Subject: c.GetSubject(), Field: c.GetField(), SourceValue: c.GetSourceValue(), CorrectedValue: c.GetCorrectedValue()})
@@ -383,7 +410,7 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 			MaterialConsumed: s.GetMaterialConsumed(), DamageTypes: s.GetDamageTypes(), DamageRoll: s.GetDamageRoll(),
 			SavingThrowAbility: s.GetSavingThrowAbility(), AttackRoll: s.GetAttackRoll(),
 			ReactionCondition: s.GetReactionCondition(), TargetType: s.GetTargetType(), Area: s.GetArea(),
-			Subclasses: s.GetSubclasses(), HealingRoll: s.GetHealingRoll(),
+			Subclasses: s.GetSubclasses(), HealingRoll: s.GetHealingRoll(), Conditions: s.GetConditions(),
 		}
 	}
 	if c := p.GetCreature(); c != nil {
@@ -395,7 +422,11 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 			Senses: c.GetSenses(), PassivePerception: c.GetPassivePerception(), Languages: c.GetLanguages(),
 			DamageVulnerabilities: c.GetDamageVulnerabilities(), DamageResistances: c.GetDamageResistances(),
 			DamageImmunities: c.GetDamageImmunities(), ConditionImmunities: c.GetConditionImmunities(),
-			ExperiencePoints: c.GetExperiencePoints(), ProficiencyBonus: c.GetProficiencyBonus(),
+			DamageVulnerabilityEntries: defensesFromProto(c.GetDamageVulnerabilityEntries()),
+			DamageResistanceEntries:    defensesFromProto(c.GetDamageResistanceEntries()),
+			DamageImmunityEntries:      defensesFromProto(c.GetDamageImmunityEntries()),
+			ConditionImmunityEntries:   defensesFromProto(c.GetConditionImmunityEntries()),
+			ExperiencePoints:           c.GetExperiencePoints(), ProficiencyBonus: c.GetProficiencyBonus(),
 			Environments: c.GetEnvironments(), HasLegendaryActions: c.GetHasLegendaryActions() || hasBlock(p, "legendary_action"),
 			HasLairActions:  c.GetHasLairActions() || hasBlock(p, "lair_action"),
 			InitiativeBonus: c.InitiativeBonus, LegendaryIntro: shown(c.GetLegendaryIntro()), LegendaryPerRound: c.GetLegendaryActionsPerRound(),

@@ -53,6 +53,21 @@ func environments(said []string) filter {
 	}
 }
 
+// defenses keeps the creatures whose damage line (field) matches any of
+// vals: "fire" those always immune (resistant, vulnerable) to fire,
+// "nonmagical slashing" also those so against nonmagical attacks, "any
+// slashing" every line naming slashing (badgerstore.DefenseValues).
+func defenses(field string, vals []string) filter {
+	if len(vals) == 0 {
+		return nil
+	}
+	var out []string
+	for _, v := range vals {
+		out = append(out, badgerstore.DefenseValues(v)...)
+	}
+	return func(v *badgerstore.View, set *badgerstore.Set) { set.And(v.Postings(field, out...)) }
+}
+
 // allKeywords keeps the slots holding every one of vals.
 func allKeywords(field string, vals []string) filter {
 	if len(vals) == 0 {

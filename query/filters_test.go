@@ -23,10 +23,11 @@ func TestLookup_Filters(t *testing.T) {
 	all := &lkv1.Common{Limit: 1 << 20}
 	named := func(name string) *lkv1.Common { return &lkv1.Common{Name: name, Limit: 1 << 20} }
 	tests := []struct {
-		name string
-		call func() (*lkv1.LookupResponse, error)
-		ok   func(e *lkv1.Entity) bool
-		must []string // names that must be among the results
+		name    string
+		call    func() (*lkv1.LookupResponse, error)
+		ok      func(e *lkv1.Entity) bool
+		must    []string // names that must be among the results
+		mustNot []string // names that must not be
 	}{
 		{name: "spells level 3 evocation", call: func() (*lkv1.LookupResponse, error) {
 			return svc.LookupSpells(ctx, &lkv1.LookupSpellsRequest{Common: all, Levels: []int32{3}, Schools: []string{"Evocation"}})
@@ -159,22 +160,38 @@ func TestLookup_Filters(t *testing.T) {
 		{name: "immune to fire", call: func() (*lkv1.LookupResponse, error) {
 			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, DamageImmunities: []string{"fire"}})
 		}, ok: func(e *lkv1.Entity) bool {
-			return isCreature(e) && hasDamage(e.GetCreature().GetDamageImmunities(), "fire")
-		}},
+			c := e.GetCreature()
+			return isCreature(e) && defends(c.GetDamageImmunities(), c.GetDamageImmunityEntries(), "fire", always)
+		}, must: []string{"Fire Elemental"}},
+		{name: "immune to slashing, always", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, DamageImmunities: []string{"slashing"}})
+		}, ok: func(e *lkv1.Entity) bool {
+			c := e.GetCreature()
+			return isCreature(e) && defends(c.GetDamageImmunities(), c.GetDamageImmunityEntries(), "slashing", always)
+		}, mustNot: []string{"Werewolf"}},
+		{name: "immune to nonmagical slashing", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, DamageImmunities: []string{"Nonmagical slashing"}})
+		}, ok: func(e *lkv1.Entity) bool {
+			c := e.GetCreature()
+			return isCreature(e) && defends(c.GetDamageImmunities(), c.GetDamageImmunityEntries(), "slashing", againstNonmagical)
+		}, must: []string{"Werewolf"}},
 		{name: "resistant to cold", call: func() (*lkv1.LookupResponse, error) {
 			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, DamageResistances: []string{"cold"}})
 		}, ok: func(e *lkv1.Entity) bool {
-			return isCreature(e) && hasDamage(e.GetCreature().GetDamageResistances(), "cold")
+			c := e.GetCreature()
+			return isCreature(e) && defends(c.GetDamageResistances(), c.GetDamageResistanceEntries(), "cold", always)
 		}},
-		{name: "resistant to bludgeoning", call: func() (*lkv1.LookupResponse, error) {
-			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, DamageResistances: []string{"bludgeoning"}})
+		{name: "resistant to bludgeoning, whatever limits it", call: func() (*lkv1.LookupResponse, error) {
+			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, DamageResistances: []string{"any bludgeoning"}})
 		}, ok: func(e *lkv1.Entity) bool {
-			return isCreature(e) && hasDamage(e.GetCreature().GetDamageResistances(), "bludgeoning")
-		}},
+			c := e.GetCreature()
+			return isCreature(e) && defends(c.GetDamageResistances(), c.GetDamageResistanceEntries(), "bludgeoning", anyway)
+		}, must: []string{"Wight"}},
 		{name: "vulnerable to radiant", call: func() (*lkv1.LookupResponse, error) {
 			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, DamageVulnerabilities: []string{"radiant"}})
 		}, ok: func(e *lkv1.Entity) bool {
-			return isCreature(e) && hasDamage(e.GetCreature().GetDamageVulnerabilities(), "radiant")
+			c := e.GetCreature()
+			return isCreature(e) && defends(c.GetDamageVulnerabilities(), c.GetDamageVulnerabilityEntries(), "radiant", always)
 		}},
 		{name: "forest or swamp dwellers (environments)", call: func() (*lkv1.LookupResponse, error) {
 			return svc.LookupCreatures(ctx, &lkv1.LookupCreaturesRequest{Common: all, Environments: []string{"Forest-or-Jungle", "swamp-or-marsh"}})
@@ -344,6 +361,11 @@ func TestLookup_Filters(t *testing.T) {
 					t.Errorf("%s is not among the %d results", name, len(got))
 				}
 			}
+			for _, name := range tt.mustNot {
+				if slices.Contains(names(resp.GetResults()), name) {
+					t.Errorf("%s is among the results", name)
+				}
+			}
 		})
 	}
 }
@@ -385,12 +407,31 @@ func castingTime(forms ...string) func(*lkv1.Entity) bool {
 	}
 }
 
-// hasDamage reports whether a creature's damage list names damage: as an
-// entry, or as a word of one ("bludgeoning, piercing, and slashing from
-// nonmagical attacks").
-func hasDamage(list []string, damage string) bool {
-	for _, s := range list {
-		if lower(s) == damage || slices.Contains(strings.FieldsFunc(lower(s), func(r rune) bool { return r < 'a' || r > 'z' }), damage) {
+// How far a damage filter reaches (see defends).
+const (
+	always = iota
+	againstNonmagical
+	anyway
+)
+
+// defends reports whether a creature's damage line (its entries, or the
+// keys alone where a source gives no more) covers typ: always; or also
+// where a qualifier limits it to nonmagical attacks (the werewolf's
+// "from nonmagical attacks not made with silvered weapons"); or whatever
+// limits it.
+func defends(list []string, entries []*lkv1.Defense, typ string, reach int) bool {
+	if len(entries) == 0 {
+		return hasValue(list, typ)
+	}
+	for _, d := range entries {
+		if !hasValue(d.GetTypes(), typ) {
+			continue
+		}
+		q := lower(d.GetQualifier())
+		switch {
+		case q == "", reach == anyway:
+			return true
+		case reach == againstNonmagical && (strings.Contains(q, "nonmagic") || strings.Contains(q, "non-magic") || strings.Contains(q, "non magic")):
 			return true
 		}
 	}

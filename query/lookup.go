@@ -200,9 +200,9 @@ func (s *Service) LookupCreatures(ctx context.Context, req *lkv1.LookupCreatures
 		keywords(badgerstore.FieldCreatureType, req.GetTypes(), nil),
 		keywords(badgerstore.FieldSize, req.GetSizes(), nil),
 		boolean(badgerstore.FieldLegendary, req.Legendary),
-		keywords(badgerstore.FieldDamageImmunity, req.GetDamageImmunities(), nil),
-		keywords(badgerstore.FieldDamageResistance, req.GetDamageResistances(), nil),
-		keywords(badgerstore.FieldDamageVulnerability, req.GetDamageVulnerabilities(), nil),
+		defenses(badgerstore.FieldDamageImmunity, req.GetDamageImmunities()),
+		defenses(badgerstore.FieldDamageResistance, req.GetDamageResistances()),
+		defenses(badgerstore.FieldDamageVulnerability, req.GetDamageVulnerabilities()),
 		environments(req.GetEnvironments()),
 	)
 	return s.lookup(ctx, p, req)

@@ -82,8 +82,13 @@ func effectFields(f *Fields, e *lkv1.Entity) {
 		return
 	}
 	r := readEffects(entityProse(e))
-	f.kw(FieldConditionInflicted, conditionsInflicted(e, r)...)
+	inflicted := conditionsInflicted(e, r)
+	f.kw(FieldConditionInflicted, inflicted...)
 	if creature {
+		// The damage its actions deal, as their typed fields say.
+		for _, b := range e.GetBlocks() {
+			f.kw(FieldDamageDealt, b.GetDamageTypes()...)
+		}
 		return
 	}
 	if k != lkv1.Kind_KIND_SPELL {
@@ -93,18 +98,26 @@ func effectFields(f *Fields, e *lkv1.Entity) {
 	f.kw(FieldConditionEnded, r.ended...)
 	f.kw(FieldProtection, r.protection...)
 	f.kw(FieldEffect, r.effects...)
-	for _, c := range r.inflicted {
+	for _, c := range inflicted {
 		if slices.Contains(stopping, c) {
 			f.kw(FieldEffect, EffectImmobilize)
 		}
 	}
 }
 
-// conditionsInflicted are the conditions e inflicts. They are read from its
-// text (r) until ingestion fills a spell's typed conditions (the issue
-// filling SpellDetails from the text): then that field is what is indexed,
-// and this reading serves the other kinds.
-func conditionsInflicted(_ *lkv1.Entity, r effectReading) []string {
+// conditionsInflicted are the conditions e inflicts: a spell's typed
+// conditions and its creature's actions' (filled from their texts at
+// ingestion), else what its text says (r): an item's, an option's, or an
+// OrcBrew entity's, which ingestion does not fill.
+func conditionsInflicted(e *lkv1.Entity, r effectReading) []string {
+	var typed []string
+	typed = append(typed, e.GetSpell().GetConditions()...)
+	for _, b := range e.GetBlocks() {
+		typed = append(typed, b.GetConditions()...)
+	}
+	if len(typed) > 0 {
+		return typed
+	}
 	return r.inflicted
 }
 

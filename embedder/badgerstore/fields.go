@@ -184,9 +184,9 @@ func EntityFields(e *lkv1.Entity) Fields {
 				f.kw(FieldMovement, mode)
 			}
 		}
-		f.kw(FieldDamageImmunity, damageWords(c.GetDamageImmunities())...)
-		f.kw(FieldDamageResistance, damageWords(c.GetDamageResistances())...)
-		f.kw(FieldDamageVulnerability, damageWords(c.GetDamageVulnerabilities())...)
+		f.kw(FieldDamageImmunity, defenseKeys(c.GetDamageImmunities(), c.GetDamageImmunityEntries())...)
+		f.kw(FieldDamageResistance, defenseKeys(c.GetDamageResistances(), c.GetDamageResistanceEntries())...)
+		f.kw(FieldDamageVulnerability, defenseKeys(c.GetDamageVulnerabilities(), c.GetDamageVulnerabilityEntries())...)
 	case *lkv1.Entity_Item:
 		it := d.Item
 		f.kw(FieldRarity, it.GetRarity())
@@ -282,22 +282,53 @@ func dealtDamageTypes(text string) []string {
 
 var dealtDamage = regexp.MustCompile(`(?i)\b\d+\s*d\s*\d+(?:\s*[+−-]\s*\d+)?\)?\s+(` + strings.Join(lkv1.DamageTypes(), "|") + `)\s+damage\b`)
 
-// damageWords indexes a creature's damage list by its entries and by each
-// word in them, so "fire" finds "fire" and "bludgeoning" finds
-// "bludgeoning, piercing, and slashing from nonmagical attacks".
-func damageWords(list []string) []string {
+// defenseKeys indexes a creature's damage line by the types it covers,
+// so that a filter tells "immune to fire" from "immune to nonmagical
+// slashing": a type it always covers as the type ("fire"); a type a
+// qualifier limits as "nonmagical slashing" when the qualifier speaks of
+// nonmagical attacks or weapons (the werewolf's), else as "qualified
+// slashing" ("while in ethereal form"). A source with keys and no entries
+// (OrcBrew) gives the keys. DefenseValues says which keys a filter value
+// matches.
+func defenseKeys(list []string, entries []*lkv1.Defense) []string {
+	if len(entries) == 0 {
+		return list
+	}
 	var out []string
-	for _, v := range list {
-		out = append(out, v)
-		for _, w := range strings.FieldsFunc(strings.ToLower(v), func(r rune) bool {
-			return !(r >= 'a' && r <= 'z')
-		}) {
-			if len(w) > 3 && w != "from" && w != "nonmagical" && w != "attacks" && w != "that" && w != "aren" {
-				out = append(out, w)
+	for _, d := range entries {
+		for _, t := range d.GetTypes() {
+			switch q := d.GetQualifier(); {
+			case q == "":
+				out = append(out, t)
+			case nonmagical.MatchString(q):
+				out = append(out, "nonmagical "+t)
+			default:
+				out = append(out, "qualified "+t)
 			}
 		}
 	}
 	return out
+}
+
+// nonmagical is a qualifier limiting a defense to nonmagical attacks or
+// weapons: "from nonmagical attacks not made with silvered weapons",
+// "nonmagic B/P/S attacks", "weapons that are nonmagical".
+var nonmagical = regexp.MustCompile(`(?i)\bnon[- ]?magic`)
+
+// DefenseValues are the index keys (see defenseKeys) a damage filter value
+// matches: a type ("fire") the creatures that always have the defense;
+// "nonmagical slashing" those too and those that have it against
+// nonmagical attacks; "any slashing" every creature whose line names the
+// type, whatever limits it.
+func DefenseValues(v string) []string {
+	v = strings.ToLower(strings.TrimSpace(v))
+	if t, ok := strings.CutPrefix(v, "nonmagical "); ok {
+		return []string{t, v}
+	}
+	if t, ok := strings.CutPrefix(v, "any "); ok {
+		return []string{t, "nonmagical " + t, "qualified " + t}
+	}
+	return []string{v}
 }
 
 // boolValue is how a bool field is written in posting lists.

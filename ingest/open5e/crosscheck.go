@@ -570,7 +570,7 @@ var (
 	// What makes a "<type> damage" no damage dealt: an immunity,
 	// resistance or vulnerability, or a threshold (Prismatic Wall: "if it
 	// takes at least 60 Force damage").
-	defence  = regexp.MustCompile(`(?i)(?:(?:immun\w*|resist\w*|vulnerab\w*)\s+(?:to\s+)?(?:all\s+)?|at least \d+\s+)$`)
+	defence  = regexp.MustCompile(`(?i)(?:(?:immun\w*|resist\w*|vulnerab\w*)\s+(?:to\s+|against\s+)?(?:all\s+)?(?:non-?magical\s+)?|at least \d+\s+)$`)
 	typeWord = regexp.MustCompile(`(?i)` + damageType)
 )
 

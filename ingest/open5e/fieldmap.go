@@ -84,6 +84,12 @@ var FieldMaps = map[string]FieldMap{
 			"resistances_and_immunities.damage_resistances[].key":     "creature.damage_resistances",
 			"resistances_and_immunities.damage_immunities[].key":      "creature.damage_immunities",
 			"resistances_and_immunities.condition_immunities[].key":   "creature.condition_immunities",
+			// The lines as the book prints them, qualifiers and all
+			// (defenses.go); the lists above are Open5e's reading of them.
+			"resistances_and_immunities.damage_vulnerabilities_display": "creature.damage_vulnerability_entries",
+			"resistances_and_immunities.damage_resistances_display":     "creature.damage_resistance_entries",
+			"resistances_and_immunities.damage_immunities_display":      "creature.damage_immunity_entries|creature.condition_immunity_entries",
+			"resistances_and_immunities.condition_immunities_display":   "creature.condition_immunity_entries",
 			"environments[].name": "creature.environments",
 			"traits[].name":       "blocks.name", "traits[].desc": "blocks.text",
 			"actions[].name": "blocks.name", "actions[].desc": "blocks.text", "actions[].action_type": "blocks.type",
@@ -111,12 +117,6 @@ var FieldMaps = map[string]FieldMap{
 			"resistances_and_immunities.damage_resistances[].name":     whyKeyed,
 			"resistances_and_immunities.damage_immunities[].name":      whyKeyed,
 			"resistances_and_immunities.condition_immunities[].name":   whyKeyed,
-			// The *_display texts are the lists above joined with the
-			// source's qualifiers; the lists are mapped.
-			"resistances_and_immunities.damage_vulnerabilities_display": "the list damage_vulnerabilities as text",
-			"resistances_and_immunities.damage_resistances_display":     "the list damage_resistances as text",
-			"resistances_and_immunities.damage_immunities_display":      "the list damage_immunities as text",
-			"resistances_and_immunities.condition_immunities_display":   "the list condition_immunities as text",
 			"modifiers.*":                                "derived from ability_scores; the card computes them",
 			"saving_throws_all.*":                        "every save, proficient or not, derived from ability_scores and saving_throws",
 			"skill_bonuses_all.*":                        "every skill, proficient or not, derived from ability_scores and skill_bonuses",
@@ -291,9 +291,10 @@ var FieldMaps = map[string]FieldMap{
 			"strength_save": "creature.saving_throws", "dexterity_save": "creature.saving_throws", "constitution_save": "creature.saving_throws",
 			"intelligence_save": "creature.saving_throws", "wisdom_save": "creature.saving_throws", "charisma_save": "creature.saving_throws",
 			"skills.*": "creature.skills", "senses": "creature.senses", "languages": "creature.languages",
-			"speed.*":                "creature.speed",
-			"damage_vulnerabilities": "creature.damage_vulnerabilities", "damage_resistances": "creature.damage_resistances",
-			"damage_immunities": "creature.damage_immunities", "condition_immunities": "creature.condition_immunities",
+			"speed.*": "creature.speed",
+			// The lines as the book prints them, qualifiers and all (defenses.go).
+			"damage_vulnerabilities": "creature.damage_vulnerability_entries", "damage_resistances": "creature.damage_resistance_entries",
+			"damage_immunities": "creature.damage_immunity_entries|creature.condition_immunity_entries", "condition_immunities": "creature.condition_immunity_entries",
 			"environments[]":           "creature.environments",
 			"legendary_desc":           "creature.legendary_intro",
 			"special_abilities[].name": "blocks.name", "special_abilities[].desc": "blocks.text",

@@ -218,6 +218,7 @@ func normalize(ep Endpoint, raw []byte, cat *Catalog) (es []*lkv1.Entity, parent
 	if droppedCommas[docKey] {
 		restoreCommas(e)
 	}
+	fillTextFacts(e)
 	return splitEditions(ep, raw, o, e, cat), parent, nil
 }
 

@@ -53,7 +53,10 @@ const NormalizerKey = "last-run-normalizer"
 // Magic).
 // 10: a letter's half-read escape code dropped ("væ00e6ttir", Tome of
 // Beasts 2023's Vættir).
-const NormalizerVersion = 10
+// 11: creatures' damage and condition lines kept as the book prints them,
+// qualifiers and all ("from nonmagical attacks not made with silvered
+// weapons"), the text winning over the key lists.
+const NormalizerVersion = 11
 
 // StatePrefix starts the state bucket key of every endpoint's resync state.
 const StatePrefix = "sync."

@@ -137,7 +137,8 @@ func fillActions(e, tw *lkv1.Entity) bool {
 		name := actionName(b.GetName())
 		opening, n := openingWords(b.GetText())
 		for _, have := range e.GetBlocks() {
-			if actionName(have.GetName()) == name || n == 12 && strings.Contains(words(have.GetText()), opening) {
+			if actionName(have.GetName()) == name && (have.GetType() == b.GetType() || !namesItself(have)) ||
+				n == 12 && strings.Contains(words(have.GetText()), opening) {
 				return have
 			}
 		}
@@ -153,12 +154,16 @@ func fillActions(e, tw *lkv1.Entity) bool {
 				continue
 			}
 			if have := held(b); have != nil {
+				if usageFromV1(have, b) {
+					added = true
+				}
 				if have.GetType() == typ && !taken[have] {
 					merged, taken[have] = append(merged, have), true
 				}
 				continue
 			}
 			merged, more = append(merged, fromV1(b)), true
+			givenNow(e, b.GetName())
 		}
 		if !more {
 			continue
@@ -187,6 +192,44 @@ func fillActions(e, tw *lkv1.Entity) bool {
 	return added
 }
 
+// namesItself reports whether a block's text only names the block's own
+// action: Tome of Beasts 2's Herald of the Void has a legendary "Void
+// Claw: The herald makes one void claw attack." and no Void Claw action,
+// which its v1 record gives. Such a block holds no v1 action of another
+// type.
+func namesItself(b *lkv1.TextBlock) bool {
+	named, ok := NamedAction(b.GetText())
+	return ok && strings.EqualFold(named, actionName(b.GetName()))
+}
+
+// givenNow drops the corrections that left out the structured attack of
+// a block of e only naming the action name, which the source did not give
+// (namesUnlisted) and v1 now does: the action's own text says the attack,
+// and nothing is missing.
+func givenNow(e *lkv1.Entity, name string) {
+	naming := func(b *lkv1.TextBlock) bool { return namesItself(b) && actionName(b.GetName()) == actionName(name) }
+	e.Corrections = slices.DeleteFunc(e.Corrections, func(c *lkv1.Correction) bool {
+		return c.GetField() == "attack" && c.GetCorrectedValue() == "" &&
+			slices.ContainsFunc(e.GetBlocks(), func(b *lkv1.TextBlock) bool { return b.GetName() == c.GetSubject() && naming(b) })
+	})
+}
+
+// usageFromV1 gives a v2 action the usage its v1 twin's name carries and
+// its record lacks (Creature Codex's Alnaar: "Flare (Recharge Special)"),
+// and reports whether it did.
+func usageFromV1(have, v1 *lkv1.TextBlock) bool {
+	if have.GetUsage() != nil || strings.Contains(have.GetName(), "(") || !usageName.MatchString(v1.GetName()) {
+		return false
+	}
+	have.Name = v1.GetName()
+	have.Usage = fromV1(v1).GetUsage()
+	return true
+}
+
+// usageName is a v1 action name carrying its usage: "Flare (Recharge
+// Special)", "Eyebeam (Recharge 5-6)", "Teleport (2/Day)".
+var usageName = regexp.MustCompile(`(?i)\((?:[^()]*\b)?(?:recharges?|/day|per day|uses)\b[^()]*\)`)
+
 // fromV1 is a v1 action as v2 gives one: its usage ("Recharge 5-6",
 // "2/Day"), legendary cost (v1's "Cast a Spell (2)") and form ("Fiend Form
 // Only") read from its name, which keeps them but the cost.
@@ -209,6 +252,7 @@ func fromV1(b *lkv1.TextBlock) *lkv1.TextBlock {
 	if m := v1Form.FindStringSubmatch(out.Name); m != nil {
 		out.Form = m[1]
 	}
+	fillBlockFacts(out)
 	return out
 }
 
@@ -238,10 +282,9 @@ func openingWords(text string) (string, int) {
 
 // mergeV1SpellClasses gives each v2 spell the classes its v1 record in the
 // same book names and it lacks, and the subclasses that record names. A
-// v1 class counts if v2 spells name it too, or a class they name within
-// one letter ("Sorceror"): v1's lists also hold a feat ("Ritual Caster")
-// and classes no book of the catalogue has. It returns the spells it
-// changed.
+// v1 class is the class v2 spells name within one letter ("Sorceror"), or
+// a class of its own (Level Up's Herald) unless it is no class at all
+// (notClasses: the feat Ritual Caster). It returns the spells it changed.
 func mergeV1SpellClasses(v2, v1 []*lkv1.Entity, cat *Catalog) []*lkv1.Entity {
 	known := map[string]bool{}
 	for _, e := range v2 {
@@ -261,6 +304,11 @@ func mergeV1SpellClasses(v2, v1 []*lkv1.Entity, cat *Catalog) []*lkv1.Entity {
 				}
 				near = k
 			}
+		}
+		if near == "" && !notClasses[c] {
+			// A class of the book that no v2 spell names: Level Up's
+			// Artificer (93 spells) and Herald (48).
+			return c
 		}
 		return near
 	}
@@ -299,6 +347,10 @@ func mergeV1SpellClasses(v2, v1 []*lkv1.Entity, cat *Catalog) []*lkv1.Entity {
 	}
 	return changed
 }
+
+// notClasses are the names v1's "Classes:" lines give that are no
+// class: SRD 5.1's 28 ritual spells name the feat Ritual Caster.
+var notClasses = map[string]bool{"ritual-caster": true}
 
 // oneEdit reports whether a and b differ by one letter changed, added or
 // removed.

@@ -197,20 +197,16 @@ func weaponV1(o obj) *lkv1.WeaponStats {
 
 func creatureV1(o obj, e *lkv1.Entity) *lkv1.CreatureDetails {
 	c := &lkv1.CreatureDetails{
-		Type:                  strings.ToLower(o.str("type")),
-		Subtype:               o.str("subtype"),
-		Size:                  strings.ToLower(o.str("size")),
-		Alignment:             o.str("alignment"),
-		ArmorClass:            o.int32("armor_class"),
-		ArmorDetail:           o.str("armor_desc"),
-		HitPoints:             o.int32("hit_points"),
-		HitDice:               o.str("hit_dice"),
-		Senses:                o.str("senses"),
-		Languages:             o.str("languages"),
-		DamageVulnerabilities: splitList(o.str("damage_vulnerabilities"), strings.ToLower),
-		DamageResistances:     splitList(o.str("damage_resistances"), strings.ToLower),
-		DamageImmunities:      splitList(o.str("damage_immunities"), strings.ToLower),
-		ConditionImmunities:   splitList(o.str("condition_immunities"), strings.ToLower),
+		Type:        strings.ToLower(o.str("type")),
+		Subtype:     o.str("subtype"),
+		Size:        strings.ToLower(o.str("size")),
+		Alignment:   o.str("alignment"),
+		ArmorClass:  o.int32("armor_class"),
+		ArmorDetail: o.str("armor_desc"),
+		HitPoints:   o.int32("hit_points"),
+		HitDice:     o.str("hit_dice"),
+		Senses:      o.str("senses"),
+		Languages:   o.str("languages"),
 		AbilityScores: &lkv1.AbilityScores{
 			Strength: o.int32("strength"), Dexterity: o.int32("dexterity"),
 			Constitution: o.int32("constitution"), Intelligence: o.int32("intelligence"),
@@ -226,6 +222,7 @@ func creatureV1(o obj, e *lkv1.Entity) *lkv1.CreatureDetails {
 		c.ChallengeRatingText = lkv1.ChallengeRatingText(cr)
 	}
 	c.Speed, c.SpeedText = speeds(o.obj("speed"))
+	setDefenses(c, o.str, nil)
 	saves := map[string]int32{}
 	for _, a := range lkv1.Abilities() {
 		if f, ok := o.num(a + "_save"); ok {

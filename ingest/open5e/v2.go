@@ -260,6 +260,7 @@ func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock, []*lkv1.Correc
 	}
 	c.SavingThrows = intMap(o.obj("saving_throws"))
 	c.Skills = intMap(o.obj("skill_bonuses"))
+	fixes := dropStandInZeros(c)
 	var senses []string
 	for _, s := range []string{"blindsight", "darkvision", "tremorsense", "truesight"} {
 		if f, ok := o.num(s + "_range"); ok && f > 0 {
@@ -271,10 +272,9 @@ func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock, []*lkv1.Correc
 	}
 	c.Senses = strings.Join(senses, ", ")
 	if ri := o.obj("resistances_and_immunities"); ri != nil {
-		c.DamageVulnerabilities = keys(ri, "damage_vulnerabilities")
-		c.DamageResistances = keys(ri, "damage_resistances")
-		c.DamageImmunities = keys(ri, "damage_immunities")
-		c.ConditionImmunities = keys(ri, "condition_immunities")
+		// The *_display texts are the book's lines, the lists Open5e's
+		// reading of them, without the qualifiers.
+		fixes = append(fixes, setDefenses(c, func(f string) string { return ri.str(f + "_display") }, func(f string) []string { return keys(ri, f) })...)
 	}
 	for _, env := range o.objs("environments") {
 		if k := lkv1.Slugify(env.str("name")); k != "" {
@@ -284,7 +284,6 @@ func creatureV2(o obj) (*lkv1.CreatureDetails, []*lkv1.TextBlock, []*lkv1.Correc
 
 	var (
 		blocks   []*lkv1.TextBlock
-		fixes    []*lkv1.Correction
 		unlisted []*lkv1.TextBlock // actions only naming one the source does not give
 	)
 	for _, t := range o.objs("traits") {
@@ -429,6 +428,51 @@ func dropLegendaryTwins(blocks []*lkv1.TextBlock) ([]*lkv1.TextBlock, []*lkv1.Co
 		out = append(out, b)
 	}
 	return out, fixes
+}
+
+// skillAbilities are the abilities the rules' skills use.
+var skillAbilities = map[string]string{
+	"acrobatics": "dexterity", "animal_handling": "wisdom", "arcana": "intelligence", "athletics": "strength",
+	"deception": "charisma", "history": "intelligence", "insight": "wisdom", "intimidation": "charisma",
+	"investigation": "intelligence", "medicine": "wisdom", "nature": "intelligence", "perception": "wisdom",
+	"performance": "charisma", "persuasion": "charisma", "religion": "intelligence", "sleight_of_hand": "dexterity",
+	"stealth": "dexterity", "survival": "wisdom",
+}
+
+// dropStandInZeros leaves out saving throws and skills that are all +0
+// where one of them is below its ability's modifier, which no bonus can
+// be: the source's stand-in for none (SRD 5.1's Elephant and seven other
+// beasts list six saves and eighteen skills at +0). A single +0 that the
+// scores allow (the Zombie's Wisdom save) is the book's.
+func dropStandInZeros(c *lkv1.CreatureDetails) []*lkv1.Correction {
+	a := c.GetAbilityScores()
+	if a == nil {
+		return nil
+	}
+	scores := map[string]int32{"strength": a.Strength, "dexterity": a.Dexterity, "constitution": a.Constitution,
+		"intelligence": a.Intelligence, "wisdom": a.Wisdom, "charisma": a.Charisma}
+	standIn := func(m map[string]int32, ability func(string) string) bool {
+		below := false
+		for k, v := range m {
+			if v != 0 {
+				return false
+			}
+			if s, ok := scores[ability(k)]; ok && s > 0 && (s-10)/2 > 0 {
+				below = true
+			}
+		}
+		return below
+	}
+	var fixes []*lkv1.Correction
+	if standIn(c.SavingThrows, func(k string) string { return k }) {
+		fixes = append(fixes, &lkv1.Correction{Field: "saving_throws", SourceValue: fmt.Sprintf("%d at +0", len(c.SavingThrows)), CorrectedValue: "none"})
+		c.SavingThrows = nil
+	}
+	if standIn(c.Skills, func(k string) string { return skillAbilities[strings.ReplaceAll(k, " ", "_")] }) {
+		fixes = append(fixes, &lkv1.Correction{Field: "skills", SourceValue: fmt.Sprintf("%d at +0", len(c.Skills)), CorrectedValue: "none"})
+		c.Skills = nil
+	}
+	return fixes
 }
 
 func speeds(o obj) (map[string]int32, string) {

@@ -724,7 +724,17 @@ type TextBlock struct {
 	// costs; 0 for the usual one.
 	LegendaryCost int32 `protobuf:"varint,42,opt,name=legendary_cost,json=legendaryCost,proto3" json:"legendary_cost,omitempty"`
 	// Creatures: the form the block is limited to ("Vampire Form Only").
-	Form          string `protobuf:"bytes,43,opt,name=form,proto3" json:"form,omitempty"`
+	Form string `protobuf:"bytes,43,opt,name=form,proto3" json:"form,omitempty"`
+	// Creatures' actions and traits: what the text says the block does, for
+	// filters. The damage types it deals (lower-case keys: "fire"), from its
+	// attack or its text ("takes 22 (4d10) fire damage on a failed save").
+	DamageTypes []string `protobuf:"bytes,44,rep,name=damage_types,json=damageTypes,proto3" json:"damage_types,omitempty"`
+	// The saving throw the text calls for (lower-case ability:
+	// "dexterity") and its DC, 0 when the text gives none.
+	SavingThrowAbility string `protobuf:"bytes,45,opt,name=saving_throw_ability,json=savingThrowAbility,proto3" json:"saving_throw_ability,omitempty"`
+	SavingThrowDc      int32  `protobuf:"varint,46,opt,name=saving_throw_dc,json=savingThrowDc,proto3" json:"saving_throw_dc,omitempty"`
+	// The conditions the text inflicts (lower-case keys: "frightened").
+	Conditions    []string `protobuf:"bytes,47,rep,name=conditions,proto3" json:"conditions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -822,6 +832,34 @@ func (x *TextBlock) GetForm() string {
 	return ""
 }
 
+func (x *TextBlock) GetDamageTypes() []string {
+	if x != nil {
+		return x.DamageTypes
+	}
+	return nil
+}
+
+func (x *TextBlock) GetSavingThrowAbility() string {
+	if x != nil {
+		return x.SavingThrowAbility
+	}
+	return ""
+}
+
+func (x *TextBlock) GetSavingThrowDc() int32 {
+	if x != nil {
+		return x.SavingThrowDc
+	}
+	return 0
+}
+
+func (x *TextBlock) GetConditions() []string {
+	if x != nil {
+		return x.Conditions
+	}
+	return nil
+}
+
 // Usage is a limit on how often a creature can use an action.
 type Usage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -916,7 +954,10 @@ type SpellDetails struct {
 	Subclasses string `protobuf:"bytes,23,opt,name=subclasses,proto3" json:"subclasses,omitempty"`
 	// The hit points the spell restores, as a roll ("2d8"): Cure Wounds heals,
 	// it deals no damage.
-	HealingRoll   string `protobuf:"bytes,24,opt,name=healing_roll,json=healingRoll,proto3" json:"healing_roll,omitempty"`
+	HealingRoll string `protobuf:"bytes,24,opt,name=healing_roll,json=healingRoll,proto3" json:"healing_roll,omitempty"`
+	// The conditions the spell's text inflicts (lower-case keys: "charmed",
+	// "frightened").
+	Conditions    []string `protobuf:"bytes,25,rep,name=conditions,proto3" json:"conditions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1119,6 +1160,13 @@ func (x *SpellDetails) GetHealingRoll() string {
 	return ""
 }
 
+func (x *SpellDetails) GetConditions() []string {
+	if x != nil {
+		return x.Conditions
+	}
+	return nil
+}
+
 type AbilityScores struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Strength      int32                  `protobuf:"varint,1,opt,name=strength,proto3" json:"strength,omitempty"`
@@ -1231,19 +1279,22 @@ type CreatureDetails struct {
 	// Proficient saving throw bonuses by lower-case ability.
 	SavingThrows map[string]int32 `protobuf:"bytes,14,rep,name=saving_throws,json=savingThrows,proto3" json:"saving_throws,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// Skill bonuses by lower-case skill key.
-	Skills                map[string]int32 `protobuf:"bytes,15,rep,name=skills,proto3" json:"skills,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
-	Senses                string           `protobuf:"bytes,16,opt,name=senses,proto3" json:"senses,omitempty"`
-	PassivePerception     int32            `protobuf:"varint,17,opt,name=passive_perception,json=passivePerception,proto3" json:"passive_perception,omitempty"`
-	Languages             string           `protobuf:"bytes,18,opt,name=languages,proto3" json:"languages,omitempty"`
-	DamageVulnerabilities []string         `protobuf:"bytes,19,rep,name=damage_vulnerabilities,json=damageVulnerabilities,proto3" json:"damage_vulnerabilities,omitempty"`
-	DamageResistances     []string         `protobuf:"bytes,20,rep,name=damage_resistances,json=damageResistances,proto3" json:"damage_resistances,omitempty"`
-	DamageImmunities      []string         `protobuf:"bytes,21,rep,name=damage_immunities,json=damageImmunities,proto3" json:"damage_immunities,omitempty"`
-	ConditionImmunities   []string         `protobuf:"bytes,22,rep,name=condition_immunities,json=conditionImmunities,proto3" json:"condition_immunities,omitempty"`
-	ExperiencePoints      int32            `protobuf:"varint,23,opt,name=experience_points,json=experiencePoints,proto3" json:"experience_points,omitempty"`
-	ProficiencyBonus      int32            `protobuf:"varint,24,opt,name=proficiency_bonus,json=proficiencyBonus,proto3" json:"proficiency_bonus,omitempty"`
-	Environments          []string         `protobuf:"bytes,25,rep,name=environments,proto3" json:"environments,omitempty"`
-	HasLegendaryActions   bool             `protobuf:"varint,26,opt,name=has_legendary_actions,json=hasLegendaryActions,proto3" json:"has_legendary_actions,omitempty"`
-	HasLairActions        bool             `protobuf:"varint,27,opt,name=has_lair_actions,json=hasLairActions,proto3" json:"has_lair_actions,omitempty"`
+	Skills            map[string]int32 `protobuf:"bytes,15,rep,name=skills,proto3" json:"skills,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Senses            string           `protobuf:"bytes,16,opt,name=senses,proto3" json:"senses,omitempty"`
+	PassivePerception int32            `protobuf:"varint,17,opt,name=passive_perception,json=passivePerception,proto3" json:"passive_perception,omitempty"`
+	Languages         string           `protobuf:"bytes,18,opt,name=languages,proto3" json:"languages,omitempty"`
+	// Lower-case damage type and condition keys: every type the book's line
+	// names, whether always or only as a qualifier says ("from nonmagical
+	// attacks"); the *_entries below say which.
+	DamageVulnerabilities []string `protobuf:"bytes,19,rep,name=damage_vulnerabilities,json=damageVulnerabilities,proto3" json:"damage_vulnerabilities,omitempty"`
+	DamageResistances     []string `protobuf:"bytes,20,rep,name=damage_resistances,json=damageResistances,proto3" json:"damage_resistances,omitempty"`
+	DamageImmunities      []string `protobuf:"bytes,21,rep,name=damage_immunities,json=damageImmunities,proto3" json:"damage_immunities,omitempty"`
+	ConditionImmunities   []string `protobuf:"bytes,22,rep,name=condition_immunities,json=conditionImmunities,proto3" json:"condition_immunities,omitempty"`
+	ExperiencePoints      int32    `protobuf:"varint,23,opt,name=experience_points,json=experiencePoints,proto3" json:"experience_points,omitempty"`
+	ProficiencyBonus      int32    `protobuf:"varint,24,opt,name=proficiency_bonus,json=proficiencyBonus,proto3" json:"proficiency_bonus,omitempty"`
+	Environments          []string `protobuf:"bytes,25,rep,name=environments,proto3" json:"environments,omitempty"`
+	HasLegendaryActions   bool     `protobuf:"varint,26,opt,name=has_legendary_actions,json=hasLegendaryActions,proto3" json:"has_legendary_actions,omitempty"`
+	HasLairActions        bool     `protobuf:"varint,27,opt,name=has_lair_actions,json=hasLairActions,proto3" json:"has_lair_actions,omitempty"`
 	// 2024 stat blocks: the initiative modifier, which can differ from the
 	// Dexterity modifier.
 	InitiativeBonus *int32 `protobuf:"varint,29,opt,name=initiative_bonus,json=initiativeBonus,proto3,oneof" json:"initiative_bonus,omitempty"`
@@ -1253,8 +1304,16 @@ type CreatureDetails struct {
 	// How many legendary actions the creature can take a round, from that
 	// paragraph; 0 when unknown.
 	LegendaryActionsPerRound int32 `protobuf:"varint,31,opt,name=legendary_actions_per_round,json=legendaryActionsPerRound,proto3" json:"legendary_actions_per_round,omitempty"`
-	unknownFields            protoimpl.UnknownFields
-	sizeCache                protoimpl.SizeCache
+	// The damage and condition lines as the book prints them, entry by entry,
+	// each with what limits it: the werewolf's immunity is to bludgeoning,
+	// piercing and slashing "from nonmagical attacks not made with silvered
+	// weapons", not to slashing.
+	DamageVulnerabilityEntries []*Defense `protobuf:"bytes,32,rep,name=damage_vulnerability_entries,json=damageVulnerabilityEntries,proto3" json:"damage_vulnerability_entries,omitempty"`
+	DamageResistanceEntries    []*Defense `protobuf:"bytes,33,rep,name=damage_resistance_entries,json=damageResistanceEntries,proto3" json:"damage_resistance_entries,omitempty"`
+	DamageImmunityEntries      []*Defense `protobuf:"bytes,34,rep,name=damage_immunity_entries,json=damageImmunityEntries,proto3" json:"damage_immunity_entries,omitempty"`
+	ConditionImmunityEntries   []*Defense `protobuf:"bytes,35,rep,name=condition_immunity_entries,json=conditionImmunityEntries,proto3" json:"condition_immunity_entries,omitempty"`
+	unknownFields              protoimpl.UnknownFields
+	sizeCache                  protoimpl.SizeCache
 }
 
 func (x *CreatureDetails) Reset() {
@@ -1504,6 +1563,103 @@ func (x *CreatureDetails) GetLegendaryActionsPerRound() int32 {
 	return 0
 }
 
+func (x *CreatureDetails) GetDamageVulnerabilityEntries() []*Defense {
+	if x != nil {
+		return x.DamageVulnerabilityEntries
+	}
+	return nil
+}
+
+func (x *CreatureDetails) GetDamageResistanceEntries() []*Defense {
+	if x != nil {
+		return x.DamageResistanceEntries
+	}
+	return nil
+}
+
+func (x *CreatureDetails) GetDamageImmunityEntries() []*Defense {
+	if x != nil {
+		return x.DamageImmunityEntries
+	}
+	return nil
+}
+
+func (x *CreatureDetails) GetConditionImmunityEntries() []*Defense {
+	if x != nil {
+		return x.ConditionImmunityEntries
+	}
+	return nil
+}
+
+// Defense is one entry of a creature's damage vulnerabilities, resistances
+// or immunities, or of its condition immunities.
+type Defense struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Lower-case keys of the damage types or conditions it covers; empty for
+	// an entry naming what the stat block explains elsewhere ("Undead
+	// Resilience", one of its traits).
+	Types []string `protobuf:"bytes,1,rep,name=types,proto3" json:"types,omitempty"`
+	// When it holds, in the book's words ("from nonmagical attacks not made
+	// with silvered weapons"); empty when it always does.
+	Qualifier string `protobuf:"bytes,2,opt,name=qualifier,proto3" json:"qualifier,omitempty"`
+	// The entry as the book prints it ("bludgeoning, piercing, and slashing
+	// from nonmagical attacks not made with silvered weapons").
+	Text          string `protobuf:"bytes,3,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Defense) Reset() {
+	*x = Defense{}
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Defense) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Defense) ProtoMessage() {}
+
+func (x *Defense) ProtoReflect() protoreflect.Message {
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Defense.ProtoReflect.Descriptor instead.
+func (*Defense) Descriptor() ([]byte, []int) {
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *Defense) GetTypes() []string {
+	if x != nil {
+		return x.Types
+	}
+	return nil
+}
+
+func (x *Defense) GetQualifier() string {
+	if x != nil {
+		return x.Qualifier
+	}
+	return ""
+}
+
+func (x *Defense) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
 type WeaponStats struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	DamageDice string                 `protobuf:"bytes,1,opt,name=damage_dice,json=damageDice,proto3" json:"damage_dice,omitempty"`
@@ -1528,7 +1684,7 @@ type WeaponStats struct {
 
 func (x *WeaponStats) Reset() {
 	*x = WeaponStats{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[8]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1540,7 +1696,7 @@ func (x *WeaponStats) String() string {
 func (*WeaponStats) ProtoMessage() {}
 
 func (x *WeaponStats) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[8]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1553,7 +1709,7 @@ func (x *WeaponStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WeaponStats.ProtoReflect.Descriptor instead.
 func (*WeaponStats) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{8}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *WeaponStats) GetDamageDice() string {
@@ -1643,7 +1799,7 @@ type ArmorStats struct {
 
 func (x *ArmorStats) Reset() {
 	*x = ArmorStats{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[9]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1655,7 +1811,7 @@ func (x *ArmorStats) String() string {
 func (*ArmorStats) ProtoMessage() {}
 
 func (x *ArmorStats) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[9]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1668,7 +1824,7 @@ func (x *ArmorStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArmorStats.ProtoReflect.Descriptor instead.
 func (*ArmorStats) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{9}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ArmorStats) GetCategory() string {
@@ -1744,7 +1900,7 @@ type ItemDetails struct {
 
 func (x *ItemDetails) Reset() {
 	*x = ItemDetails{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[10]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1756,7 +1912,7 @@ func (x *ItemDetails) String() string {
 func (*ItemDetails) ProtoMessage() {}
 
 func (x *ItemDetails) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[10]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1769,7 +1925,7 @@ func (x *ItemDetails) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ItemDetails.ProtoReflect.Descriptor instead.
 func (*ItemDetails) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{10}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ItemDetails) GetCategory() string {
@@ -1864,7 +2020,7 @@ type CharacterOptionDetails struct {
 
 func (x *CharacterOptionDetails) Reset() {
 	*x = CharacterOptionDetails{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[11]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1876,7 +2032,7 @@ func (x *CharacterOptionDetails) String() string {
 func (*CharacterOptionDetails) ProtoMessage() {}
 
 func (x *CharacterOptionDetails) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[11]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1889,7 +2045,7 @@ func (x *CharacterOptionDetails) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CharacterOptionDetails.ProtoReflect.Descriptor instead.
 func (*CharacterOptionDetails) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{11}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CharacterOptionDetails) GetParentKey() string {
@@ -1986,7 +2142,7 @@ type ClassProgression struct {
 
 func (x *ClassProgression) Reset() {
 	*x = ClassProgression{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[12]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1998,7 +2154,7 @@ func (x *ClassProgression) String() string {
 func (*ClassProgression) ProtoMessage() {}
 
 func (x *ClassProgression) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[12]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2011,7 +2167,7 @@ func (x *ClassProgression) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClassProgression.ProtoReflect.Descriptor instead.
 func (*ClassProgression) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{12}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ClassProgression) GetColumns() []string {
@@ -2049,7 +2205,7 @@ type ClassLevel struct {
 
 func (x *ClassLevel) Reset() {
 	*x = ClassLevel{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[13]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2061,7 +2217,7 @@ func (x *ClassLevel) String() string {
 func (*ClassLevel) ProtoMessage() {}
 
 func (x *ClassLevel) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[13]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2074,7 +2230,7 @@ func (x *ClassLevel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClassLevel.ProtoReflect.Descriptor instead.
 func (*ClassLevel) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{13}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ClassLevel) GetLevel() int32 {
@@ -2130,7 +2286,7 @@ type RuleDetails struct {
 
 func (x *RuleDetails) Reset() {
 	*x = RuleDetails{}
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[14]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2142,7 +2298,7 @@ func (x *RuleDetails) String() string {
 func (*RuleDetails) ProtoMessage() {}
 
 func (x *RuleDetails) ProtoReflect() protoreflect.Message {
-	mi := &file_lorekeeper_v1_entity_proto_msgTypes[14]
+	mi := &file_lorekeeper_v1_entity_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2155,7 +2311,7 @@ func (x *RuleDetails) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RuleDetails.ProtoReflect.Descriptor instead.
 func (*RuleDetails) Descriptor() ([]byte, []int) {
-	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{14}
+	return file_lorekeeper_v1_entity_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RuleDetails) GetSection() string {
@@ -2236,7 +2392,7 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x14\n" +
 	"\x05field\x18\x02 \x01(\tR\x05field\x12!\n" +
 	"\fsource_value\x18\x03 \x01(\tR\vsourceValue\x12'\n" +
-	"\x0fcorrected_value\x18\x04 \x01(\tR\x0ecorrectedValue\"\xf4\x01\n" +
+	"\x0fcorrected_value\x18\x04 \x01(\tR\x0ecorrectedValue\"\x91\x03\n" +
 	"\tTextBlock\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x12\n" +
@@ -2246,10 +2402,16 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\x06levels\x18( \x03(\x05R\x06levels\x12*\n" +
 	"\x05usage\x18) \x01(\v2\x14.lorekeeper.v1.UsageR\x05usage\x12%\n" +
 	"\x0elegendary_cost\x18* \x01(\x05R\rlegendaryCost\x12\x12\n" +
-	"\x04form\x18+ \x01(\tR\x04form\"1\n" +
+	"\x04form\x18+ \x01(\tR\x04form\x12!\n" +
+	"\fdamage_types\x18, \x03(\tR\vdamageTypes\x120\n" +
+	"\x14saving_throw_ability\x18- \x01(\tR\x12savingThrowAbility\x12&\n" +
+	"\x0fsaving_throw_dc\x18. \x01(\x05R\rsavingThrowDc\x12\x1e\n" +
+	"\n" +
+	"conditions\x18/ \x03(\tR\n" +
+	"conditions\"1\n" +
 	"\x05Usage\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x14\n" +
-	"\x05param\x18\x02 \x01(\x05R\x05param\"\xbf\x06\n" +
+	"\x05param\x18\x02 \x01(\x05R\x05param\"\xdf\x06\n" +
 	"\fSpellDetails\x12\x14\n" +
 	"\x05level\x18\x01 \x01(\x05R\x05level\x12\x16\n" +
 	"\x06school\x18\x02 \x01(\tR\x06school\x12\x18\n" +
@@ -2280,7 +2442,10 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\n" +
 	"subclasses\x18\x17 \x01(\tR\n" +
 	"subclasses\x12!\n" +
-	"\fhealing_roll\x18\x18 \x01(\tR\vhealingRollB\x13\n" +
+	"\fhealing_roll\x18\x18 \x01(\tR\vhealingRoll\x12\x1e\n" +
+	"\n" +
+	"conditions\x18\x19 \x03(\tR\n" +
+	"conditionsB\x13\n" +
 	"\x11_material_cost_gp\"\xc5\x01\n" +
 	"\rAbilityScores\x12\x1a\n" +
 	"\bstrength\x18\x01 \x01(\x05R\bstrength\x12\x1c\n" +
@@ -2288,7 +2453,7 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\fconstitution\x18\x03 \x01(\x05R\fconstitution\x12\"\n" +
 	"\fintelligence\x18\x04 \x01(\x05R\fintelligence\x12\x16\n" +
 	"\x06wisdom\x18\x05 \x01(\x05R\x06wisdom\x12\x1a\n" +
-	"\bcharisma\x18\x06 \x01(\x05R\bcharisma\"\x8e\f\n" +
+	"\bcharisma\x18\x06 \x01(\x05R\bcharisma\"\xe2\x0e\n" +
 	"\x0fCreatureDetails\x12)\n" +
 	"\x10challenge_rating\x18\x01 \x01(\x01R\x0fchallengeRating\x122\n" +
 	"\x15challenge_rating_text\x18\x02 \x01(\tR\x13challengeRatingText\x12\x12\n" +
@@ -2324,7 +2489,11 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\x10has_lair_actions\x18\x1b \x01(\bR\x0ehasLairActions\x12.\n" +
 	"\x10initiative_bonus\x18\x1d \x01(\x05H\x00R\x0finitiativeBonus\x88\x01\x01\x12'\n" +
 	"\x0flegendary_intro\x18\x1e \x01(\tR\x0elegendaryIntro\x12=\n" +
-	"\x1blegendary_actions_per_round\x18\x1f \x01(\x05R\x18legendaryActionsPerRound\x1a8\n" +
+	"\x1blegendary_actions_per_round\x18\x1f \x01(\x05R\x18legendaryActionsPerRound\x12X\n" +
+	"\x1cdamage_vulnerability_entries\x18  \x03(\v2\x16.lorekeeper.v1.DefenseR\x1adamageVulnerabilityEntries\x12R\n" +
+	"\x19damage_resistance_entries\x18! \x03(\v2\x16.lorekeeper.v1.DefenseR\x17damageResistanceEntries\x12N\n" +
+	"\x17damage_immunity_entries\x18\" \x03(\v2\x16.lorekeeper.v1.DefenseR\x15damageImmunityEntries\x12T\n" +
+	"\x1acondition_immunity_entries\x18# \x03(\v2\x16.lorekeeper.v1.DefenseR\x18conditionImmunityEntries\x1a8\n" +
 	"\n" +
 	"SpeedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -2335,7 +2504,11 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\vSkillsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01B\x13\n" +
-	"\x11_initiative_bonus\"\xd1\x02\n" +
+	"\x11_initiative_bonus\"Q\n" +
+	"\aDefense\x12\x14\n" +
+	"\x05types\x18\x01 \x03(\tR\x05types\x12\x1c\n" +
+	"\tqualifier\x18\x02 \x01(\tR\tqualifier\x12\x12\n" +
+	"\x04text\x18\x03 \x01(\tR\x04text\"\xd1\x02\n" +
 	"\vWeaponStats\x12\x1f\n" +
 	"\vdamage_dice\x18\x01 \x01(\tR\n" +
 	"damageDice\x12\x1f\n" +
@@ -2464,7 +2637,7 @@ func file_lorekeeper_v1_entity_proto_rawDescGZIP() []byte {
 }
 
 var file_lorekeeper_v1_entity_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_lorekeeper_v1_entity_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_lorekeeper_v1_entity_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_lorekeeper_v1_entity_proto_goTypes = []any{
 	(Kind)(0),                      // 0: lorekeeper.v1.Kind
 	(Source)(0),                    // 1: lorekeeper.v1.Source
@@ -2476,17 +2649,18 @@ var file_lorekeeper_v1_entity_proto_goTypes = []any{
 	(*SpellDetails)(nil),           // 7: lorekeeper.v1.SpellDetails
 	(*AbilityScores)(nil),          // 8: lorekeeper.v1.AbilityScores
 	(*CreatureDetails)(nil),        // 9: lorekeeper.v1.CreatureDetails
-	(*WeaponStats)(nil),            // 10: lorekeeper.v1.WeaponStats
-	(*ArmorStats)(nil),             // 11: lorekeeper.v1.ArmorStats
-	(*ItemDetails)(nil),            // 12: lorekeeper.v1.ItemDetails
-	(*CharacterOptionDetails)(nil), // 13: lorekeeper.v1.CharacterOptionDetails
-	(*ClassProgression)(nil),       // 14: lorekeeper.v1.ClassProgression
-	(*ClassLevel)(nil),             // 15: lorekeeper.v1.ClassLevel
-	(*RuleDetails)(nil),            // 16: lorekeeper.v1.RuleDetails
-	nil,                            // 17: lorekeeper.v1.CreatureDetails.SpeedEntry
-	nil,                            // 18: lorekeeper.v1.CreatureDetails.SavingThrowsEntry
-	nil,                            // 19: lorekeeper.v1.CreatureDetails.SkillsEntry
-	(*timestamppb.Timestamp)(nil),  // 20: google.protobuf.Timestamp
+	(*Defense)(nil),                // 10: lorekeeper.v1.Defense
+	(*WeaponStats)(nil),            // 11: lorekeeper.v1.WeaponStats
+	(*ArmorStats)(nil),             // 12: lorekeeper.v1.ArmorStats
+	(*ItemDetails)(nil),            // 13: lorekeeper.v1.ItemDetails
+	(*CharacterOptionDetails)(nil), // 14: lorekeeper.v1.CharacterOptionDetails
+	(*ClassProgression)(nil),       // 15: lorekeeper.v1.ClassProgression
+	(*ClassLevel)(nil),             // 16: lorekeeper.v1.ClassLevel
+	(*RuleDetails)(nil),            // 17: lorekeeper.v1.RuleDetails
+	nil,                            // 18: lorekeeper.v1.CreatureDetails.SpeedEntry
+	nil,                            // 19: lorekeeper.v1.CreatureDetails.SavingThrowsEntry
+	nil,                            // 20: lorekeeper.v1.CreatureDetails.SkillsEntry
+	(*timestamppb.Timestamp)(nil),  // 21: google.protobuf.Timestamp
 }
 var file_lorekeeper_v1_entity_proto_depIdxs = []int32{
 	1,  // 0: lorekeeper.v1.Document.source:type_name -> lorekeeper.v1.Source
@@ -2495,25 +2669,29 @@ var file_lorekeeper_v1_entity_proto_depIdxs = []int32{
 	5,  // 3: lorekeeper.v1.Entity.blocks:type_name -> lorekeeper.v1.TextBlock
 	7,  // 4: lorekeeper.v1.Entity.spell:type_name -> lorekeeper.v1.SpellDetails
 	9,  // 5: lorekeeper.v1.Entity.creature:type_name -> lorekeeper.v1.CreatureDetails
-	12, // 6: lorekeeper.v1.Entity.item:type_name -> lorekeeper.v1.ItemDetails
-	13, // 7: lorekeeper.v1.Entity.character_option:type_name -> lorekeeper.v1.CharacterOptionDetails
-	16, // 8: lorekeeper.v1.Entity.rule:type_name -> lorekeeper.v1.RuleDetails
-	20, // 9: lorekeeper.v1.Entity.fetched_at:type_name -> google.protobuf.Timestamp
+	13, // 6: lorekeeper.v1.Entity.item:type_name -> lorekeeper.v1.ItemDetails
+	14, // 7: lorekeeper.v1.Entity.character_option:type_name -> lorekeeper.v1.CharacterOptionDetails
+	17, // 8: lorekeeper.v1.Entity.rule:type_name -> lorekeeper.v1.RuleDetails
+	21, // 9: lorekeeper.v1.Entity.fetched_at:type_name -> google.protobuf.Timestamp
 	4,  // 10: lorekeeper.v1.Entity.corrections:type_name -> lorekeeper.v1.Correction
 	6,  // 11: lorekeeper.v1.TextBlock.usage:type_name -> lorekeeper.v1.Usage
-	17, // 12: lorekeeper.v1.CreatureDetails.speed:type_name -> lorekeeper.v1.CreatureDetails.SpeedEntry
+	18, // 12: lorekeeper.v1.CreatureDetails.speed:type_name -> lorekeeper.v1.CreatureDetails.SpeedEntry
 	8,  // 13: lorekeeper.v1.CreatureDetails.ability_scores:type_name -> lorekeeper.v1.AbilityScores
-	18, // 14: lorekeeper.v1.CreatureDetails.saving_throws:type_name -> lorekeeper.v1.CreatureDetails.SavingThrowsEntry
-	19, // 15: lorekeeper.v1.CreatureDetails.skills:type_name -> lorekeeper.v1.CreatureDetails.SkillsEntry
-	10, // 16: lorekeeper.v1.ItemDetails.weapon:type_name -> lorekeeper.v1.WeaponStats
-	11, // 17: lorekeeper.v1.ItemDetails.armor:type_name -> lorekeeper.v1.ArmorStats
-	14, // 18: lorekeeper.v1.CharacterOptionDetails.progression:type_name -> lorekeeper.v1.ClassProgression
-	15, // 19: lorekeeper.v1.ClassProgression.levels:type_name -> lorekeeper.v1.ClassLevel
-	20, // [20:20] is the sub-list for method output_type
-	20, // [20:20] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	19, // 14: lorekeeper.v1.CreatureDetails.saving_throws:type_name -> lorekeeper.v1.CreatureDetails.SavingThrowsEntry
+	20, // 15: lorekeeper.v1.CreatureDetails.skills:type_name -> lorekeeper.v1.CreatureDetails.SkillsEntry
+	10, // 16: lorekeeper.v1.CreatureDetails.damage_vulnerability_entries:type_name -> lorekeeper.v1.Defense
+	10, // 17: lorekeeper.v1.CreatureDetails.damage_resistance_entries:type_name -> lorekeeper.v1.Defense
+	10, // 18: lorekeeper.v1.CreatureDetails.damage_immunity_entries:type_name -> lorekeeper.v1.Defense
+	10, // 19: lorekeeper.v1.CreatureDetails.condition_immunity_entries:type_name -> lorekeeper.v1.Defense
+	11, // 20: lorekeeper.v1.ItemDetails.weapon:type_name -> lorekeeper.v1.WeaponStats
+	12, // 21: lorekeeper.v1.ItemDetails.armor:type_name -> lorekeeper.v1.ArmorStats
+	15, // 22: lorekeeper.v1.CharacterOptionDetails.progression:type_name -> lorekeeper.v1.ClassProgression
+	16, // 23: lorekeeper.v1.ClassProgression.levels:type_name -> lorekeeper.v1.ClassLevel
+	24, // [24:24] is the sub-list for method output_type
+	24, // [24:24] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_lorekeeper_v1_entity_proto_init() }
@@ -2530,14 +2708,14 @@ func file_lorekeeper_v1_entity_proto_init() {
 	}
 	file_lorekeeper_v1_entity_proto_msgTypes[5].OneofWrappers = []any{}
 	file_lorekeeper_v1_entity_proto_msgTypes[7].OneofWrappers = []any{}
-	file_lorekeeper_v1_entity_proto_msgTypes[10].OneofWrappers = []any{}
+	file_lorekeeper_v1_entity_proto_msgTypes[11].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_lorekeeper_v1_entity_proto_rawDesc), len(file_lorekeeper_v1_entity_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   18,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -616,7 +616,10 @@ type LookupCreaturesRequest struct {
 	Legendary  *bool            `protobuf:"varint,9,opt,name=legendary,proto3,oneof" json:"legendary,omitempty"`
 	// Found in any of these environments ("forest", "underdark"), lower-case.
 	Environments []string `protobuf:"bytes,50,rep,name=environments,proto3" json:"environments,omitempty"`
-	// Immune, resistant or vulnerable: any of these damage types.
+	// Immune, resistant or vulnerable: any of these damage types. "fire":
+	// always (not the werewolf's slashing, which is from nonmagical attacks
+	// not made with silvered weapons); "nonmagical slashing": always or
+	// against nonmagical attacks; "any slashing": whatever limits it.
 	DamageImmunities      []string `protobuf:"bytes,10,rep,name=damage_immunities,json=damageImmunities,proto3" json:"damage_immunities,omitempty"`
 	DamageResistances     []string `protobuf:"bytes,11,rep,name=damage_resistances,json=damageResistances,proto3" json:"damage_resistances,omitempty"`
 	DamageVulnerabilities []string `protobuf:"bytes,12,rep,name=damage_vulnerabilities,json=damageVulnerabilities,proto3" json:"damage_vulnerabilities,omitempty"`

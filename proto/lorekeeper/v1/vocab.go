@@ -137,6 +137,15 @@ var damageTypes = []string{
 // order.
 func DamageTypes() []string { return slices.Clone(damageTypes) }
 
+// conditions are the rules' fifteen conditions (SRD 5.1 and 5.2).
+var conditions = []string{
+	"blinded", "charmed", "deafened", "exhaustion", "frightened", "grappled", "incapacitated",
+	"invisible", "paralyzed", "petrified", "poisoned", "prone", "restrained", "stunned", "unconscious",
+}
+
+// Conditions are the rules' conditions, lower-case, in alphabetical order.
+func Conditions() []string { return slices.Clone(conditions) }
+
 // EntityKey is the key of an entity: <source>:<document>:<kind>:<slug>
 // ("open5e_v2:srd-2014:spell:fireball").
 func EntityKey(s Source, document string, k Kind, slug string) string {
