@@ -92,7 +92,7 @@ var (
 		badgerstore.FieldRitual:              spellKinds,
 		badgerstore.FieldHealing:             effectKinds,
 		badgerstore.FieldCastingTime:         spellKinds,
-		badgerstore.FieldDamageType:          {lkv1.Kind_KIND_SPELL, lkv1.Kind_KIND_WEAPON},
+		badgerstore.FieldDamageType:          {lkv1.Kind_KIND_SPELL, lkv1.Kind_KIND_WEAPON, lkv1.Kind_KIND_CREATURE},
 		badgerstore.FieldCR:                  creatureKinds,
 		badgerstore.FieldCreatureType:        creatureKinds,
 		badgerstore.FieldSize:                creatureKinds,
