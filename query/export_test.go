@@ -113,10 +113,7 @@ func Readings(s *Service, q string, kinds []lkv1.Kind) (map[string][]Reading, er
 		if r == nil {
 			return nil
 		}
-		for _, rd := range readers {
-			r.by = rd.facet()
-			rd.read(r)
-		}
+		r.readAll()
 		for _, f := range r.u.filters {
 			field := f.report
 			if field == "" {

@@ -204,9 +204,14 @@ func understand(v *badgerstore.View, q string, kinds []lkv1.Kind) *understanding
 	if r == nil {
 		return nil
 	}
+	r.readAll()
+	return r.finish(q)
+}
+
+// readAll lets every reader read the question, in turn.
+func (r *reading) readAll() {
 	for _, rd := range readers {
 		r.by = rd.facet()
 		rd.read(r)
 	}
-	return r.finish(q)
 }
