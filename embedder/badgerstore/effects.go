@@ -200,10 +200,6 @@ var (
 	// "neither reduce the target's speed nor cause the target to be
 	// paralyzed" (Freedom of Movement).
 	negated = regexp.MustCompile(`(?:n't|\bnot|\bnever|\bno longer|\bcannot)\s+(?:\w+\s+){0,2}$|\b(?:nor|neither)\s+(?:\S+\s+){0,5}$`)
-	// stated ends the words before a condition that is a state asked of
-	// ("if the target is already charmed", "while it is prone") or an
-	// adjective ("a prone creature"), not inflicted.
-	stated = regexp.MustCompile(`\b(?:if|while|whether|unless|when)\b[^,;:]*\b(?:is|are)\s+(?:already\s+)?(?:\w+\s+)?$|(?:^|\b(?:a|an|the|each|any|every|one))\s*$`)
 	// protectVerb ends the words before the conditions an entity protects
 	// from: "can't be charmed, frightened, or possessed", "immune to being
 	// frightened", "advantage on saving throws against being charmed".

@@ -78,16 +78,6 @@ func lineWords(s string) []string {
 	return strings.FieldsFunc(strings.ToLower(html.UnescapeString(s)), func(r rune) bool { return r < 'a' || r > 'z' })
 }
 
-// plainWords are the words a line may carry besides a qualifier: the
-// types, conditions and the words between them.
-var plainWords = func() map[string]bool {
-	m := map[string]bool{"and": true, "or": true, "damage": true, "amp": true}
-	for _, t := range append(lkv1.DamageTypes(), lkv1.Conditions()...) {
-		m[t] = true
-	}
-	return m
-}()
-
 // qualifierWords are words that say when a defense holds: a line with
 // one carries a qualifier.
 var qualifierWords = map[string]bool{"from": true, "nonmagical": true, "nonmagic": true, "magical": true, "magic": true,
