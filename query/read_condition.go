@@ -47,6 +47,9 @@ func (conditionReader) read(r *reading) {
 			continue
 		}
 		r.add(keywordFilter(field, []string{c}, false, r.mark(from, i+n)))
+		// The words stay in the terms: the texts and names saying them
+		// ("Sleep", "Hold Person ... paralyzed") rank among those that do it.
+		r.keep()
 		i += n - 1
 	}
 }

@@ -32,11 +32,8 @@ func (effectReader) read(r *reading) {
 				field = badgerstore.FieldEffect
 			}
 			r.add(keywordFilter(field, p.effects, false, r.mark(i, to)))
-			if p.keep {
-				for j := i; j < to; j++ {
-					r.used[j] = false
-				}
-			}
+			// The words stay in the terms, as a condition's do.
+			r.keep()
 			i = to - 1
 			break
 		}

@@ -174,6 +174,15 @@ func (r *reading) add(f softFilter) {
 	}
 }
 
+// keep gives the words mark named last back to the terms and the other
+// readers, after add took them: what a question wants done is said in the
+// words of the texts and names that do it.
+func (r *reading) keep() {
+	for i := r.span[0]; i < r.span[1]; i++ {
+		r.used[i] = false
+	}
+}
+
 // addCompared adds the filter the number x of words[from:to] makes with
 // the comparison around it, if any ("CR 10 or lower").
 func (r *reading) addCompared(field string, x float64, from, to int) {
