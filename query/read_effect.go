@@ -48,7 +48,6 @@ type effectPhrase struct {
 	next    []string
 	reach   int
 	effects []string
-	keep    bool   // leave the words to the other readers
 	field   string // the field read, if not badgerstore.FieldEffect
 }
 
@@ -96,11 +95,11 @@ var effectPhrases = []effectPhrase{
 	{first: []string{"darkvision", "nightvision"}, effects: []string{badgerstore.EffectDarkvision}},
 	{first: []string{"cross", "crossing", "across", "over"}, next: crossings, reach: 2, effects: []string{badgerstore.EffectClimb, badgerstore.EffectJump, badgerstore.EffectFly}},
 	{first: []string{"climb", "climbing", "scale"}, next: []string{"wall", "walls", "cliff", "tower", "up"}, reach: 3, effects: []string{badgerstore.EffectClimb}},
-	{first: []string{"climb", "climbing", "climber"}, effects: []string{badgerstore.EffectClimb}, keep: true},
+	{first: []string{"climb", "climbing", "climber"}, effects: []string{badgerstore.EffectClimb}},
 	{first: []string{"jump", "jumping", "leap", "leaping"}, effects: []string{badgerstore.EffectJump}},
-	{first: []string{"fly", "flying", "flight", "levitate"}, effects: []string{badgerstore.EffectFly}, keep: true},
+	{first: []string{"fly", "flying", "flight", "levitate"}, effects: []string{badgerstore.EffectFly}},
 	{first: []string{"breathe", "breathing"}, next: []string{"underwater", "water"}, reach: 1, effects: []string{badgerstore.EffectSwim}},
-	{first: []string{"swim", "swimming"}, effects: []string{badgerstore.EffectSwim}, keep: true},
+	{first: []string{"swim", "swimming"}, effects: []string{badgerstore.EffectSwim}},
 	// A creature's own way of moving, said as what it does ("bursts up
 	// out of the ground").
 	{first: []string{"burst", "bursts", "erupt", "erupts", "emerge", "emerges", "rise", "rises"}, next: []string{"ground", "earth", "sand", "underground"}, reach: 4, effects: []string{"burrow"}, field: badgerstore.FieldMovement},
