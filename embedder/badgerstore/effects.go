@@ -225,7 +225,10 @@ var (
 // blinded, ...").
 func (r *effectReading) conditions(s string, carried bool) {
 	end := endAt(s)
-	protect := protectVerb.FindAllStringIndex(s, -1)
+	var protect [][]int
+	if containsAny(s, protectStems) {
+		protect = protectVerb.FindAllStringIndex(s, -1)
+	}
 	// A condition listed after another ("paralyzed or restrained") is
 	// read as that one was.
 	var last *[]string
@@ -261,6 +264,9 @@ func (r *effectReading) conditions(s string, carried bool) {
 // endAt is where the first verb ending a condition is in s, or -1: not
 // "the end of" a turn.
 func endAt(s string) int {
+	if !containsAny(s, endStems) {
+		return -1
+	}
 	for _, m := range endVerb.FindAllStringIndex(s, -1) {
 		if s[m[0]:m[1]] == "end" && (strings.HasPrefix(s[m[1]:], " of") || strings.HasSuffix(s[:m[0]], "the ")) {
 			continue
@@ -268,6 +274,24 @@ func endAt(s string) int {
 		return m[0]
 	}
 	return -1
+}
+
+// endStems and protectStems are words every match of endVerb and of
+// protectVerb has: a sentence with none of them is not run through the
+// expression, which cost most of reading a whole catalogue's texts.
+var (
+	endStems     = []string{"end", "cur", "remov", "neutraliz", "undo", "revers", "rid of", "free", "suppress"}
+	protectStems = []string{"can't", "cannot", "can not", "immun", "advantage on"}
+)
+
+// containsAny reports whether s contains one of subs.
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // protectedAt reports whether the condition at at ends a list right after a
