@@ -45,6 +45,29 @@ func Text(e *lkv1.Entity, lowercase bool) string {
 	return s
 }
 
+// Unread is the prose Text leaves out for the model, which reads only a
+// text's start: a creature's actions and its traits' whole texts, a
+// class's or subclass's features. BM25 indexes it apart, so that a word
+// in an entity's text finds it ("petrified" finds the Cockatrice, whose
+// bite petrifies) without the long stat blocks weighing on every other
+// text's length.
+func Unread(e *lkv1.Entity, lowercase bool) string {
+	switch e.GetKind() {
+	case lkv1.Kind_KIND_CREATURE, lkv1.Kind_KIND_CLASS, lkv1.Kind_KIND_SUBCLASS:
+	default:
+		return ""
+	}
+	var b textBuilder
+	for _, bl := range e.GetBlocks() {
+		b.sentence(bl.GetText())
+	}
+	s := strings.TrimSpace(b.String())
+	if lowercase {
+		s = strings.ToLower(s)
+	}
+	return s
+}
+
 func spellText(b *textBuilder, e *lkv1.Entity) {
 	sp := e.GetSpell()
 	b.sentence(spellLine(sp))

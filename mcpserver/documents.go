@@ -2,10 +2,12 @@ package mcpserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -167,14 +169,23 @@ func (s *Server) documentsMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// readDocument serves lorekeeper://document/<source>/<key>: the document's
-// contents by kind, as markdown and as JSON.
+// readDocument serves lorekeeper://document/<source>/<key>[/<page>]:
+// every entity the document holds, by kind in name order, a page of
+// documentPage at a time, as markdown and as JSON.
 func (s *Server) readDocument(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	rest, ok := strings.CutPrefix(uri, DocumentURIPrefix)
 	src, key, ok2 := strings.Cut(rest, "/")
 	if !ok || !ok2 {
 		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	page := 1
+	if k, p, paged := strings.Cut(key, "/"); paged {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		key, page = k, n
 	}
 	if k, err := url.PathUnescape(key); err == nil {
 		key = k
@@ -194,14 +205,99 @@ func (s *Server) readDocument(ctx context.Context, req *mcp.ReadResourceRequest)
 	if d == nil {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	md, js, _, err := s.documentOverview(ctx, d)
+	md, js, err := s.documentContents(ctx, d, page)
 	if err != nil {
 		return nil, fmt.Errorf("%s", s.report("resources/read", err))
+	}
+	if md == "" {
+		return nil, mcp.ResourceNotFoundError(uri) // past the last page
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{
 		{URI: uri, MIMEType: "text/markdown", Text: md},
 		{URI: uri, MIMEType: "application/json", Text: js},
 	}}, nil
+}
+
+// documentPage is how many entities a page of a document resource lists.
+const documentPage = 250
+
+// documentContents is page (from 1) of every entity d holds, by kind in
+// name order: its markdown and JSON, or "" past the last page.
+func (s *Server) documentContents(ctx context.Context, d *lkv1.DocumentSummary, page int) (md, js string, err error) {
+	doc := d.GetDocument()
+	total := int(d.GetEntityCount())
+	pages := max(1, (total+documentPage-1)/documentPage)
+	if page > pages {
+		return "", "", nil
+	}
+	type listed struct {
+		Name string `json:"name"`
+		Kind string `json:"kind"`
+		URI  string `json:"uri"`
+	}
+	var all []listed
+	from, to := (page-1)*documentPage, page*documentPage
+	for _, k := range sortedKeys(d.GetCounts()) {
+		n := int(d.GetCounts()[k])
+		kind, ok := lkv1.KindFromSlug(k)
+		if !ok {
+			continue
+		}
+		at := len(all)
+		if at >= to {
+			break
+		}
+		if at+n <= from {
+			// A kind before the page: counted, not read.
+			all = append(all, make([]listed, n)...)
+			continue
+		}
+		cursor := ""
+		for {
+			resp, err := s.lookupKinds(ctx, &lkv1.Common{Limit: 100, Cursor: cursor, Documents: &lkv1.DocumentFilter{Documents: []string{doc.GetKey()}}, Sources: []lkv1.Source{doc.GetSource()}}, kind)
+			if err != nil {
+				return "", "", err
+			}
+			for _, r := range resp.GetResults() {
+				all = append(all, listed{Name: r.GetEntity().GetName(), Kind: k, URI: r.GetUri()})
+			}
+			if cursor = resp.GetNextCursor(); cursor == "" || len(all) >= to {
+				break
+			}
+		}
+	}
+	items := all[min(from, len(all)):min(to, len(all))]
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s\n\n", doc.GetName())
+	fmt.Fprintf(&b, "Document `%s` (%s), %d entities", doc.GetKey(), doc.GetSource().Slug(), total)
+	if doc.GetPublisher() != "" {
+		fmt.Fprintf(&b, ", published by %s", doc.GetPublisher())
+	}
+	fmt.Fprintf(&b, ". Page %d of %d: entities %d to %d.\n", page, pages, from+1, from+len(items))
+	kind := ""
+	for _, e := range items {
+		if e.Kind != kind {
+			kind = e.Kind
+			fmt.Fprintf(&b, "\n## %s (%d)\n\n", title(strings.ReplaceAll(plural(kind, 2), "-", " ")), d.GetCounts()[kind])
+		}
+		fmt.Fprintf(&b, "- %s · %s\n", e.Name, e.URI)
+	}
+	next := ""
+	if page < pages {
+		next = fmt.Sprintf("%s/%d", documentURI(doc), page+1)
+		fmt.Fprintf(&b, "\nNext page: %s\n", next)
+	}
+	raw, err := json.MarshalIndent(struct {
+		Document DocumentInfo `json:"document"`
+		Page     int          `json:"page"`
+		Pages    int          `json:"pages"`
+		Entities []listed     `json:"entities"`
+		Next     string       `json:"next,omitempty"`
+	}{documentInfo(d), page, pages, items, next}, "", " ")
+	if err != nil {
+		return "", "", fmt.Errorf("encoding document contents: %w", err)
+	}
+	return b.String(), string(raw), nil
 }
 
 // complete answers completion/complete: the resource templates' arguments
@@ -229,14 +325,18 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 				value = k
 			}
 			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_ENTITY_KEY}
-		case DocumentURITemplate + " source":
+		case DocumentURITemplate + " source", DocumentPageURITemplate + " source":
 			return staticCompletion(sourceNames, value), nil
-		case DocumentURITemplate + " key":
+		case DocumentURITemplate + " key", DocumentPageURITemplate + " key":
 			q = &lkv1.CompleteValuesRequest{Field: lkv1.CompletionField_COMPLETION_FIELD_DOCUMENT}
-		case EntityURITemplate + " " + p.Argument.Name, DocumentURITemplate + " " + p.Argument.Name:
+		case DocumentPageURITemplate + " page":
+			// A page's number is the document's to say (its first page
+			// names the next).
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
+		case EntityURITemplate + " " + p.Argument.Name, DocumentURITemplate + " " + p.Argument.Name, DocumentPageURITemplate + " " + p.Argument.Name:
 			return nil, invalidParams(fmt.Sprintf("resource template %s has no argument %q", p.Ref.URI, p.Argument.Name))
 		default:
-			return nil, invalidParams(fmt.Sprintf("unknown resource template %q; the templates are %s and %s", p.Ref.URI, EntityURITemplate, DocumentURITemplate))
+			return nil, invalidParams(fmt.Sprintf("unknown resource template %q; the templates are %s, %s and %s", p.Ref.URI, EntityURITemplate, DocumentURITemplate, DocumentPageURITemplate))
 		}
 	case "ref/prompt":
 		args, ok := s.promptArgs[p.Ref.Name]

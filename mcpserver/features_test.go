@@ -113,10 +113,12 @@ func TestPrompts(t *testing.T) {
 			wantContains(t, text, `Difficulty: "hard" read as SRD 5.2's high`, "a high combat encounter", "XP budget: 100 XP")
 
 			text, uris = promptEmbeds(t, cs, "homebrew_overview", map[string]string{"document": "srd-2014"})
-			if len(uris) < 3 || uris[0] != "lorekeeper://document/open5e_v2/srd-2014" {
-				t.Errorf("homebrew_overview(srd-2014) embeds %v, want the document, then entities", uris)
+			if len(uris) < 3 || !strings.HasPrefix(uris[0], "lorekeeper://entity/open5e_v2:srd-2014:") {
+				t.Errorf("homebrew_overview(srd-2014) embeds %v, want its first entities", uris)
 			}
-			wantContains(t, text, "srd-2014")
+			// The overview names the document's resource, which lists
+			// every entry.
+			wantContains(t, text, "srd-2014", "lorekeeper://document/open5e_v2/srd-2014")
 
 			for _, bad := range []struct {
 				name string
@@ -382,7 +384,7 @@ func TestDocumentResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Contents) != 2 || !strings.Contains(res.Contents[0].Text, "**Zap**") || !strings.Contains(res.Contents[1].Text, `"kind": "spell"`) {
+	if len(res.Contents) != 2 || !strings.Contains(res.Contents[0].Text, "- Zap · lorekeeper://entity/orcbrew:my-brew:spell:zap") || !strings.Contains(res.Contents[1].Text, `"kind": "spell"`) {
 		t.Errorf("read my-brew = %+v", res.Contents)
 	}
 	h.fake.removeDocument("my-brew")

@@ -95,6 +95,7 @@ type CreatureInput struct {
 	DamageImmunity      string           `json:"damage_immunity,omitempty" jsonschema:"Only creatures immune to this damage type, e.g. \"fire\" (always immune); \"nonmagical slashing\" also counts immunity to nonmagical attacks (the werewolf), \"any slashing\" immunity whatever limits it. Comma-separate for any of several."`
 	DamageResistance    string           `json:"damage_resistance,omitempty" jsonschema:"Only creatures resistant to this damage type, e.g. \"cold\" (always resistant); \"nonmagical slashing\" also counts resistance to nonmagical attacks, \"any slashing\" resistance whatever limits it."`
 	DamageVulnerability string           `json:"damage_vulnerability,omitempty" jsonschema:"Only creatures vulnerable to this damage type, e.g. \"radiant\"; \"any piercing\" also counts a vulnerability a qualifier limits (piercing from magic weapons wielded by good creatures)."`
+	Environment         string           `json:"environment,omitempty" jsonschema:"Where it lives: \"swamp\", \"underdark\"... (SRD 5.1, Tome of Beasts)."`
 	GameSystem          string           `json:"game_system,omitempty"`
 	Documents           []string         `json:"documents,omitempty"`
 	SemanticQuery       string           `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank creatures by meaning, e.g. \"risen dead that drain life force\"; words like \"CR 1/2\", \"CR 5 or lower\", \"Large undead\", \"legendary actions\" rank matches first (see understood). Ranked after the other filters; results carry similarity_score."`
@@ -171,6 +172,7 @@ func (in CreatureInput) request() (*lkv1.LookupCreaturesRequest, error) {
 	if r.DamageVulnerabilities, err = closedSet("damage_vulnerability", in.DamageVulnerability, defenseTypes, nil); err != nil {
 		return nil, err
 	}
+	r.Environments = splitList(in.Environment)
 	return r, nil
 }
 
@@ -443,7 +445,7 @@ func (in SearchInput) request() (*lkv1.SearchRequest, error) {
 // DocumentsInput is list_documents's arguments.
 type DocumentsInput struct {
 	Source string `json:"source,omitempty" jsonschema:"Only documents from this source: open5e_v1, open5e_v2, orcbrew (homebrew imports), srd_text (SRD 5.2's text). Omit for all."`
-	Format string `json:"format,omitempty" jsonschema:"json (default): the list as JSON; text: an aligned table for people."`
+	Format string `json:"format,omitempty" jsonschema:"text (default): a table; json: the list's JSON in the text as well."`
 	Limit  *int   `json:"limit,omitempty" jsonschema:"Documents per page (1-100, in key order); omit for all."`
 	Cursor string `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page."`
 }
@@ -452,7 +454,7 @@ func (in DocumentsInput) request() (*lkv1.ListDocumentsRequest, string, error) {
 	format := strings.ToLower(strings.TrimSpace(in.Format))
 	switch format {
 	case "":
-		format = "json"
+		format = "text" // the structured result is the JSON: once is enough
 	case "json", "text":
 	default:
 		return nil, "", argErr("format", fmt.Sprintf("unknown value %q", in.Format), "json", "text")

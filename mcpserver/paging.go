@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -110,10 +111,22 @@ func summaries(es []Entity) []Entity {
 			URI: e.URI, Key: e.Key, Slug: e.Slug, Kind: e.Kind, Name: e.Name, SimilarityScore: e.SimilarityScore,
 			Document: e.Document, DocumentKey: e.DocumentKey, DocumentName: e.DocumentName,
 			DocumentSource: e.DocumentSource, GameSystem: e.GameSystem, Summary: keyFacts(e),
-			// The other books' copies, named on the line only: their
-			// URIs would grow a summary's structured result by half.
-			also: alsoIn(e.DocumentKey, e.Alternates),
+			// The other books' copies, by their documents: their URIs
+			// would grow a summary's structured result by half.
+			AlsoIn: alsoDocuments(e.DocumentKey, e.Alternates),
+			also:   alsoIn(e.DocumentKey, e.Alternates),
 		}
+	}
+	return out
+}
+
+// briefs are es as a group the question did not ask for gives them when an
+// answer is too long: what names and cites each, nothing more.
+func briefs(es []Entity) []Entity {
+	out := make([]Entity, len(es))
+	for i := range es {
+		e := &es[i]
+		out[i] = Entity{URI: e.URI, Key: e.Key, Kind: e.Kind, Name: e.Name, DocumentKey: e.DocumentKey}
 	}
 	return out
 }
@@ -242,6 +255,17 @@ func alsoIn(doc string, alts []Alternate) string {
 	return out
 }
 
+// alsoDocuments are the documents of alts other than doc, once each.
+func alsoDocuments(doc string, alts []Alternate) []string {
+	var out []string
+	for _, a := range alts {
+		if a.DocumentKey != doc && !slices.Contains(out, a.DocumentKey) {
+			out = append(out, a.DocumentKey)
+		}
+	}
+	return out
+}
+
 // pageNote tells the reader how to get the next page, if there is one.
 func pageNote(next string, total uint64, count int) string {
 	if next == "" {
@@ -307,8 +331,12 @@ func withLinks(res *mcp.CallToolResult, links []mcp.Content) *mcp.CallToolResult
 // lorekeeper://document/<source>/<key>.
 const DocumentURIPrefix = "lorekeeper://document/"
 
-// DocumentURITemplate is the resource template for one document.
-const DocumentURITemplate = "lorekeeper://document/{source}/{key}"
+// DocumentURITemplate is the resource template for one document, and
+// DocumentPageURITemplate for a later page of its entities.
+const (
+	DocumentURITemplate     = "lorekeeper://document/{source}/{key}"
+	DocumentPageURITemplate = "lorekeeper://document/{source}/{key}/{page}"
+)
 
 // documentURI is a document's resource URI. The source is part of it since
 // one key can name documents of two sources.

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -273,18 +272,12 @@ const (
 // documentOverview renders what a document contains, by kind: a markdown
 // overview (one line per entity), the same as JSON, and the first entities
 // in full. A kind with more than 100 entities lists its first 100.
-func (s *Server) documentOverview(ctx context.Context, d *lkv1.DocumentSummary) (md, js string, cards []*Entity, err error) {
+func (s *Server) documentOverview(ctx context.Context, d *lkv1.DocumentSummary) (md string, cards []*Entity, err error) {
 	doc := d.GetDocument()
-	type kindList struct {
-		Kind     string   `json:"kind"`
-		Count    uint64   `json:"count"`
-		Entities []Entity `json:"entities"`
-	}
-	var lists []kindList
 	kinds := sortedKeys(d.GetCounts())
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", doc.GetName())
-	fmt.Fprintf(&b, "Document `%s` (%s), %d entities. URI: %s\n", doc.GetKey(), doc.GetSource().Slug(), d.GetEntityCount(), documentURI(doc))
+	fmt.Fprintf(&b, "Document `%s` (%s), %d entities; its resource %s lists them all.\n", doc.GetKey(), doc.GetSource().Slug(), d.GetEntityCount(), documentURI(doc))
 	if doc.GetPublisher() != "" {
 		fmt.Fprintf(&b, "Publisher: %s.\n", doc.GetPublisher())
 	}
@@ -295,10 +288,10 @@ func (s *Server) documentOverview(ctx context.Context, d *lkv1.DocumentSummary) 
 		}
 		resp, err := s.lookupKinds(ctx, &lkv1.Common{Limit: overviewPerKind, Documents: &lkv1.DocumentFilter{Documents: []string{doc.GetKey()}}, Sources: []lkv1.Source{doc.GetSource()}}, kind)
 		if err != nil {
-			return "", "", nil, err
+			return "", nil, err
 		}
-		kl := kindList{Kind: k, Count: d.GetCounts()[k]}
-		fmt.Fprintf(&b, "\n## %s (%d)\n\n", title(strings.ReplaceAll(plural(k, 2), "-", " ")), kl.Count)
+		count := d.GetCounts()[k]
+		fmt.Fprintf(&b, "\n## %s (%d)\n\n", title(strings.ReplaceAll(plural(k, 2), "-", " ")), count)
 		for _, r := range resp.GetResults() {
 			e := entityFromResult(r)
 			if len(cards) < overviewCards {
@@ -306,25 +299,16 @@ func (s *Server) documentOverview(ctx context.Context, d *lkv1.DocumentSummary) 
 				cards = append(cards, &c)
 			}
 			fmt.Fprintf(&b, "- **%s** — %s · %s\n", e.Name, keyFacts(&e), e.URI)
-			kl.Entities = append(kl.Entities, summaries([]Entity{e})...)
 		}
-		if n := uint64(len(resp.GetResults())); n < kl.Count {
+		if n := uint64(len(resp.GetResults())); n < count {
 			if n == 0 {
 				b.WriteString("- (listed by search_dnd_content only)\n")
 			} else {
-				fmt.Fprintf(&b, "- … and %d more (lookup with documents=[%q] and cursor to page through them)\n", kl.Count-n, doc.GetKey())
+				fmt.Fprintf(&b, "- … and %d more (the document's resource %s lists them all)\n", count-n, documentURI(doc))
 			}
 		}
-		lists = append(lists, kl)
 	}
-	raw, err := json.MarshalIndent(struct {
-		Document DocumentInfo `json:"document"`
-		Kinds    []kindList   `json:"kinds"`
-	}{documentInfo(d), lists}, "", "  ")
-	if err != nil {
-		return "", "", nil, fmt.Errorf("encoding document overview: %w", err)
-	}
-	return b.String(), string(raw), cards, nil
+	return b.String(), cards, nil
 }
 
 func (s *Server) homebrewOverview(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
@@ -351,11 +335,13 @@ func (s *Server) homebrewOverview(ctx context.Context, req *mcp.GetPromptRequest
 	var cards []*Entity
 	var sources []string
 	for _, d := range ds {
-		md, _, first, err := s.documentOverview(ctx, d)
+		md, first, err := s.documentOverview(ctx, d)
 		if err != nil {
 			return nil, s.promptFail(PromptHomebrewOverview, err)
 		}
-		overviews = append(overviews, &mcp.PromptMessage{Role: "user", Content: &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: documentURI(d.GetDocument()), MIMEType: "text/markdown", Text: md}}})
+		// The overview is no resource of its own: the document's resource
+		// lists every entry, which the overview points to.
+		overviews = append(overviews, textMessage(md))
 		cards = append(cards, first[:min(len(first), overviewCards-len(cards))]...)
 		sources = append(sources, d.GetDocument().GetSource().Slug())
 	}
@@ -365,7 +351,7 @@ func (s *Server) homebrewOverview(ctx context.Context, req *mcp.GetPromptRequest
 	if len(ds) > 1 {
 		fmt.Fprintf(&b, "Its contents come from %d sources (%s), each listed below: together they are the document.\n", len(ds), strings.Join(sources, ", "))
 	}
-	b.WriteString("The document's contents are embedded below: first the list of every entry by kind, then the first entries in full. Work from them, and cite entries by their URIs.\n")
+	b.WriteString("The document's contents follow: its entries by kind (its resource lists every one), then the first entries in full. Work from them, and cite entries by their URIs.\n")
 	if slices.Contains(sources, lkv1.Source_SOURCE_ORCBREW.Slug()) {
 		b.WriteString("It is homebrew imported from an OrcBrew file, not official content: say so when you present it.\n")
 		b.WriteString(renderImportProblems(s.importProblems(ctx)))

@@ -879,6 +879,10 @@ func renderSearch(out *SearchOutput) string {
 		fmt.Fprintf(&b, "\n### %s (%d)\n\n", title(strings.ReplaceAll(g.EntityType, "-", " ")), g.Count)
 		for i := range g.Results {
 			e := &g.Results[i]
+			if g.brief {
+				fmt.Fprintf(&b, "- **%s** *(%s)* · %s\n", e.Name, e.DocumentKey, e.URI)
+				continue
+			}
 			score := ""
 			if e.SimilarityScore != nil {
 				score = fmt.Sprintf(" · similarity %.3f", *e.SimilarityScore)

@@ -48,8 +48,9 @@ type Entity struct {
 
 	Corrections []Correction `json:"corrections,omitempty" jsonschema:"Where the source's structured data contradicted its own text: the text won, and the fields above carry its value."`
 
-	Summary string `json:"summary,omitempty" jsonschema:"With detail summary: the key facts; read the URI for the rest."`
-	// also is a summary's "also in ..." (alsoIn): text only.
+	Summary string   `json:"summary,omitempty" jsonschema:"With detail summary: the key facts; read the URI for the rest."`
+	AlsoIn  []string `json:"also_in,omitempty" jsonschema:"A summary's other copies: the documents that also have it (look it up with documents=[key])."`
+	// also is a summary's "also in ..." line (alsoIn).
 	also string
 }
 
@@ -300,6 +301,9 @@ type SearchGroup struct {
 	Count      int      `json:"count"`
 	Available  uint64   `json:"available,omitempty"`
 	Results    []Entity `json:"results"`
+	// brief: a kind the question did not ask for, in a line per result
+	// (the answer was too long).
+	brief bool
 }
 
 // SearchOutput is what search_dnd_content returns.

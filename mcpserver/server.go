@@ -11,6 +11,7 @@ import (
 	"os"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,7 +130,14 @@ func New(client lkv1.QueryServiceClient, opts *Options) *Server {
 		Title:       "LoreKeeper document",
 		URITemplate: DocumentURITemplate,
 		MIMEType:    "text/markdown",
-		Description: "One source document (book or OrcBrew import) by source and key: its contents by kind, with a URI per entity, as markdown and JSON. resources/list lists them, e.g. lorekeeper://document/open5e_v2/srd-2014.",
+		Description: "One source document (book or OrcBrew import) by source and key: every entity it holds, by kind in name order, with a URI each, as markdown and JSON, a page of up to 250 (the next page's URI ends in /2, /3, ...). resources/list lists them, e.g. lorekeeper://document/open5e_v2/srd-2014.",
+	}, s.readDocument)
+	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
+		Name:        "document-page",
+		Title:       "LoreKeeper document, a page",
+		URITemplate: DocumentPageURITemplate,
+		MIMEType:    "text/markdown",
+		Description: "A later page of a document's entities: lorekeeper://document/open5e_v2/srd-2014/2.",
 	}, s.readDocument)
 	return s
 }
@@ -389,7 +397,7 @@ Use it when the kind is unknown or mixed: "fire damage", "bigbys hand" (names fr
 		Name:        "list_documents",
 		Annotations: readOnly("List source documents"),
 		Description: `List the source documents (books) LoreKeeper holds, with their key, name, source (open5e_v1, open5e_v2, orcbrew, srd_text), publisher, licence, game system and entity counts by type, largest first. Only documents already loaded are listed.
-Use it to find the keys for the documents filter of the other tools, e.g. to restrict to the SRD (srd-2014) or to homebrew (source="orcbrew"). format="text" gives an aligned table.`,
+Use it to find the keys for the documents filter of the other tools, e.g. to restrict to the SRD (srd-2014) or to homebrew (source="orcbrew"). format="json": the JSON as text too.`,
 	}, s.listDocuments)
 }
 
@@ -485,6 +493,54 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 	if err != nil {
 		return fail[SearchOutput](s, name, err)
 	}
+	a := searchAnswer(resp, req, mode, nil, "")
+	if in.Limit == nil && mode != detailFull {
+		// Sized for an assistant to hold (searchBudget): the groups the
+		// question did not ask for shrink to a line per result first, then
+		// every group to fewer results a page (paging stays whole).
+		if a.size() > searchBudget {
+			a = searchAnswer(resp, req, mode, notAsked(req, resp), "")
+		}
+		for a.size() > searchBudget && req.GetLimit() != 1 {
+			req.Limit = smallerLimit(req.GetLimit(), len(resp.GetGroups()))
+			if resp, err = s.client.Search(ctx, req); err != nil {
+				return fail[SearchOutput](s, name, err)
+			}
+			note := fmt.Sprintf("%d %s per content type on this page, to keep the answer short; pass limit for more, or entity_types for one type.", req.GetLimit(), plural("result", int(req.GetLimit())))
+			a = searchAnswer(resp, req, mode, notAsked(req, resp), note)
+		}
+	}
+	s.logNotes(name, a.out.FallbackReason, a.out.Warnings)
+	return withLinks(textResult(a.md), a.links), a.out, nil
+}
+
+// searchBudget is the most a default search answers with, text and
+// structured content together, in bytes.
+const searchBudget = 32 << 10
+
+// answer is a search's answer as it goes out.
+type answer struct {
+	out   *SearchOutput
+	md    string
+	links []mcp.Content
+}
+
+// size is the answer's bytes: its text, resource links and structured
+// content, as JSON on the wire.
+func (a answer) size() int {
+	n := len(a.md)
+	for _, l := range a.links {
+		b, _ := json.Marshal(l)
+		n += len(b)
+	}
+	b, _ := json.Marshal(a.out)
+	return n + len(b)
+}
+
+// searchAnswer renders resp: groups of the kinds in brief (not nil) in a
+// line per result, name, book and URI, without resource links; note, if
+// any, is one more warning.
+func searchAnswer(resp *lkv1.SearchResponse, req *lkv1.SearchRequest, mode detail, brief map[lkv1.Kind]bool, note string) answer {
 	out := &SearchOutput{
 		Query:          req.GetQuery(),
 		Groups:         []SearchGroup{},
@@ -497,13 +553,18 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 		understood:     resp.GetUnderstood(),
 		Total:          resp.GetTotal(),
 	}
+	if note != "" {
+		out.Warnings = append(slices.Clip(out.Warnings), note)
+	}
 	var links []mcp.Content
 	for _, g := range resp.GetGroups() {
-		sg := SearchGroup{EntityType: g.GetKind().Slug(), Results: make([]Entity, 0, len(g.GetResults())), Available: g.GetTotal()}
+		sg := SearchGroup{EntityType: g.GetKind().Slug(), Results: make([]Entity, 0, len(g.GetResults())), Available: g.GetTotal(), brief: brief[g.GetKind()]}
 		for _, r := range g.GetResults() {
 			sg.Results = append(sg.Results, entityFromResult(r))
 		}
-		links = append(links, resourceLinks(sg.Results)...)
+		if !sg.brief {
+			links = append(links, resourceLinks(sg.Results)...)
+		}
 		sg.Count = len(sg.Results)
 		if sg.Count == 0 {
 			continue
@@ -514,17 +575,68 @@ func (s *Server) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn
 	if out.Count == 0 {
 		out.Message = fmt.Sprintf("Nothing matched %q with these filters. Try other words, fewer entity_types or documents, or list_documents to check what is loaded.", out.Query)
 	}
-	s.logNotes(name, out.FallbackReason, out.Warnings)
 	md := renderSearch(out) + pageNote(out.NextCursor, out.Total, out.Count)
 	if mode != detailFull {
 		// The text lists every result in a line: the structured result
 		// says the same, each entity read in full by its URI.
 		for i := range out.Groups {
-			out.Groups[i].Results = summaries(out.Groups[i].Results)
+			if out.Groups[i].brief {
+				out.Groups[i].Results = briefs(out.Groups[i].Results)
+			} else {
+				out.Groups[i].Results = summaries(out.Groups[i].Results)
+			}
 		}
 	}
-	return withLinks(textResult(md), links), out, nil
+	return answer{out: out, md: md, links: links}
 }
+
+// notAsked are the kinds of resp's groups a question did not ask for:
+// all but its entity_types, or the kinds its words name (understood), or
+// else the best group's.
+func notAsked(req *lkv1.SearchRequest, resp *lkv1.SearchResponse) map[lkv1.Kind]bool {
+	asked := map[lkv1.Kind]bool{}
+	for _, k := range req.GetKinds() {
+		asked[k] = true
+	}
+	if len(asked) == 0 {
+		for _, f := range resp.GetUnderstood().GetFilters() {
+			if f.GetField() != "entity_type" {
+				continue
+			}
+			for _, v := range f.GetValues() {
+				if k, ok := lkv1.KindFromSlug(v); ok {
+					asked[k] = true
+				}
+			}
+		}
+	}
+	if len(asked) == 0 && len(resp.GetGroups()) > 0 {
+		asked[resp.GetGroups()[0].GetKind()] = true
+	}
+	out := map[lkv1.Kind]bool{}
+	for _, g := range resp.GetGroups() {
+		if !asked[g.GetKind()] {
+			out[g.GetKind()] = true
+		}
+	}
+	return out
+}
+
+// smallerLimit is the next per-type limit to try for an answer too long:
+// one that would bring the page's results to about half, at least 1.
+func smallerLimit(limit uint32, groups int) uint32 {
+	if limit == 0 {
+		limit = defaultSearchLimit
+	}
+	return max(1, min(limit/2, uint32(2*searchBudgetResults/max(groups, 1))))
+}
+
+// defaultSearchLimit is the query service's default limit per type;
+// searchBudgetResults about the results a budget holds in summaries.
+const (
+	defaultSearchLimit  = 20
+	searchBudgetResults = 30
+)
 
 func (s *Server) listDocuments(ctx context.Context, _ *mcp.CallToolRequest, in DocumentsInput) (*mcp.CallToolResult, *DocumentsOutput, error) {
 	const name = "list_documents"

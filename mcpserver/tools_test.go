@@ -440,11 +440,18 @@ func TestListDocuments(t *testing.T) {
 		t.Fatalf("out = %+v", out)
 	}
 	// format=json: the text is the same list, as parseable JSON.
+	jres := h.call(t, "list_documents", map[string]any{"format": "json"})
+	mustOK(t, jres)
 	var fromText mcpserver.DocumentsOutput
-	if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil || fromText.Count != 3 {
+	if err := json.Unmarshal([]byte(text(jres)), &fromText); err != nil || fromText.Count != 3 {
 		t.Errorf("json text does not parse: %v", err)
 	}
 
+	// By default (and format=text) the text is a table: the JSON is the
+	// structured result's alone, not said twice.
+	if json.Valid([]byte(text(res))) {
+		t.Errorf("the default text is JSON, the structured result said twice:\n%s", text(res))
+	}
 	res = h.call(t, "list_documents", map[string]any{"format": "text"})
 	mustOK(t, res)
 	lines := strings.Split(strings.TrimSpace(text(res)), "\n")
@@ -492,7 +499,7 @@ func TestResourceTemplate_Entity(t *testing.T) {
 	for _, tm := range tmpls.ResourceTemplates {
 		uris = append(uris, tm.URITemplate)
 	}
-	if !slices.Equal(uris, []string{"lorekeeper://document/{source}/{key}", "lorekeeper://entity/{key}"}) {
+	if !slices.Equal(uris, []string{"lorekeeper://document/{source}/{key}", "lorekeeper://document/{source}/{key}/{page}", "lorekeeper://entity/{key}"}) {
 		t.Fatalf("templates = %+v", tmpls.ResourceTemplates)
 	}
 	for _, uri := range []string{

@@ -1,6 +1,8 @@
 package query
 
 import (
+	"slices"
+
 	"lorekeeper.dev/embedder/badgerstore"
 )
 
@@ -50,21 +52,63 @@ func shadowing(v *badgerstore.View) *shadows {
 }
 
 // authoritative is cand without the copies a more authoritative copy among
-// cand shadows: what dedupe ranks.
-func authoritative(v *badgerstore.View, cand badgerstore.Set) badgerstore.Set {
+// cand shadows: what dedupe ranks. A copy that answers the question while
+// no more authoritative one does is the one ranked instead, and shown: it
+// matches everything the question's words say (SRD 5.2's Grappling Hook
+// says it is climbed, SRD 5.1's only names it), or its text has every word
+// of the question (says: a homebrew Fireball whose text says "lavender").
+// Either makes it a hit whatever its score, as the copy it replaces was.
+func authoritative(v *badgerstore.View, cand badgerstore.Set, u *understanding, says badgerstore.Set) badgerstore.Set {
 	sh := shadowing(v)
 	out := cand.Clone()
 	out.And(sh.unshadowed)
 	maybe := cand.Clone()
 	maybe.And(sh.shadowed)
 	maybe.Each(func(s uint32) bool {
+		var rivals []uint32
 		for _, b := range sh.better[s] {
 			if cand.Has(b) {
-				return true // ranked as its better copy
+				rivals = append(rivals, b)
 			}
 		}
-		out.Add(s)
+		if len(rivals) == 0 || answersBetter(u, says, s, rivals) {
+			out.Add(s)
+			for _, b := range rivals {
+				out.Remove(b)
+			}
+		}
 		return true
 	})
 	return out
+}
+
+// answersBetter reports whether copy s answers the question while none of
+// its more authoritative rivals does (authoritative).
+func answersBetter(u *understanding, says badgerstore.Set, s uint32, rivals []uint32) bool {
+	if says.Has(s) && !slices.ContainsFunc(rivals, says.Has) {
+		return true
+	}
+	if !u.answers() {
+		return false
+	}
+	tier := u.tierOf(s)
+	return tier >= u.complete && !slices.ContainsFunc(rivals, func(b uint32) bool { return u.tierOf(b) >= tier })
+}
+
+// With no book named, the SRDs' entries are what most tables mean: a
+// third-party entity that only shares words with a question should not
+// outrank the SRD entity that answers it. authorityPrior is the prior that
+// says so: the entities of the SRDs and their core concepts (documentRank
+// below 3) and the weight added to their scores. None when the request or
+// the question names documents (homebrew named wins as its book's tier),
+// or with Options.AuthorityPrior negative.
+func (s *Service) authorityPrior(v *badgerstore.View, p *plan, u *understanding) (*badgerstore.Set, float64) {
+	if s.opts.AuthorityPrior < 0 || p.docsSet || u != nil && len(u.docs) > 0 {
+		return nil, 0
+	}
+	set := v.Memo("query.authority-prior", func() any {
+		s := v.Postings(badgerstore.FieldDocument, "srd-2014", "srd-2024", "core")
+		return &s
+	}).(*badgerstore.Set)
+	return set, s.opts.AuthorityPrior
 }

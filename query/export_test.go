@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"lorekeeper.dev/embedder/badgerstore"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
@@ -79,10 +80,61 @@ func SearchHits(ctx context.Context, s *Service, q string, hitsOnly, semantic bo
 			cos = vh.cosine(v, sc)
 		}
 		u := s.understand(v, q, p.kinds)
-		for _, x := range rank(v, authoritative(v, cand), q, q, cos, true, hitsOnly, s.opts.CosineWeight, u, sc) {
+		for _, x := range rank(v, authoritative(v, cand, u, sayingAll(v, q)), q, q, cos, rankHow{fuzzy: true, hitsOnly: hitsOnly, cosineWeight: s.opts.CosineWeight, u: u}, sc) {
 			if x.hit {
 				out = append(out, fmt.Sprintf("%d %s %.9f %v %v", x.slot, v.Name(x.slot), x.score, x.tier, x.exact))
 			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Facets are the facets of the readers understand runs, in order.
+func Facets() []string {
+	var out []string
+	for _, rd := range readers {
+		out = append(out, rd.facet())
+	}
+	return out
+}
+
+// Reading is one thing a reader read: "field=value" ("!" before a negated
+// value), "docs=a,b" or "order=field asc|desc", and the words it read it
+// from.
+type Reading struct{ Said, Words string }
+
+// Readings reads q as a request over kinds would and returns what each
+// reader read, by facet, without the view's memo.
+func Readings(s *Service, q string, kinds []lkv1.Kind) (map[string][]Reading, error) {
+	out := map[string][]Reading{}
+	err := s.store.View(context.Background(), func(v *badgerstore.View) error {
+		r := newReading(v, q, kinds)
+		if r == nil {
+			return nil
+		}
+		r.readAll()
+		for _, f := range r.u.filters {
+			field := f.report
+			if field == "" {
+				field = reported(f.field)
+			}
+			for _, val := range f.values {
+				if f.negated {
+					val = "!" + val
+				}
+				out[f.by] = append(out[f.by], Reading{field + "=" + val, f.words})
+			}
+		}
+		for _, d := range r.docSets {
+			out[d.by] = append(out[d.by], Reading{"docs=" + strings.Join(d.keys, ","), d.words})
+		}
+		if o := r.u.order; o != nil {
+			dir := "asc"
+			if o.desc {
+				dir = "desc"
+			}
+			out[o.by] = append(out[o.by], Reading{"order=" + o.field + " " + dir, o.words})
 		}
 		return nil
 	})

@@ -37,6 +37,22 @@ func keywords(field string, vals []string, norm func(string) string) filter {
 	return func(v *badgerstore.View, set *badgerstore.Set) { set.And(v.Postings(field, out...)) }
 }
 
+// environments keeps the creatures found in any of the environments said,
+// by key or by a word ("swamp": swamp-or-marsh; environmentsSaid).
+func environments(said []string) filter {
+	if len(said) == 0 {
+		return nil
+	}
+	return func(v *badgerstore.View, set *badgerstore.Set) {
+		voc := vocabularyOf(v)
+		var vals []string
+		for _, s := range said {
+			vals = append(vals, environmentsSaid(voc, s)...)
+		}
+		set.And(v.Postings(badgerstore.FieldEnvironment, vals...))
+	}
+}
+
 // defenses keeps the creatures whose damage line (field) matches any of
 // vals: "fire" those always immune (resistant, vulnerable) to fire,
 // "nonmagical slashing" also those so against nonmagical attacks, "any

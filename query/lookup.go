@@ -206,7 +206,7 @@ func (s *Service) LookupCreatures(ctx context.Context, req *lkv1.LookupCreatures
 		defenses(badgerstore.FieldDamageImmunity, req.GetDamageImmunities()),
 		defenses(badgerstore.FieldDamageResistance, req.GetDamageResistances()),
 		defenses(badgerstore.FieldDamageVulnerability, req.GetDamageVulnerabilities()),
-		keywords(badgerstore.FieldEnvironment, req.GetEnvironments(), nil),
+		environments(req.GetEnvironments()),
 	)
 	return s.lookup(ctx, p, req)
 }
@@ -419,15 +419,17 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 			}
 		}
 		dedupe := !p.docsSet
-		ranks := cand
-		if dedupe {
-			ranks = authoritative(v, cand)
-		}
 		// The query path is search's: typo-tolerant names and aliases,
 		// then what the question's words say of the fields.
 		u := s.understand(v, p.semantic, p.kinds)
-		items := rank(v, ranks, p.semantic, u.bm25(p.semantic), cos, true, false, s.opts.CosineWeight, u, sc)
-		u.orderItems(v, items)
+		ranks := cand
+		if dedupe {
+			ranks = authoritative(v, cand, u, sayingAll(v, p.semantic))
+		}
+		how := rankHow{fuzzy: true, cosineWeight: s.opts.CosineWeight, u: u}
+		how.prior, how.priorWeight = s.authorityPrior(v, p, u)
+		items := rank(v, ranks, p.semantic, u.bm25(p.semantic), cos, how, sc)
+		u.orderItems(v, items, how)
 		resp.Understood = u.proto()
 		ranked := newRanking(items)
 		taken := map[kindName]bool{}

@@ -22,9 +22,10 @@ type scored struct {
 	// (understanding.apply); a higher tier ranks first: apply adds
 	// tierScale times it to score, so that better compares one number
 	// (comparing tiers apart doubled the ranking's cost: the branches are
-	// unpredictable). shown is the score without it. A float32 beside
-	// slot takes no room: it fills slot's padding.
-	tier  float32
+	// unpredictable). shown is the score without it. It holds the
+	// authority prior's lift too (rankHow.lift), which orders and is no
+	// similarity.
+	tier  float64
 	ref   badgerstore.SlotRef
 	exact bool
 	// hit: the candidate matched a query term, its name, or (semantic)
@@ -89,17 +90,47 @@ func (s *Service) getScratch() *scratch {
 
 func (s *Service) putScratch(sc *scratch) { s.scratch.Put(sc) }
 
+// rankHow is how rank scores: fuzzy adds typo-tolerant name matching
+// (search); hitsOnly leaves out the candidates that are not hits (search
+// shows only hits): most of a large store, which then cost a few reads
+// each instead of a score and a place in the result. u, when set, marks
+// each candidate with what the question says of its fields
+// (understanding.mark). prior, when set, lifts the scores of the
+// candidates in it by priorWeight (authorityPrior, lift).
+type rankHow struct {
+	fuzzy, hitsOnly bool
+	cosineWeight    float64
+	u               *understanding
+	prior           *badgerstore.Set
+	priorWeight     float64
+}
+
+// lift raises x's score by the authority prior when x is in how.prior: a
+// score s below the name floor (no name matched) becomes s + w(floor - s),
+// above what only shares its words, in its own order, never past a name.
+// The lift goes into the tier as well, so that shown (the similarity) and
+// search's floor are as without it: the prior orders, and changes neither
+// what matches nor how well.
+func (how rankHow) lift(x *scored) {
+	if how.prior == nil || !how.prior.Has(x.slot) || x.exact {
+		return
+	}
+	s := x.shown()
+	if s >= relevance.NameFloor {
+		return
+	}
+	boost := how.priorWeight * (relevance.NameFloor - s)
+	x.score += boost
+	x.tier += boost / tierScale
+}
+
 // rank scores the candidates: cosine similarity (cos nil: keywords only)
 // and BM25 over the same texts, each rescaled to [0, 1] over the
 // candidates and mixed with equal weights; an exact name match scores 1
-// and comes first. fuzzy adds typo-tolerant name matching (search). BM25
-// reads terms (text, or its words not read as filters: understanding.bm25);
-// u, when set, marks each candidate with what the question says of its
-// fields (understanding.mark). hitsOnly leaves out the candidates that
-// are not hits (search shows only hits): most of a large store, which
-// then cost a few reads each instead of a score and a place in the
-// result. The result lives in sc.
-func rank(v *badgerstore.View, cand badgerstore.Set, text, terms string, cos *cosine, fuzzy, hitsOnly bool, cosineWeight float64, u *understanding, sc *scratch) []scored {
+// and comes first. BM25 reads terms (text, or its words not read as
+// filters: understanding.bm25). The result lives in sc.
+func rank(v *badgerstore.View, cand badgerstore.Set, text, terms string, cos *cosine, how rankHow, sc *scratch) []scored {
+	fuzzy, hitsOnly, cosineWeight, u := how.fuzzy, how.hitsOnly, how.cosineWeight, how.u
 	n := v.Capacity()
 	bm := floats(&sc.bm, n)
 	relevance.BM25(v, relevance.QueryTermsFor(v, terms), cand, bm)
@@ -130,9 +161,11 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text, terms string, cos *co
 		}
 		// The hit rules, once: a query term, the upper part of the cosine
 		// range, the exact name, an alias or a near name (fuzzy only), a
-		// name said in the question (understanding.mark).
+		// name said in the question (understanding.mark), or what the
+		// question's words say of every field (Spider Climb for "a way to
+		// climb", whatever its text's words).
 		hit := bm[slot] > 0 || c >= relevance.SemanticHitAt || exact.Has(slot) || alias.Has(slot) ||
-			nearName(v, near, slot) || (u != nil && u.named.Has(slot))
+			nearName(v, near, slot) || (u != nil && (u.named.Has(slot) || u.answers() && u.tierOf(slot) >= u.complete))
 		if hitsOnly && !hit {
 			return true
 		}
@@ -160,7 +193,10 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text, terms string, cos *co
 			x.score, x.exact = 1, true
 		}
 		if u != nil {
-			u.mark(&x)
+			u.mark(&x, how.prior)
+		}
+		if u == nil || u.order == nil { // else orderItems lifts it
+			how.lift(&x)
 		}
 		out = append(out, x)
 		return true
@@ -184,7 +220,7 @@ func nearName(v *badgerstore.View, near map[string]float64, slot uint32) bool {
 const tierScale = 1 << 12
 
 // shown is x's score without its tier, in [0, 1].
-func (x scored) shown() float64 { return x.score - tierScale*float64(x.tier) }
+func (x scored) shown() float64 { return x.score - tierScale*x.tier }
 
 // better orders scored candidates: exact names first, then by score (tier
 // included), then by slot for a stable order.
@@ -506,30 +542,25 @@ func distinct(names int, dedupe bool, lists ...[]scored) int {
 }
 
 // materialize reads the entities of ranked results. With dedupe each
-// result is represented by the most authoritative copy of its name among
-// the candidates (the SRD Fireball, not a supplement's), keeping its
-// score, and lists the other copies as alternates.
+// result is the copy that was ranked (authoritative: the most
+// authoritative copy of its name among the candidates, the SRD Fireball
+// and not a supplement's, unless another answers the question better),
+// and lists the other copies as alternates.
 func materialize(v *badgerstore.View, items []scored, cand badgerstore.Set, dedupe, withScore bool) ([]*lkv1.Result, error) {
 	out := make([]*lkv1.Result, 0, len(items))
 	for _, sc := range items {
 		res := &lkv1.Result{}
 		if dedupe {
+			// sc is the copy that was ranked: the most authoritative, or
+			// the one answering the question's words (authoritative).
 			same := v.Postings(badgerstore.FieldName, v.NameKey(sc.slot))
 			same.And(cand)
-			best := sc.slot
 			v.InNameOrder(same, func(slot uint32) bool {
-				if v.Kind(slot) == v.Kind(sc.slot) && documentRank(v.Document(slot).GetKey()) < documentRank(v.Document(best).GetKey()) {
-					best = slot
+				if slot != sc.slot && v.Kind(slot) == v.Kind(sc.slot) {
+					res.Alternates = append(res.Alternates, alternate(v, slot, v.DisplayName(sc.slot)))
 				}
 				return true
 			})
-			v.InNameOrder(same, func(slot uint32) bool {
-				if slot != best && v.Kind(slot) == v.Kind(sc.slot) {
-					res.Alternates = append(res.Alternates, alternate(v, slot, v.DisplayName(best)))
-				}
-				return true
-			})
-			sc.slot = best
 		}
 		if withScore {
 			score := min(max(sc.shown(), 0), 1)

@@ -2,7 +2,9 @@ package query
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -98,11 +100,14 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 				resp.Ranking, resp.FallbackReason = lkv1.Ranking_RANKING_KEYWORD, vh.reason
 			}
 		}
+		u := s.understand(v, q, p.kinds)
+		// An entity whose text has every word of a short question is a
+		// hit however weak: a word in a text finds it ("petrified").
+		says := sayingAll(v, q)
 		ranks := cand
 		if !p.docsSet {
-			ranks = authoritative(v, cand) // see authority.go
+			ranks = authoritative(v, cand, u, says) // see authority.go
 		}
-		u := s.understand(v, q, p.kinds)
 		// Only hits are shown, so only hits are ranked, unless a
 		// superlative orders the top tier, hits or not.
 		hitsOnly := u == nil || u.order == nil
@@ -111,8 +116,10 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		// reads it as a rules question already, and without it the best
 		// BM25 among the candidates changes: "how does fire damage work"
 		// ranked the Fire damage type above the Damage Types rule.
-		scoredAll := rank(v, ranks, q, unframed(q, true), cos, true, hitsOnly, s.opts.CosineWeight, u, sc)
-		u.orderItems(v, scoredAll)
+		how := rankHow{fuzzy: true, hitsOnly: hitsOnly, cosineWeight: s.opts.CosineWeight, u: u}
+		how.prior, how.priorWeight = s.authorityPrior(v, p, u)
+		scoredAll := rank(v, ranks, q, unframed(q, true), cos, how, sc)
+		u.orderItems(v, scoredAll, how)
 		resp.Understood = u.proto()
 		// Results must match (a term, the name, or by meaning) and score
 		// within reach of the best one: kinds with only weak matches stay
@@ -131,13 +138,16 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		hits := scoredAll[:0]
 		exact := false
 		for _, sc := range scoredAll {
-			if sc.hit && (sc.shown() >= relevance.RelativeFloor*best || sc.exact || u.matchesAll(sc)) {
+			if sc.hit && (sc.shown() >= relevance.RelativeFloor*best || sc.exact || u.matchesAll(sc) || says.Has(sc.slot)) {
 				hits = append(hits, sc)
 				exact = exact || sc.exact
 			}
 		}
 		if a, ok := memoNotOpen(v, q); ok && !exact {
 			resp.NotOpenContent = a.Known
+		} else if !exact && noSuchName(v, cand, q) {
+			// Said before the nearest, which would pass for its match.
+			resp.Warnings = append([]string{fmt.Sprintf("No entity is named %q; the nearest names and meanings follow.", q)}, resp.Warnings...)
 		}
 		// One ranking per kind; groups ordered by their best result. The
 		// kinds' lists are runs of one scratch array, not a slice each
@@ -274,4 +284,49 @@ func (s *Service) searchPage(ctx context.Context, req *lkv1.SearchRequest, p *pl
 		return nil, err
 	}
 	return resp, nil
+}
+
+// maxSaidWords bounds the words of a question whose texts sayingAll finds:
+// a longer one is a description, not words looked for.
+const maxSaidWords = 3
+
+// sayingAll are the entities whose text (BM25's terms, the prose the
+// model does not read included) has every word of q, when q has at most
+// maxSaidWords words besides stop words, remembered by the view.
+func sayingAll(v *badgerstore.View, q string) badgerstore.Set {
+	terms := relevance.Tokenize(q)
+	if len(terms) == 0 || len(terms) > maxSaidWords {
+		return badgerstore.Set{}
+	}
+	return v.Memo("saying\x00"+strings.Join(terms, " "), func() any {
+		var all badgerstore.Set
+		for i, t := range terms {
+			var has badgerstore.Set
+			for _, term := range []string{t, relevance.UnreadPrefix + t} {
+				for _, p := range v.TermPostings(term) {
+					has.Add(p.Slot)
+				}
+			}
+			if i == 0 {
+				all = has
+			} else {
+				all.And(has)
+			}
+		}
+		return all
+	}).(badgerstore.Set)
+}
+
+// noSuchName reports whether q reads as a name ("land shark") that names
+// nothing: no entity, alias or inflection of it, while names near it in
+// spelling would rank first as if they were its match (Reef Shark).
+func noSuchName(v *badgerstore.View, cand badgerstore.Set, q string) bool {
+	lower := strings.ToLower(strings.TrimSpace(q))
+	if len(fuzzyNames(v, lower)) == 0 {
+		return false
+	}
+	if alias, _ := matchAliasName(v, cand, q); !alias.Empty() {
+		return false
+	}
+	return matchInflection(v, cand, lower).Empty()
 }

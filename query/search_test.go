@@ -72,7 +72,14 @@ func TestSearch(t *testing.T) {
 		}
 	}
 	t.Run("cross-kind dragon", func(t *testing.T) {
-		resp := search(t, &lkv1.SearchRequest{Query: "dragon", Limit: 5})
+		// Without the authority prior, which orders the SRDs' entries
+		// first and leaves their similarity as it is, the similarity
+		// orders the groups and their results.
+		np := lkv1.NewQueryServiceClient(dial(t, query.NewService(snapshotStore(t), snap.emb, &query.Options{AuthorityPrior: -1}), nil))
+		resp, err := np.Search(ctx, &lkv1.SearchRequest{Query: "dragon", Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
 		kinds := map[lkv1.Kind]bool{}
 		for _, g := range resp.GetGroups() {
 			kinds[g.GetKind()] = true
@@ -432,6 +439,166 @@ func TestSearch_howItWorks(t *testing.T) {
 		}
 		if got := names(group(resp, lkv1.Kind_KIND_RULE)); !slices.ContainsFunc(got, func(n string) bool { return slices.Contains(tt.want, n) }) {
 			t.Errorf("%q: rules %v, want one of %q among them", tt.q, got, tt.want)
+		}
+	}
+}
+
+// TestSearch_wordInText: a word in an entity's text finds it, the prose
+// the model does not read (a creature's actions) included: every spell and
+// every creature whose text says "petrified" is a result of a keyword
+// search for the word, or an alternate of one (a copy of its name).
+func TestSearch_wordInText(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	const word = "petrified"
+	says := func(text string) bool {
+		for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return r < 'a' || r > 'z' }) {
+			if w == word {
+				return true
+			}
+		}
+		return false
+	}
+	for _, k := range []lkv1.Kind{lkv1.Kind_KIND_SPELL, lkv1.Kind_KIND_CREATURE} {
+		want := map[string]bool{}
+		for _, e := range snap.entities {
+			text := e.GetDescription() + " " + e.GetHigherLevel()
+			for _, b := range e.GetBlocks() {
+				text += " " + b.GetText()
+			}
+			if e.GetKind() == k && says(text) {
+				want[e.GetKey()] = true
+			}
+		}
+		if len(want) < 10 {
+			t.Fatalf("%d %ss say %q: too few to measure recall", len(want), k.Slug(), word)
+		}
+		got := map[string]bool{}
+		cursor := ""
+		for page := 0; page < 20; page++ {
+			resp, err := c.Search(ctx, &lkv1.SearchRequest{Query: word, Semantic: proto.Bool(false), Kinds: []lkv1.Kind{k}, Limit: 100, Cursor: cursor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range resp.GetGroups() {
+				for _, r := range g.GetResults() {
+					got[r.GetEntity().GetKey()] = true
+					for _, a := range r.GetAlternates() {
+						got[a.GetKey()] = true
+					}
+				}
+			}
+			if cursor = resp.GetNextCursor(); cursor == "" {
+				break
+			}
+		}
+		for key := range want {
+			if !got[key] {
+				t.Errorf("%s says %q and is not found by a keyword search for it", key, word)
+			}
+		}
+		t.Logf("%ss saying %q: %d, found %d", k.Slug(), word, len(want), len(want)-countMissing(want, got))
+	}
+}
+
+func countMissing(want, got map[string]bool) int {
+	n := 0
+	for k := range want {
+		if !got[k] {
+			n++
+		}
+	}
+	return n
+}
+
+// TestSearch_homebrewCopy: a homebrew copy of an official name (the
+// commonest homebrew) is the result when the question reaches its text or
+// names its book; otherwise the SRD's copy answers, listing it.
+func TestSearch_homebrewCopy(t *testing.T) {
+	ctx := context.Background()
+	snapshotStore(t)
+	st, _ := srdSpellStore(t, nil)
+	svc := query.NewService(st, snap.emb, nil)
+	var fb *lkv1.Entity
+	for _, e := range snap.entities {
+		if e.GetKey() == "open5e_v2:srd-2014:spell:fireball" {
+			fb = proto.Clone(e).(*lkv1.Entity)
+		}
+	}
+	if fb == nil {
+		t.Fatal("no SRD Fireball in the snapshot")
+	}
+	vec, _, err := snap.store.CachedVector(ctx, snap.store.Model().Name, fb.GetContentHash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb.Document = &lkv1.Document{Key: "kitchen-brew", Name: "Kitchen Brew", Source: lkv1.Source_SOURCE_ORCBREW}
+	fb.Key = lkv1.EntityKey(lkv1.Source_SOURCE_ORCBREW, "kitchen-brew", lkv1.Kind_KIND_SPELL, "fireball")
+	fb.Description = "A bright streak of lavender flame flashes from your pointing finger. " + fb.GetDescription()
+	fb.ContentHash = "kitchen-brew-fireball"
+	if err := st.Apply(ctx, []badgerstore.Write{{Entity: fb, Vector: vec}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		query, want string
+		semantic    bool
+	}{
+		{"lavender", fb.GetKey(), false},
+		{"lavender", fb.GetKey(), true},
+		{"kitchen brew fireball", fb.GetKey(), true},
+		{"fireball", "open5e_v2:srd-2014:spell:fireball", true},
+	} {
+		resp, err := svc.Search(ctx, &lkv1.SearchRequest{Query: c.query, Semantic: proto.Bool(c.semantic), Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var first *lkv1.Result
+		for _, r := range group(resp, lkv1.Kind_KIND_SPELL) {
+			if r.GetEntity().GetName() == "Fireball" {
+				first = r
+				break
+			}
+		}
+		if first == nil {
+			t.Errorf("search %q (semantic %v): no Fireball", c.query, c.semantic)
+			continue
+		}
+		if got := first.GetEntity().GetKey(); got != c.want {
+			t.Errorf("search %q (semantic %v): Fireball is %s, want %s", c.query, c.semantic, got, c.want)
+		}
+		if len(first.GetAlternates()) == 0 {
+			t.Errorf("search %q: Fireball lists no other copy", c.query)
+		}
+	}
+}
+
+// TestSearch_noSuchName: a question that reads as a name and names nothing
+// says so before the nearest names, which would otherwise pass for its
+// match; a name, its plural or a known alias says nothing of the kind.
+func TestSearch_noSuchName(t *testing.T) {
+	c := client(t)
+	for _, tc := range []struct {
+		q    string
+		says bool
+	}{
+		{"land shark", true},
+		{"firbal", true},
+		{"fireball", false},
+		{"owlbears", false},
+		{"bigbys hand", false},
+		{"fire damage", false},
+	} {
+		resp, err := c.Search(context.Background(), &lkv1.SearchRequest{Query: tc.q, Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := resp.GetWarnings()
+		said := len(w) > 0 && strings.HasPrefix(w[0], "No entity is named")
+		if said != tc.says {
+			t.Errorf("search %q: warnings %q; want a first warning that no entity has the name: %v", tc.q, w, tc.says)
+		}
+		if said && len(resp.GetGroups()) == 0 {
+			t.Errorf("search %q: no nearest content after the warning", tc.q)
 		}
 	}
 }

@@ -79,6 +79,10 @@ type Options struct {
 	// CosineWeight is the weight of cosine similarity in the hybrid score;
 	// BM25 gets the rest. Default relevance.CosineWeight.
 	CosineWeight float64
+	// AuthorityPrior is what an SRD entity adds to its score when no book
+	// is named (authorityPrior). Default relevance.AuthorityPrior;
+	// negative: none.
+	AuthorityPrior float64
 	// QueryCache is how many query vectors are kept, by query text, so a
 	// repeated question skips the model. Default 1024; negative disables.
 	QueryCache int
@@ -135,6 +139,9 @@ func NewService(store *badgerstore.Store, emb Embedder, opts *Options) *Service 
 	}
 	if o.CosineWeight <= 0 || o.CosineWeight > 1 {
 		o.CosineWeight = relevance.CosineWeight
+	}
+	if o.AuthorityPrior == 0 {
+		o.AuthorityPrior = relevance.AuthorityPrior
 	}
 	if o.QueryCache == 0 {
 		o.QueryCache = 1024

@@ -44,7 +44,7 @@ func (u *understanding) bm25(q string) string {
 // search's names do). What it reads of the view was read once by
 // prepare: it costs a few bit tests. Without a superlative the tier goes
 // into the score at once; with one, orderItems does it.
-func (u *understanding) mark(x *scored) {
+func (u *understanding) mark(x *scored, prior *badgerstore.Set) {
 	x.tier = u.tierOf(x.slot)
 	if u.named.Has(x.slot) {
 		x.hit = true
@@ -53,20 +53,40 @@ func (u *understanding) mark(x *scored) {
 		}
 	}
 	if u.order == nil {
-		x.score += tierScale * float64(x.tier)
+		x.tier += u.priorTier(x.slot, prior)
+		x.score += tierScale * x.tier
 	}
 }
+
+// priorTier is what the authority prior (authorityPrior) adds to slot's
+// tier when the question's words were read as filters: among the
+// entities that answer them equally well, the SRDs' first ("stop enemies
+// from moving": Hold Person and Web before another book's spell that
+// holds too and says "enemies" more). Less than a tier point: never
+// above what answers better; added after a superlative's order.
+func (u *understanding) priorTier(slot uint32, prior *badgerstore.Set) float64 {
+	if prior == nil || u.complete == 0 || !prior.Has(slot) {
+		return 0
+	}
+	return priorTierPoints
+}
+
+// priorTierPoints is the authority prior in tier points (priorTier):
+// below the least step of a superlative's order (a half point).
+const priorTierPoints = 0.25
 
 // orderItems orders the best matches of the top tier by the superlative's
 // field, if the question says one, and puts the tiers into the scores:
 // the order moves items within their tier.
-func (u *understanding) orderItems(v *badgerstore.View, items []scored) {
+func (u *understanding) orderItems(v *badgerstore.View, items []scored, how rankHow) {
 	if u == nil || u.order == nil {
 		return
 	}
 	u.order.apply(v, items, u.complete)
 	for i := range items {
-		items[i].score += tierScale * float64(items[i].tier)
+		items[i].tier += u.priorTier(items[i].slot, how.prior)
+		items[i].score += tierScale * items[i].tier
+		how.lift(&items[i])
 	}
 }
 
@@ -79,9 +99,9 @@ func (u *understanding) orderItems(v *badgerstore.View, items []scored) {
 // text says none of the others); otherwise only the hits within
 // relevance.RelativeFloor of the best score match the rest of the
 // question. They rise above the rest of their tier, and no further.
-func (o *ordering) apply(v *badgerstore.View, items []scored, complete float32) {
+func (o *ordering) apply(v *badgerstore.View, items []scored, complete float64) {
 	filtered := complete > 0
-	top, best := float32(-1), 0.0
+	top, best := -1.0, 0.0
 	for _, x := range items {
 		if !x.hit && !filtered {
 			continue
@@ -135,7 +155,7 @@ func (o *ordering) apply(v *badgerstore.View, items []scored, complete float32) 
 	})
 	for r, c := range kept {
 		// In (top+0.5, top+1): above the tier's other items, in order.
-		items[c.i].tier = top + 0.5 + 0.49*float32(len(kept)-r)/float32(len(kept))
+		items[c.i].tier = top + 0.5 + 0.49*float64(len(kept)-r)/float64(len(kept))
 	}
 }
 
@@ -145,6 +165,13 @@ func (o *ordering) apply(v *badgerstore.View, items []scored, complete float32) 
 // a value of it, remembered by the view until the next write.
 func holders(v *badgerstore.View, field string) badgerstore.Set {
 	return v.Memo("holders\x00"+field, func() any {
+		if field == badgerstore.FieldEnvironment {
+			// Only some books give their creatures environments: one
+			// without any does not contradict one.
+			var vals []string
+			v.Values(field, func(val string, _ int) { vals = append(vals, val) })
+			return v.Postings(field, vals...)
+		}
 		slugs := make([]string, 0, len(fieldKinds[field]))
 		for _, k := range fieldKinds[field] {
 			slugs = append(slugs, k.Slug())
@@ -177,6 +204,14 @@ func cmpScore(a, b scored) int {
 		return 1
 	}
 	return 0
+}
+
+// answers reports whether the question's words were read as filters on
+// what entities are or do (not the kind alone, which every entity of it
+// matches): matching them all then makes a hit, and picks the copy of a
+// name that is ranked (authoritative).
+func (u *understanding) answers() bool {
+	return u != nil && u.complete > 0 && u.onFields
 }
 
 // matchesAll reports whether x matches every soft filter: such an item is
@@ -236,7 +271,8 @@ func (u *understanding) prepare(v *badgerstore.View, q string) {
 	if len(u.docs) > 0 {
 		add(v.Postings(badgerstore.FieldDocument, u.docs...), v.All(), false)
 	}
-	u.complete = float32(tierMatch * len(u.prepared))
+	u.complete = float64(tierMatch * len(u.prepared))
+	u.onFields = len(u.docs) > 0 || slices.ContainsFunc(u.filters, func(f softFilter) bool { return f.field != badgerstore.FieldKind })
 
 	u.nameScore = map[uint32]float64{}
 	name := func(set badgerstore.Set, score float64) {
@@ -276,8 +312,8 @@ func (u *understanding) prepare(v *badgerstore.View, q string) {
 }
 
 // tierOf is slot's points over the prepared soft filters.
-func (u *understanding) tierOf(slot uint32) float32 {
-	t := float32(0)
+func (u *understanding) tierOf(slot uint32) float64 {
+	t := 0.0
 	for i := range u.prepared {
 		p := &u.prepared[i]
 		switch {

@@ -47,9 +47,9 @@ var understandCases = []understandCase{
 	{"lookup_equipment", "the cheapest heavy armor", []string{"armor_category=heavy", "category=armor", "order=cost_gp asc"}},
 	{"lookup_equipment", "light armor for a rogue", []string{"armor_category=light", "category=armor"}},
 	{"lookup_equipment", "a light weapon", []string{"property=light", "category=weapon"}},
-	// A property or category is said of equipment: not of a light source;
-	// a sword ends Longsword's name.
-	{"lookup_equipment", "a cheap light source", nil},
+	// A property or category is said of equipment: not of a light source
+	// (what sheds light); a sword ends Longsword's name.
+	{"lookup_equipment", "a cheap light source", []string{"cost_max=50", "effect=light"}},
 	{"lookup_equipment", "a two-handed sword", []string{"property=two-handed"}},
 	{"lookup_equipment", "a sword I can swing with one or two hands", []string{"property=versatile"}},
 	{"lookup_equipment", "light and finesse", []string{"armor_category=light", "property=light", "property=finesse"}},
@@ -113,7 +113,7 @@ var understandCases = []understandCase{
 	{"lookup_creature", "flying undead", []string{"movement=fly", "creature_type=undead"}},
 	{"lookup_creature", "swimming monsters for an underwater fight", []string{"movement=swim"}},
 	{"lookup_creature", "burrowing beasts", []string{"movement=burrow", "creature_type=beast"}},
-	{"lookup_spell", "a spell to fly", nil},
+	{"lookup_spell", "a spell to fly", []string{"effect=fly"}},
 	// A name of several words the question mostly is keeps a filter's
 	// word, when something of the kinds asked bears it: a rule, a feat
 	// or a class's feature here, not equipment.
@@ -122,7 +122,7 @@ var understandCases = []understandCase{
 	{"search_dnd_content", "how do beast spells work", nil},
 	{"lookup_equipment", "a weapon for two-weapon fighting", []string{"category=weapon"}},
 	{"search_dnd_content", "what does the poisoned condition do", nil},
-	{"search_dnd_content", "a poison that paralyzes", []string{"category=poison"}},
+	{"search_dnd_content", "a poison that paralyzes", []string{"category=poison", "condition_inflicted=paralyzed"}},
 	{"search_dnd_content", "tell me about the longsword weapon", nil},
 	// A question about how the game works, asked of the rules among other
 	// kinds, asks for the rules and reads no filter in what it is about (a

@@ -351,6 +351,52 @@ func TestMCP_editionsPromptsErrors(t *testing.T) {
 		}
 	})
 
+	t.Run("a document's resource lists every entity, page by page", func(t *testing.T) {
+		es, err := snapshotEntities()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys := map[string]bool{}
+		for _, e := range es {
+			if e.GetDocument().GetKey() == "a5e-mm" && e.GetKey() != "" {
+				keys[lkv1.EntityURI(e.GetKey())] = true
+			}
+		}
+		got := map[string]bool{}
+		uri := "lorekeeper://document/open5e_v2/a5e-mm"
+		for pages := 0; uri != ""; pages++ {
+			if pages > 10 {
+				t.Fatal("over 10 pages")
+			}
+			res, err := cs.ReadResource(t.Context(), &mcp.ReadResourceParams{URI: uri})
+			if err != nil || len(res.Contents) != 2 {
+				t.Fatalf("read %s: %v", uri, err)
+			}
+			var page struct {
+				Entities []struct{ URI string }
+				Next     string
+			}
+			if err := json.Unmarshal([]byte(res.Contents[1].Text), &page); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range page.Entities {
+				if !strings.Contains(res.Contents[0].Text, e.URI) {
+					t.Errorf("%s: %s in the JSON, not the markdown", uri, e.URI)
+				}
+				got[e.URI] = true
+			}
+			uri = page.Next
+		}
+		for k := range keys {
+			if !got[k] {
+				t.Errorf("a5e-mm's %s is on no page of its resource", k)
+			}
+		}
+		if len(got) != len(keys) {
+			t.Errorf("the pages list %d entities, the document holds %d", len(got), len(keys))
+		}
+	})
+
 	t.Run("reading an unknown resource", func(t *testing.T) {
 		for _, tc := range []struct{ uri, nearest string }{
 			{"lorekeeper://entity/open5e_v2:srd-2014:spell:firebal", "Fireball"},

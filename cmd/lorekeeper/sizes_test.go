@@ -106,6 +106,21 @@ func TestAnswerSizes(t *testing.T) {
 			t.Errorf("%s: %d bytes of text and %d of structured content, budget %d each", c.what, text, structured, c.budget)
 		}
 	}
+	// A default search (no limit, no detail) answers within 32 KB, text
+	// and structured content together, however many kinds and entities
+	// its words reach: groups it did not ask for shrink to a line per
+	// result, then every group to fewer results a page (issue #47: "can I
+	// cast two spells in one turn" was 161 KB).
+	for _, q := range []string{"can I cast two spells in one turn", "what happens when I drop to 0 hp", "poison", "dragon", "fire damage"} {
+		text, structured := answerSize(t, cs, "search_dnd_content", map[string]any{"query": q})
+		fmt.Fprintf(tw, "search_dnd_content %q\t%d\t%d\t%d (both)\t\n", q, text, structured, searchBudget)
+		if text+structured > searchBudget {
+			t.Errorf("search %q: %d bytes of text and %d of structured content, budget %d together", q, text, structured, searchBudget)
+		}
+	}
 	tw.Flush()
 	t.Logf("answer sizes:\n%s", b.String())
 }
+
+// searchBudget is what a default search may answer with, in bytes.
+const searchBudget = 32 << 10

@@ -32,7 +32,7 @@ const (
 	FieldRitual        = "ritual"        // bool
 	FieldCastingTime   = "casting_time"
 	FieldDamageType    = "damage_type"  // spells and weapons
-	FieldDamageDealt   = "damage_dealt" // items: the types their text rolls ("an extra 2d6 fire damage")
+	FieldDamageDealt   = "damage_dealt" // items: the types their text rolls ("an extra 2d6 fire damage"); creatures: their actions' typed ones
 	FieldVerbal        = "verbal"       // bool
 	FieldSomatic       = "somatic"      // bool
 	FieldMaterial      = "material"     // bool
@@ -243,6 +243,7 @@ func EntityFields(e *lkv1.Entity) Fields {
 			}
 		}
 	}
+	effectFields(&f, e)
 	return f
 }
 

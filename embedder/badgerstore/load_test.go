@@ -307,8 +307,8 @@ func TestOpen_LoadMatchesWrites(t *testing.T) {
 			for _, tok := range toks {
 				want[tok]++
 			}
-			if got := v.DocLen(slot); got != len(toks) {
-				t.Errorf("%s: length %d, want %d", e.GetKey(), got, len(toks))
+			if got := v.DocLen(slot); got != relevance.DocLen(toks) {
+				t.Errorf("%s: length %d, want %d", e.GetKey(), got, relevance.DocLen(toks))
 			}
 			for term, n := range want {
 				i := slices.IndexFunc(v.TermPostings(term), func(p relevance.Posting) bool { return p.Slot == slot })

@@ -193,7 +193,7 @@ type prepared struct {
 func prepare(e *lkv1.Entity) prepared {
 	p := prepared{fields: EntityFields(e)}
 	toks := relevance.Terms(e)
-	p.docLen = len(toks)
+	p.docLen = relevance.DocLen(toks)
 	// Distinct terms and counts by sorting: a map per entity costs more.
 	slices.Sort(toks)
 	for i := 0; i < len(toks); {

@@ -28,6 +28,9 @@ func (s *Set) Reset() { clear(s.w) }
 // Add puts slot i in s.
 func (s *Set) Add(i uint32) { s.add(i) }
 
+// Remove takes i out of the set.
+func (s *Set) Remove(i uint32) { s.remove(i) }
+
 func (s *Set) add(i uint32) {
 	s.grow(i)
 	s.w[i/64] |= 1 << (i % 64)

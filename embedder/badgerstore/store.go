@@ -898,7 +898,8 @@ func payload(e *lkv1.Entity) vectorindex.Payload { return payloadOf(EntityFields
 
 // inMemoryOnly are the fields matched in memory, never in the vector index.
 var inMemoryOnly = map[string]bool{FieldName: true, FieldSlug: true, FieldKey: true, FieldSourceKey: true,
-	FieldFeature: true, FieldMovement: true, FieldHealing: true, FieldDamageDealt: true, FieldRuleCategory: true}
+	FieldFeature: true, FieldMovement: true, FieldHealing: true, FieldDamageDealt: true,
+	FieldConditionInflicted: true, FieldConditionEnded: true, FieldProtection: true, FieldEffect: true, FieldRuleCategory: true}
 
 // payloadOf is payload from e's fields, which it leaves as they are (the
 // index copies what it keeps).

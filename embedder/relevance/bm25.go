@@ -26,6 +26,10 @@ const (
 	// relevance.jsonl; 0.2 keeps both).
 	SuffixMin    = 4
 	SuffixWeight = 0.2
+	// UnreadWeight is the weight of a query term found in the prose the
+	// model does not read (UnreadPrefix): a creature's actions count, less
+	// than what it is described as.
+	UnreadWeight = 0.3
 )
 
 // Reverse spells s backwards.
@@ -110,6 +114,16 @@ func BM25(ix Postings, terms []string, cand Candidates, scores []float64) {
 			}
 		}
 	}
+	// The prose the model does not read, at UnreadWeight (never more than
+	// the term's own weight where the rest of the texts have it).
+	for _, t := range terms {
+		u := UnreadPrefix + t
+		idf := idfOf(u)
+		if base := idfs[t]; base > 0 {
+			idf = min(idf, base)
+		}
+		idfs[u] = max(idfs[u], UnreadWeight*idf)
+	}
 	same := func(s string) string { return s }
 	// Prefix expansion ("fire" -> "fireball").
 	expand(PrefixMin, PrefixWeight, ix.Vocabulary(), same, same)
@@ -142,7 +156,7 @@ func CorrectTerms(ix Postings, terms []string) []string {
 	for i, t := range terms {
 		out[i] = t
 		rt := []rune(t)
-		if len(rt) < 4 || len(ix.TermPostings(t)) > 0 || !isASCIILetters(t) {
+		if len(rt) < 4 || len(ix.TermPostings(t)) > 0 || len(ix.TermPostings(UnreadPrefix+t)) > 0 || !isASCIILetters(t) {
 			continue
 		}
 		maxD := 1

@@ -15,6 +15,9 @@ const (
 	// RelativeFloor: a search result scores at least this share of the
 	// best result's score.
 	RelativeFloor = 0.6
+	// AuthorityPrior is what an SRD entity adds to its hybrid score when
+	// no book is named: what most tables mean by a word.
+	AuthorityPrior = 0.15
 )
 
 // AliasScore is what a name known by the alias table scores in search
