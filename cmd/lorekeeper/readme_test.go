@@ -77,7 +77,9 @@ func TestDocs_MCPExamples(t *testing.T) {
 	if len(examples) == 0 {
 		t.Fatal("no JSON examples in the README or docs/")
 	}
-	cs := catalogueSession(t)
+	// With the model, as a user meets them: a semantic example ranks by
+	// meaning, not by the keywords it falls back to without one.
+	cs := findSession(t)
 	for i, ex := range examples {
 		t.Run(fmt.Sprintf("%s#%d", ex.file, i+1), func(t *testing.T) {
 			t.Logf("%s", ex.request)
