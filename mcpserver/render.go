@@ -934,6 +934,13 @@ func shortText(s string) string {
 // document's licence notes and notices (the same notice said once for
 // every document that carries it).
 func renderDocuments(out *DocumentsOutput) string {
+	var b strings.Builder
+	b.WriteString(renderDocumentList(out))
+	renderNotes(&b, "", out.Warnings)
+	return b.String()
+}
+
+func renderDocumentList(out *DocumentsOutput) string {
 	if out.Count == 0 {
 		return out.Message + "\n"
 	}

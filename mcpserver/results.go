@@ -347,6 +347,7 @@ type DocumentsOutput struct {
 	Message        string          `json:"message,omitempty"`
 	NextCursor     string          `json:"next_cursor,omitempty"`
 	Total          uint64          `json:"total,omitempty"`
+	Warnings       []string        `json:"warnings,omitempty"`
 	ImportProblems []ImportProblem `json:"import_problems,omitempty" jsonschema:"OrcBrew homebrew files that could not be imported, or only in part: the file and what is wrong with it."`
 }
 

@@ -650,7 +650,7 @@ func (s *Server) listDocuments(ctx context.Context, _ *mcp.CallToolRequest, in D
 	if err != nil {
 		return fail[DocumentsOutput](s, name, err)
 	}
-	out := &DocumentsOutput{Documents: make([]DocumentInfo, 0, len(resp.GetDocuments())), NextCursor: resp.GetNextCursor(), Total: resp.GetTotal()}
+	out := &DocumentsOutput{Documents: make([]DocumentInfo, 0, len(resp.GetDocuments())), NextCursor: resp.GetNextCursor(), Total: resp.GetTotal(), Warnings: resp.GetWarnings()}
 	var links []mcp.Content
 	for _, d := range resp.GetDocuments() {
 		out.Documents = append(out.Documents, documentInfo(d))
@@ -658,7 +658,7 @@ func (s *Server) listDocuments(ctx context.Context, _ *mcp.CallToolRequest, in D
 	}
 	out.Count = len(out.Documents)
 	if out.Count == 0 {
-		out.Message = "No documents found in cache"
+		out.Message = "No documents are loaded."
 	}
 	if in.Cursor == "" {
 		out.ImportProblems = s.importProblems(ctx)

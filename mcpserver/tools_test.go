@@ -481,7 +481,7 @@ func TestListDocuments(t *testing.T) {
 
 	res = h.call(t, "list_documents", map[string]any{"source": "orcbrew"})
 	mustOK(t, res)
-	if got := strings.TrimSpace(text(res)); got != "No documents found in cache" {
+	if got := strings.TrimSpace(text(res)); got != "No documents are loaded." {
 		t.Errorf("empty text = %q", got)
 	}
 	if out := decode[mcpserver.DocumentsOutput](t, res); out.Count != 0 || out.Documents == nil {

@@ -87,8 +87,20 @@ func TestLoadNotice_add(t *testing.T) {
 	if w := answer().GetWarnings(); len(w) != 2 || !strings.Contains(w[0], "a5e-ag") || !strings.Contains(w[1], "still loading its content") {
 		t.Errorf("during the load: warnings %q", w)
 	}
+	// The list of documents is as partial as a lookup: it says so too.
+	docs := func() []string {
+		r := &lkv1.ListDocumentsResponse{}
+		n.add(lkv1.QueryService_ListDocuments_FullMethodName, &lkv1.ListDocumentsRequest{}, r)
+		return r.GetWarnings()
+	}
+	if w := docs(); len(w) != 1 || !strings.Contains(w[0], "still loading its content") {
+		t.Errorf("list_documents during the load: warnings %q", w)
+	}
 	n.set("")
 	if w := answer().GetWarnings(); len(w) != 0 {
 		t.Errorf("after the load: warnings %q, want none", w)
+	}
+	if w := docs(); len(w) != 0 {
+		t.Errorf("list_documents after the load: warnings %q, want none", w)
 	}
 }

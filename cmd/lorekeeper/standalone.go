@@ -633,5 +633,7 @@ func (n *loadNotice) add(method string, req, reply any) {
 		r.Warnings = append(r.Warnings, *msg)
 	case *lkv1.SearchResponse:
 		r.Warnings = append(r.Warnings, *msg)
+	case *lkv1.ListDocumentsResponse:
+		r.Warnings = append(r.Warnings, *msg)
 	}
 }

@@ -2093,7 +2093,9 @@ type ListDocumentsResponse struct {
 	// Set when more documents follow.
 	NextCursor string `protobuf:"bytes,50,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
 	// Documents in all pages.
-	Total         uint64 `protobuf:"varint,51,opt,name=total,proto3" json:"total,omitempty"`
+	Total uint64 `protobuf:"varint,51,opt,name=total,proto3" json:"total,omitempty"`
+	// What the list may lack: the content is still loading.
+	Warnings      []string `protobuf:"bytes,52,rep,name=warnings,proto3" json:"warnings,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2147,6 +2149,13 @@ func (x *ListDocumentsResponse) GetTotal() uint64 {
 		return x.Total
 	}
 	return 0
+}
+
+func (x *ListDocumentsResponse) GetWarnings() []string {
+	if x != nil {
+		return x.Warnings
+	}
+	return nil
 }
 
 type StatusRequest struct {
@@ -2772,12 +2781,13 @@ const file_lorekeeper_v1_query_proto_rawDesc = "" +
 	"\x06counts\x18\x03 \x03(\v2*.lorekeeper.v1.DocumentSummary.CountsEntryR\x06counts\x1a9\n" +
 	"\vCountsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\x8c\x01\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value:\x028\x01\"\xa8\x01\n" +
 	"\x15ListDocumentsResponse\x12<\n" +
 	"\tdocuments\x18\x01 \x03(\v2\x1e.lorekeeper.v1.DocumentSummaryR\tdocuments\x12\x1f\n" +
 	"\vnext_cursor\x182 \x01(\tR\n" +
 	"nextCursor\x12\x14\n" +
-	"\x05total\x183 \x01(\x04R\x05total\"\x0f\n" +
+	"\x05total\x183 \x01(\x04R\x05total\x12\x1a\n" +
+	"\bwarnings\x184 \x03(\tR\bwarnings\"\x0f\n" +
 	"\rStatusRequest\"\xf2\x04\n" +
 	"\x0eStatusResponse\x12\x1a\n" +
 	"\bentities\x18\x01 \x01(\x04R\bentities\x12\x18\n" +
