@@ -26,7 +26,8 @@ func (damageReader) read(r *reading) {
 		if rel != "" || protect {
 			to = i + 2
 		} else {
-			for j := max(0, i-3); j < i; j++ {
+			// Four words back: "protect the party from fire".
+			for j := max(0, i-4); j < i; j++ {
 				if d := damageRelations[r.words[j]]; d != "" || protectWords[r.words[j]] {
 					rel, protect, from = d, protectWords[r.words[j]], j
 				}

@@ -10,6 +10,9 @@ var damageReads = []readCase{
 	{"lookup_creature", "monsters weak to fire", []string{"damage_vulnerability=fire"}},
 	{"lookup_creature", "undead with a weakness to radiant damage", []string{"damage_vulnerability=radiant"}},
 	{"lookup_creature", "cold resistance", []string{"damage_resistance=cold"}},
+	// What protects from a type: a resistance granted, not the type dealt.
+	{"lookup_spell", "protect yourself from fire damage", []string{"protection=fire"}},
+	{"search_dnd_content", "protect the party from fire damage", []string{"protection=fire"}},
 	// A type alone is no damage said; a rule is asked of, not filtered.
 	{"lookup_spell", "fire", nil},
 	{"search_dnd_content", "how does fire damage work", nil},
