@@ -95,7 +95,7 @@ type CreatureInput struct {
 	DamageImmunity      string           `json:"damage_immunity,omitempty" jsonschema:"Only creatures immune to this damage type, e.g. \"fire\" (always immune); \"nonmagical slashing\" also counts immunity to nonmagical attacks (the werewolf), \"any slashing\" immunity whatever limits it. Comma-separate for any of several."`
 	DamageResistance    string           `json:"damage_resistance,omitempty" jsonschema:"Only creatures resistant to this damage type, e.g. \"cold\" (always resistant); \"nonmagical slashing\" also counts resistance to nonmagical attacks, \"any slashing\" resistance whatever limits it."`
 	DamageVulnerability string           `json:"damage_vulnerability,omitempty" jsonschema:"Only creatures vulnerable to this damage type, e.g. \"radiant\"; \"any piercing\" also counts a vulnerability a qualifier limits (piercing from magic weapons wielded by good creatures)."`
-	Environment         string           `json:"environment,omitempty" jsonschema:"Where it lives: \"swamp\", \"underdark\"... (SRD 5.1, Tome of Beasts)."`
+	Environment         string           `json:"environment,omitempty" jsonschema:"Where it lives: \"swamp\", \"underdark\"..."`
 	GameSystem          string           `json:"game_system,omitempty"`
 	Documents           []string         `json:"documents,omitempty"`
 	SemanticQuery       string           `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank creatures by meaning, e.g. \"risen dead that drain life force\"; words like \"CR 1/2\", \"CR 5 or lower\", \"Large undead\", \"legendary actions\" rank matches first (see understood). Ranked after the other filters; results carry similarity_score."`

@@ -49,7 +49,7 @@ type Entity struct {
 	Corrections []Correction `json:"corrections,omitempty" jsonschema:"Where the source's structured data contradicted its own text: the text won, and the fields above carry its value."`
 
 	Summary string   `json:"summary,omitempty" jsonschema:"With detail summary: the key facts; read the URI for the rest."`
-	AlsoIn  []string `json:"also_in,omitempty" jsonschema:"A summary's other copies: the documents that also have it (look it up with documents=[key])."`
+	AlsoIn  []string `json:"also_in,omitempty" jsonschema:"Documents with another copy (summaries)."`
 	// also is a summary's "also in ..." line (alsoIn).
 	also string
 }
