@@ -14,9 +14,9 @@ import (
 
 // sharedParams describes the parameters several tools take, once.
 var sharedParams = map[string]string{
-	"game_system": "Only this ruleset: 5e-2014 (SRD 5.1), 5e-2024 (SRD 5.2) or a5e; \"2014\", \"2024\" too. Comma-separate for several.",
-	"documents":   "Only these source documents (keys or names), e.g. [\"srd-2014\"]; [] returns nothing; list_documents has the keys.",
-	"limit":       fmt.Sprintf("Maximum number of results, 1 to %d. Default %d.", maxLimit, defaultLimit),
+	"game_system": "Only this ruleset: 5e-2014 (SRD 5.1), 5e-2024 (SRD 5.2), a5e (or \"2014\", \"2024\"); comma-separate for several.",
+	"documents":   "Only these documents (keys or names), e.g. [\"srd-2014\"]; [] returns nothing; list_documents has the keys.",
+	"limit":       fmt.Sprintf("Results per page, 1 to %d (default %d).", maxLimit, defaultLimit),
 }
 
 // SpellInput is lookup_spell's arguments.
@@ -26,18 +26,18 @@ type SpellInput struct {
 	LevelMin      *int     `json:"level_min,omitempty" jsonschema:"Lowest spell level, 0 to 9 (inclusive)."`
 	LevelMax      *int     `json:"level_max,omitempty" jsonschema:"Highest spell level, 0 to 9 (inclusive)."`
 	School        string   `json:"school,omitempty" jsonschema:"Magic school: abjuration, conjuration, divination, enchantment, evocation, illusion, necromancy, transmutation. Several may be given comma-separated (\"evocation,illusion\")."`
-	ClassKey      string   `json:"class_key,omitempty" jsonschema:"Only spells on this class's list, e.g. \"wizard\", \"cleric\", \"sorcerer\", \"bard\", \"druid\", \"paladin\", \"ranger\", \"warlock\". Comma-separate for any of several."`
+	ClassKey      string   `json:"class_key,omitempty" jsonschema:"Only spells on this class's list, e.g. \"wizard\", \"cleric\". Comma-separate for several."`
 	Concentration *bool    `json:"concentration,omitempty" jsonschema:"true: only concentration spells; false: only spells without concentration."`
 	Ritual        *bool    `json:"ritual,omitempty" jsonschema:"true: only ritual spells; false: only non-ritual spells."`
-	CastingTime   string   `json:"casting_time,omitempty" jsonschema:"Casting time, e.g. \"action\", \"1 Action\", \"bonus-action\", \"Reaction\", \"1 Minute\", \"10 Minutes\", \"1 Hour\". Comma-separate for any of several."`
-	DamageType    string   `json:"damage_type,omitempty" jsonschema:"Spells that deal this damage type: acid, bludgeoning, cold, fire, force, lightning, necrotic, piercing, poison, psychic, radiant, slashing, thunder. Comma-separate for any of several."`
+	CastingTime   string   `json:"casting_time,omitempty" jsonschema:"Casting time, e.g. \"action\", \"1 Action\", \"bonus-action\", \"Reaction\", \"1 Minute\", \"10 Minutes\", \"1 Hour\". Comma-separate for several."`
+	DamageType    string   `json:"damage_type,omitempty" jsonschema:"Spells that deal this damage type: acid, bludgeoning, cold, fire, force, lightning, necrotic, piercing, poison, psychic, radiant, slashing, thunder. Comma-separate for several."`
 	SavingThrow   string   `json:"saving_throw,omitempty" jsonschema:"Spells that call for this saving throw: strength, dexterity, constitution, intelligence, wisdom, charisma (or str, dex, ...)."`
 	Verbal        *bool    `json:"verbal,omitempty" jsonschema:"Filter on the verbal (V) component."`
 	Somatic       *bool    `json:"somatic,omitempty" jsonschema:"Filter on the somatic (S) component."`
 	Material      *bool    `json:"material,omitempty" jsonschema:"Filter on the material (M) component."`
 	GameSystem    string   `json:"game_system,omitempty"`
 	Documents     []string `json:"documents,omitempty"`
-	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank spells by meaning, e.g. \"restore health and cure wounds\"; words like \"cantrip\", \"3rd-level\", \"up to 3rd level\", \"fire damage\" rank matches first (see understood). Ranked after the other filters; results carry similarity_score."`
+	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Words to rank spells by meaning, e.g. \"restore health and cure wounds\"; words like \"cantrip\", \"3rd-level\", \"up to 3rd level\", \"fire damage\" rank matches first (see understood). Ranked after the other filters."`
 	Limit         *int     `json:"limit,omitempty"`
 	Paging
 }
@@ -85,20 +85,20 @@ type CreatureInput struct {
 	ChallengeRating     *ChallengeRating `json:"challenge_rating,omitempty" jsonschema:"Alias of cr."`
 	CRMin               *ChallengeRating `json:"cr_min,omitempty" jsonschema:"Lowest challenge rating (inclusive), e.g. 1 or \"1/4\"."`
 	CRMax               *ChallengeRating `json:"cr_max,omitempty" jsonschema:"Highest challenge rating (inclusive), e.g. 5."`
-	Type                string           `json:"type,omitempty" jsonschema:"Creature type: aberration, beast, celestial, construct, dragon, elemental, fey, fiend, giant, humanoid, monstrosity, ooze, plant, undead. Comma-separate for any of several (\"dragon,undead\")."`
-	Size                string           `json:"size,omitempty" jsonschema:"Size: tiny, small, medium, large, huge, gargantuan (any case). Comma-separate for any of several."`
+	Type                string           `json:"type,omitempty" jsonschema:"Creature type: aberration, beast, celestial, construct, dragon, elemental, fey, fiend, giant, humanoid, monstrosity, ooze, plant, undead. Comma-separate for several (\"dragon,undead\")."`
+	Size                string           `json:"size,omitempty" jsonschema:"Size: tiny, small, medium, large, huge, gargantuan. Comma-separate for several."`
 	ArmorClassMin       *int             `json:"armor_class_min,omitempty" jsonschema:"Lowest armor class (inclusive)."`
 	ArmorClassMax       *int             `json:"armor_class_max,omitempty" jsonschema:"Highest armor class (inclusive)."`
 	HitPointsMin        *int             `json:"hit_points_min,omitempty" jsonschema:"Lowest hit points (inclusive)."`
 	HitPointsMax        *int             `json:"hit_points_max,omitempty" jsonschema:"Highest hit points (inclusive)."`
 	Legendary           *bool            `json:"legendary,omitempty" jsonschema:"true: only creatures with legendary actions; false: only creatures without."`
-	DamageImmunity      string           `json:"damage_immunity,omitempty" jsonschema:"Only creatures immune to this damage type, e.g. \"fire\" (always immune); \"nonmagical slashing\" also counts immunity to nonmagical attacks (the werewolf), \"any slashing\" immunity whatever limits it. Comma-separate for any of several."`
+	DamageImmunity      string           `json:"damage_immunity,omitempty" jsonschema:"Only creatures immune to this damage type, e.g. \"fire\" (always immune); \"nonmagical slashing\" also counts immunity to nonmagical attacks (the werewolf), \"any slashing\" immunity whatever limits it. Comma-separate for several."`
 	DamageResistance    string           `json:"damage_resistance,omitempty" jsonschema:"Only creatures resistant to this damage type, e.g. \"cold\" (always resistant); \"nonmagical slashing\" also counts resistance to nonmagical attacks, \"any slashing\" resistance whatever limits it."`
 	DamageVulnerability string           `json:"damage_vulnerability,omitempty" jsonschema:"Only creatures vulnerable to this damage type, e.g. \"radiant\"; \"any piercing\" also counts a vulnerability a qualifier limits (piercing from magic weapons wielded by good creatures)."`
 	Environment         string           `json:"environment,omitempty" jsonschema:"Where it lives: \"swamp\", \"underdark\"..."`
 	GameSystem          string           `json:"game_system,omitempty"`
 	Documents           []string         `json:"documents,omitempty"`
-	SemanticQuery       string           `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank creatures by meaning, e.g. \"risen dead that drain life force\"; words like \"CR 1/2\", \"CR 5 or lower\", \"Large undead\", \"legendary actions\" rank matches first (see understood). Ranked after the other filters; results carry similarity_score."`
+	SemanticQuery       string           `json:"semantic_query,omitempty" jsonschema:"Words to rank creatures by meaning, e.g. \"risen dead that drain life force\"; words like \"CR 1/2\", \"CR 5 or lower\", \"Large undead\", \"legendary actions\" rank matches first (see understood). Ranked after the other filters."`
 	Limit               *int             `json:"limit,omitempty"`
 	Paging
 }
@@ -181,11 +181,11 @@ type EquipmentInput struct {
 	Type                string      `json:"type,omitempty" jsonschema:"What to search: weapon, armor, magic-item, item (mundane gear) or all (default). Comma-separate for several (\"weapon,armor\")."`
 	ItemType            string      `json:"item_type,omitempty" jsonschema:"Alias of type."`
 	Name                string      `json:"name,omitempty" jsonschema:"Item name, e.g. \"Longsword\", \"bag of holding\", \"*sword*\"."`
-	Rarity              string      `json:"rarity,omitempty" jsonschema:"Magic item rarity: common, uncommon, rare, very rare, legendary, artifact. Comma-separate for any of several."`
+	Rarity              string      `json:"rarity,omitempty" jsonschema:"Magic item rarity: common, uncommon, rare, very rare, legendary, artifact. Comma-separate for several."`
 	RequiresAttunement  *Attunement `json:"requires_attunement,omitempty" jsonschema:"true (or \"requires attunement\"): only items that require attunement; false (or \"\"): only items that do not."`
 	IsMagic             *bool       `json:"is_magic,omitempty" jsonschema:"true: only magic items; false: only mundane items."`
-	Category            string      `json:"category,omitempty" jsonschema:"Item category key, e.g. wondrous-item, potion, ring, rod, scroll, staff, wand, weapon, armor, adventuring-gear, tools. Comma-separate for any of several."`
-	DamageDice          string      `json:"damage_dice,omitempty" jsonschema:"Weapon damage dice, e.g. \"1d8\", \"2d6\". Comma-separate for any of several."`
+	Category            string      `json:"category,omitempty" jsonschema:"Item category key, e.g. wondrous-item, potion, ring, rod, scroll, staff, wand, weapon, armor, adventuring-gear, tools. Comma-separate for several."`
+	DamageDice          string      `json:"damage_dice,omitempty" jsonschema:"Weapon damage dice, e.g. \"1d8\", \"2d6\". Comma-separate for several."`
 	DamageType          string      `json:"damage_type,omitempty" jsonschema:"Weapon damage type: bludgeoning, piercing, slashing (or any other damage type)."`
 	IsSimple            *bool       `json:"is_simple,omitempty" jsonschema:"true: simple weapons only; false: martial weapons only."`
 	IsLight             *bool       `json:"is_light,omitempty" jsonschema:"true: only weapons with the light property."`
@@ -197,7 +197,7 @@ type EquipmentInput struct {
 	IsReach             *bool       `json:"is_reach,omitempty" jsonschema:"true: only reach weapons."`
 	IsLoading           *bool       `json:"is_loading,omitempty" jsonschema:"true: only loading weapons."`
 	IsAmmunition        *bool       `json:"is_ammunition,omitempty" jsonschema:"true: only weapons that use ammunition."`
-	ArmorCategory       string      `json:"armor_category,omitempty" jsonschema:"Armor category: light, medium, heavy, shield. Comma-separate for any of several."`
+	ArmorCategory       string      `json:"armor_category,omitempty" jsonschema:"Armor category: light, medium, heavy, shield. Comma-separate for several."`
 	ArmorClassMin       *int        `json:"armor_class_min,omitempty" jsonschema:"Lowest base armor class (inclusive)."`
 	ArmorClassMax       *int        `json:"armor_class_max,omitempty" jsonschema:"Highest base armor class (inclusive)."`
 	StealthDisadvantage *bool       `json:"stealth_disadvantage,omitempty" jsonschema:"Filter armor on whether it imposes disadvantage on Stealth."`
@@ -207,7 +207,7 @@ type EquipmentInput struct {
 	WeightMax           *float64    `json:"weight_max,omitempty" jsonschema:"Highest weight in pounds (inclusive), e.g. 5."`
 	GameSystem          string      `json:"game_system,omitempty"`
 	Documents           []string    `json:"documents,omitempty"`
-	SemanticQuery       string      `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank items by meaning, e.g. \"weapons for attacking from a distance\"; words like \"medium armor\", \"reach\", \"longest range\" rank matches first (see understood). Ranked after the other filters; results carry similarity_score."`
+	SemanticQuery       string      `json:"semantic_query,omitempty" jsonschema:"Words to rank items by meaning, e.g. \"weapons for attacking from a distance\"; words like \"medium armor\", \"reach\", \"longest range\" rank matches first (see understood). Ranked after the other filters."`
 	Limit               *int        `json:"limit,omitempty"`
 	Paging
 }
@@ -305,7 +305,7 @@ type CharacterOptionInput struct {
 	Parent        string   `json:"parent,omitempty" jsonschema:"Only subclasses of this class or subraces of this race (name or key), e.g. \"fighter\", \"elf\"."`
 	GameSystem    string   `json:"game_system,omitempty"`
 	Documents     []string `json:"documents,omitempty"`
-	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank options by meaning, e.g. \"divine warrior\", \"masters of arcane magic\". Ranked after the other filters; results carry similarity_score."`
+	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Words to rank options by meaning, e.g. \"divine warrior\", \"masters of arcane magic\". Ranked after the other filters."`
 	Limit         *int     `json:"limit,omitempty"`
 	Paging
 }
@@ -356,10 +356,10 @@ type RuleInput struct {
 	RuleType      string   `json:"rule_type,omitempty" jsonschema:"Kind of rule content: rule, rule-section, condition, damage-type, weapon-property, skill, ability-score, magic-school, language, proficiency, alignment. Omit for all of them. Comma-separate for several."`
 	Type          string   `json:"type,omitempty" jsonschema:"Alias of rule_type."`
 	Name          string   `json:"name,omitempty" jsonschema:"Rule or reference name, e.g. \"Grappled\", \"opportunity attack\", \"radiant\", \"stealth\", \"*cover*\". Case-insensitive exact match; * and % are wildcards; with no match tried as a slug."`
-	Section       string   `json:"section,omitempty" jsonschema:"For rules: the section, e.g. adventuring, appendix, combat, equipment, spellcasting, using-ability-scores. Comma-separate for any of several."`
+	Section       string   `json:"section,omitempty" jsonschema:"For rules: the section, e.g. adventuring, appendix, combat, equipment, spellcasting, using-ability-scores. Comma-separate for several."`
 	GameSystem    string   `json:"game_system,omitempty"`
 	Documents     []string `json:"documents,omitempty"`
-	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Natural-language description to rank rules by meaning, e.g. \"what happens when I fall\", \"attacking while hidden\". Ranked after the other filters; results carry similarity_score."`
+	SemanticQuery string   `json:"semantic_query,omitempty" jsonschema:"Words to rank rules by meaning, e.g. \"what happens when I fall\", \"attacking while hidden\". Ranked after the other filters."`
 	Limit         *int     `json:"limit,omitempty"`
 	Paging
 }

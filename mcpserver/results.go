@@ -60,7 +60,7 @@ type Correction struct {
 	Field          string `json:"field" jsonschema:"to_hit, reach, range, damage, damage_type, extra_damage, attack, damage_types, damage_roll, saving_throw_ability, class_table, category, armor_category, stealth or strength_requirement."`
 	SourceValue    string `json:"source_value" jsonschema:"What the source's structured data said."`
 	CorrectedValue string `json:"corrected_value" jsonschema:"What the text says; empty when the value was dropped because the text could not be read."`
-	Basis          string `json:"basis,omitempty" jsonschema:"What decided it where more than the entity's own text: srd: ... where SRD 5.1's second transcription (5e-database) disagreed with Open5e and the SRD's text, as the rest says, sided with it."`
+	Basis          string `json:"basis,omitempty" jsonschema:"srd: ... when SRD 5.1's second transcription decided it."`
 	Source         string `json:"source,omitempty" jsonschema:"Where it was read, if not in the entity's own text."`
 }
 

@@ -50,6 +50,9 @@ func completeWith(book *srd52.Book, es []*lkv1.Entity, keys []string) error {
 		keys = append(keys, e.GetKey())
 	}
 	for _, e := range book.Complete(es, hasFrom(keys)) {
+		// The text may say more than the record did (Conjure
+		// Celestial's radiant damage and Dexterity save): read it again.
+		fillTextFacts(e)
 		h, err := ingest.ContentHash(e)
 		if err != nil {
 			return fmt.Errorf("complete %s from the SRD 5.2 text: %w", e.GetKey(), err)
