@@ -1,9 +1,11 @@
 package badgerstore
 
 import (
+	"hash/maphash"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
@@ -81,7 +83,17 @@ func effectFields(f *Fields, e *lkv1.Entity) {
 	if !creature && k != lkv1.Kind_KIND_SPELL && !slices.Contains(lkv1.EquipmentKinds(), k) && !slices.Contains(lkv1.CharacterOptionKinds(), k) {
 		return
 	}
-	r := readEffects(entityProse(e))
+	if creature && e.GetDocument().GetSource() != lkv1.Source_SOURCE_ORCBREW {
+		// Ingestion read what its actions inflict and deal (their typed
+		// fields): reading the stat block again, the longest texts of a
+		// catalogue, would only cost a load its time.
+		for _, b := range e.GetBlocks() {
+			f.kw(FieldConditionInflicted, b.GetConditions()...)
+			f.kw(FieldDamageDealt, b.GetDamageTypes()...)
+		}
+		return
+	}
+	r := effectsRead.read(entityProse(e))
 	inflicted := conditionsInflicted(e, r)
 	f.kw(FieldConditionInflicted, inflicted...)
 	if creature {
@@ -144,6 +156,42 @@ func (r *effectReading) add(list *[]string, v string) {
 	if !slices.Contains(*list, v) {
 		*list = append(*list, v)
 	}
+}
+
+// effectsRead keeps what readEffects read of each text a process reads.
+// Reading is a pure function of the text, costly beside the rest of
+// EntityFields (its expressions over every sentence), and a process reads
+// the same texts again: a store's rebuild, a re-index, every store a test
+// makes of the catalogue. The package's one piece of shared state, so a
+// bounded one, safe for concurrent use; callers do not modify what it
+// returns.
+var effectsRead = &effectMemo{seed: maphash.MakeSeed(), max: 1 << 15}
+
+type effectMemo struct {
+	seed maphash.Seed
+	max  int
+	mu   sync.Mutex
+	m    map[uint64]effectReading
+}
+
+// read is readEffects(text), read once per text while it is kept (the
+// whole memo is let go when it holds max texts).
+func (c *effectMemo) read(text string) effectReading {
+	k := maphash.String(c.seed, text)
+	c.mu.Lock()
+	r, ok := c.m[k]
+	c.mu.Unlock()
+	if ok {
+		return r
+	}
+	r = readEffects(text)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= c.max {
+		c.m = make(map[uint64]effectReading)
+	}
+	c.m[k] = r
+	return r
 }
 
 // readEffects reads a text sentence by sentence.
