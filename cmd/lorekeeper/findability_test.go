@@ -219,9 +219,12 @@ func checkIssueTable(t *testing.T, cs *mcp.ClientSession) {
 		if !jsonEqual(out.Understood, map[string]any{"not_property": "two-handed", "property": "reach", "category": "weapon"}) {
 			t.Errorf("understood %v", out.Understood)
 		}
+		// The Whip among the ten, every result before it a reach weapon
+		// not two-handed. (It was among the first five; the magic Lances
+		// and Whips, whose texts now count by keyword too, rank above it.)
 		whip := slices.IndexFunc(out.Results, func(e mcpserver.Entity) bool { return e.Name == "Whip" })
-		if whip < 0 || whip > 4 {
-			t.Errorf("Whip at %d in %q, want in the first five", whip, resultNames(out.Results))
+		if whip < 0 {
+			t.Errorf("no Whip in %q", resultNames(out.Results))
 		}
 		for i, e := range out.Results[:max(whip, 0)] {
 			if w := itemWeapon(e); w == nil || slices.Contains(w.Properties, "two-handed") || !slices.Contains(w.Properties, "reach") {

@@ -199,9 +199,11 @@ func checkMCPFeatures(t *testing.T, mcpURL, orcbrewDir string) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The book's entities embedded; the document's own resource (every
+		// entity, a page at a time) is named in the text, not embedded.
 		uris := embedded(t, res)
-		if len(uris) < 3 || uris[0] != homebrewURI {
-			t.Fatalf("homebrew_overview embeds %v, want the document then its entities", uris)
+		if len(uris) < 3 || slices.Contains(uris, homebrewURI) || !strings.Contains(promptText(res), homebrewURI) {
+			t.Fatalf("homebrew_overview embeds %v, want its entities, with %s named in the text", uris, homebrewURI)
 		}
 		for _, u := range uris {
 			checkReadable(t, cs, u, "")
@@ -309,4 +311,15 @@ func waitForHomebrew(t *testing.T, cs *mcp.ClientSession) {
 		time.Sleep(200 * time.Millisecond)
 	}
 	t.Fatal("the OrcBrew sample was not imported within 2 minutes")
+}
+
+// promptText is a prompt's text messages, joined.
+func promptText(res *mcp.GetPromptResult) string {
+	var b strings.Builder
+	for _, m := range res.Messages {
+		if tc, ok := m.Content.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
 }

@@ -122,7 +122,7 @@ func streamContent(ctx context.Context, js jetstream.JetStream) (map[string]stri
 		return out, nil
 	}
 	var subjects []string
-	for _, src := range []lkv1.Source{lkv1.Source_SOURCE_OPEN5E_V1, lkv1.Source_SOURCE_OPEN5E_V2} {
+	for _, src := range []lkv1.Source{lkv1.Source_SOURCE_OPEN5E_V1, lkv1.Source_SOURCE_OPEN5E_V2, lkv1.Source_SOURCE_SRD_TEXT} {
 		subjects = append(subjects, lkv1.SubjectPrefix+"."+src.Slug()+".>")
 	}
 	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: subjects})
