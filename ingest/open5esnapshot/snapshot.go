@@ -8,16 +8,12 @@
 package open5esnapshot
 
 import (
-	"archive/tar"
 	"bytes"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,7 +21,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/s2"
-	"github.com/klauspost/compress/zstd"
+
+	"lorekeeper.dev/ingest"
 )
 
 // tarball is a tar of the pack's open5e folder, compressed with zstd in
@@ -182,48 +179,21 @@ func (h *Handler) drop() {
 // unpack decompresses the tarball and returns its files, each compressed
 // on its own, keyed by their path inside the open5e folder.
 func unpack(b []byte) (map[string][]byte, error) {
-	// One frame, written with its content size: DecodeAll allocates the
-	// tar once, with no window beyond it.
-	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+	raw, err := ingest.UnpackBundle(b, "open5e")
 	if err != nil {
 		return nil, err
 	}
-	defer d.Close()
-	raw, err := d.DecodeAll(b, nil)
-	if err != nil {
-		return nil, err
-	}
+	// S2 rather than zstd: 12 MB rather than 8.5, but compressed in 70 ms
+	// rather than 150 (and 0.1 s rather than 2.7 under the race detector,
+	// for every handler a test makes). Encode's buffer is as long as the
+	// worst case: keep a copy.
 	var buf []byte
-	r := bytes.NewReader(raw)
-	tr := tar.NewReader(r)
-	files := map[string][]byte{}
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return files, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if h.Typeflag != tar.TypeReg {
-			continue
-		}
-		// The tar reader reads whole header blocks and nothing more, so
-		// the file's data starts where the reader stands.
-		start := len(raw) - r.Len()
-		end := start + int(h.Size)
-		if h.Size < 0 || end > len(raw) {
-			return nil, fmt.Errorf("read %s: %d bytes past the end of the tar", h.Name, end-len(raw))
-		}
-		// Entries are "open5e/v2/spells/page-1.json".
-		name := strings.TrimPrefix(path.Clean(h.Name), "open5e/")
-		// S2 rather than zstd: 12 MB rather than 8.5, but compressed in
-		// 70 ms rather than 150 (and 0.1 s rather than 2.7 under the race
-		// detector, for every handler a test makes). Encode's buffer is
-		// as long as the worst case: keep a copy.
-		buf = s2.Encode(buf[:cap(buf)], raw[start:end])
+	files := make(map[string][]byte, len(raw))
+	for name, f := range raw {
+		buf = s2.Encode(buf[:cap(buf)], f)
 		files[name] = bytes.Clone(buf)
 	}
+	return files, nil
 }
 
 // File returns a file of the snapshot by its path inside the open5e folder,
