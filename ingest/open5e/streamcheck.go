@@ -170,10 +170,17 @@ func streamContent(ctx context.Context, js jetstream.JetStream) (map[string]stri
 // else than this resync (a full run's endpoints list every entity of
 // their kinds that Open5e has).
 func (r *run) tombstoneUnlisted(ctx context.Context) error {
+	// A fetcher given some endpoints speaks for their kinds only.
+	covered := map[string]bool{}
+	for k := range r.listed {
+		if p, ok := lkv1.ParseEntityKey(k); ok {
+			covered[lkv1.Subject(p.Source, p.Kind)] = true
+		}
+	}
 	var gone []string
 	for k := range r.held {
 		p, ok := lkv1.ParseEntityKey(k)
-		if ok && !r.listed[k] && r.covered[lkv1.Subject(p.Source, p.Kind)] {
+		if ok && !r.listed[k] && covered[lkv1.Subject(p.Source, p.Kind)] {
 			gone = append(gone, k)
 		}
 	}

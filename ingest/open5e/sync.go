@@ -109,11 +109,8 @@ type run struct {
 	// held is what the stream holds of Open5e's entities (streamContent);
 	// nil when it could not be read, and the state is trusted.
 	held map[string]string
-	// listed are the keys the endpoints of this run list; covered, the
-	// subjects (source and kind) of their entities: a fetcher given some
-	// endpoints speaks for those kinds only.
-	listed  map[string]bool
-	covered map[string]bool
+	// listed are the keys the endpoints of this run list.
+	listed map[string]bool
 	// srd: the SRD 5.1 transcription, read at the first endpoint that
 	// needs it.
 	srd *srddb.DB
@@ -145,7 +142,7 @@ func (r *run) do(ctx context.Context) error {
 			r.held = nil
 		}
 	}
-	r.listed, r.covered = map[string]bool{}, map[string]bool{}
+	r.listed = map[string]bool{}
 	skipped := false
 
 	cat, catErr := FetchCatalog(ctx, f.client)
@@ -386,7 +383,6 @@ func (r *run) publishEndpoint(ctx context.Context, ep Endpoint, res EndpointResu
 	for _, e := range entities {
 		listed[e.Key] = true
 		r.listed[e.Key] = true
-		r.covered[lkv1.Subject(e.GetDocument().GetSource(), e.GetKind())] = true
 		old, had := st.Entities[e.Key]
 		if had && old == e.ContentHash {
 			if r.held == nil || r.held[e.Key] == e.ContentHash {
