@@ -86,9 +86,12 @@ func BM25(ix Postings, terms []string, cand Candidates, scores []float64) {
 		}
 		return math.Log(1 + (n-df+0.5)/(df+0.5))
 	}
+	// The query's terms, and at a lower weight the words the books write
+	// for them (synonyms.tsv).
+	weights := Synonyms().weighted(terms)
 	idfs := map[string]float64{}
-	for _, t := range terms {
-		idfs[t] = idfOf(t)
+	for t, w := range weights {
+		idfs[t] = w * idfOf(t)
 	}
 	// expand gives the vocabulary words found by key(term) in vocab (words
 	// the term starts, or ends when vocab is reversed) weight times their
@@ -116,9 +119,9 @@ func BM25(ix Postings, terms []string, cand Candidates, scores []float64) {
 	}
 	// The prose the model does not read, at UnreadWeight (never more than
 	// the term's own weight where the rest of the texts have it).
-	for _, t := range terms {
+	for t, w := range weights {
 		u := UnreadPrefix + t
-		idf := idfOf(u)
+		idf := w * idfOf(u)
 		if base := idfs[t]; base > 0 {
 			idf = min(idf, base)
 		}

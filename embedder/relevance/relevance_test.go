@@ -1,6 +1,7 @@
 package relevance_test
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"testing"
@@ -347,5 +348,56 @@ func TestNamesByTrigrams(t *testing.T) {
 	}
 	if got := relevance.NamesByTrigrams(ix, "ancient red dragn", 0.25, 10); slices.Contains(got, "goblin") {
 		t.Errorf("NamesByTrigrams = %q, want no goblin", got)
+	}
+}
+
+// A word the books write for the query's word (synonyms.tsv) finds the
+// text that says it, below a text that says the query's own word; a word
+// the table does not name finds nothing of the kind.
+func TestBM25_synonyms(t *testing.T) {
+	ix := newIndex(
+		"You create a sphere of fog. The area is heavily obscured.",
+		"Briefly surrounded by silvery mist, you teleport.",
+		"A stream of ice-cold ale blasts from your hands.",
+		"A wall of stone rises from the ground.",
+	)
+	for _, tc := range []struct {
+		q    string
+		want []int // slots with a score, best first
+	}{
+		{"a bank of mist", []int{1, 0}},
+		{"a pint of beer", []int{2}},
+		{"fog", []int{0, 1}},
+		{"a wall of granite", []int{3}},
+	} {
+		s := make([]float64, 4)
+		relevance.BM25(ix, relevance.QueryTerms(tc.q), all{}, s)
+		var got []int
+		for slot := range s {
+			if s[slot] > 0 {
+				got = append(got, slot)
+			}
+		}
+		slices.SortFunc(got, func(a, b int) int { return cmp.Compare(s[b], s[a]) })
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%q: slots %v (scores %.2f), want %v", tc.q, got, s, tc.want)
+		}
+	}
+}
+
+func TestParseSynonyms(t *testing.T) {
+	tab, err := relevance.ParseSynonyms("# comment\nbare hands, fists\tunarmed\nmist\tfog, cloud\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string][]string{"barehand": {"unarm"}, "fist": {"unarm"}, "mist": {"fog", "cloud"}} {
+		if !slices.Equal(tab[key], want) {
+			t.Errorf("%q -> %q, want %q", key, tab[key], want)
+		}
+	}
+	for _, bad := range []string{"mist fog\n", "mist\t\n", "one two three\tx\n", "\tfog\n"} {
+		if _, err := relevance.ParseSynonyms(bad); err == nil {
+			t.Errorf("ParseSynonyms(%q): no error", bad)
+		}
 	}
 }
