@@ -37,6 +37,7 @@ var readerTables = map[string][]readCase{
 	"condition":        conditionReads,
 	"environment":      environmentReads,
 	"companion":        companionReads,
+	"size":             sizeReads,
 	"kind":             kindReads,
 	"how-it-works":     howItWorksReads,
 	"superlative":      superlativeReads,

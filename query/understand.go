@@ -183,6 +183,7 @@ var readers = []reader{
 	conditionReader{},
 	environmentReader{},
 	companionReader{},
+	sizeReader{},
 	kindReader{},
 	howItWorksReader{},
 	orderReader{},
