@@ -58,9 +58,12 @@ func shadowing(v *badgerstore.View) *shadows {
 // says it is climbed, SRD 5.1's only names it), or its text has every word
 // of the question (says: a homebrew Fireball whose text says "lavender").
 // Either makes it a hit whatever its score, as the copy it replaces was.
-func authoritative(v *badgerstore.View, cand badgerstore.Set, u *understanding, says badgerstore.Set) badgerstore.Set {
+// said is says with the copies ranked in place of a copy that says every
+// word: what search keeps as a hit whatever its score.
+func authoritative(v *badgerstore.View, cand badgerstore.Set, u *understanding, says badgerstore.Set) (out, said badgerstore.Set) {
 	sh := shadowing(v)
-	out := cand.Clone()
+	out, said = cand.Clone(), says
+	cloned := false
 	out.And(sh.unshadowed)
 	maybe := cand.Clone()
 	maybe.And(sh.shadowed)
@@ -71,21 +74,33 @@ func authoritative(v *badgerstore.View, cand badgerstore.Set, u *understanding, 
 				rivals = append(rivals, b)
 			}
 		}
-		if len(rivals) == 0 || answersBetter(u, says, s, rivals) {
+		switch {
+		case len(rivals) == 0 || answersBetter(u, says, s, rivals):
 			out.Add(s)
 			for _, b := range rivals {
 				out.Remove(b)
 			}
+		case says.Has(s):
+			if !cloned {
+				said, cloned = says.Clone(), true // says is the view's, shared
+			}
+			for _, b := range rivals {
+				said.Add(b)
+			}
 		}
 		return true
 	})
-	return out
+	return out, said
 }
 
 // answersBetter reports whether copy s answers the question while none of
-// its more authoritative rivals does (authoritative).
+// its more authoritative rivals does (authoritative). Saying the
+// question's words counts only when the question is words looked for: a
+// question read as facets ("put enemies to sleep") is answered by what the
+// copies do, and any book's Sleep may say "put" and "enemies" where the
+// SRD's says "slumber".
 func answersBetter(u *understanding, says badgerstore.Set, s uint32, rivals []uint32) bool {
-	if says.Has(s) && !slices.ContainsFunc(rivals, says.Has) {
+	if says.Has(s) && !slices.ContainsFunc(rivals, says.Has) && (u == nil || len(u.filters) == 0) {
 		return true
 	}
 	if !u.answers() {

@@ -80,7 +80,8 @@ func SearchHits(ctx context.Context, s *Service, q string, hitsOnly, semantic bo
 			cos = vh.cosine(v, sc)
 		}
 		u := s.understand(v, q, p.kinds)
-		for _, x := range rank(v, authoritative(v, cand, u, sayingAll(v, q)), q, q, cos, rankHow{fuzzy: true, hitsOnly: hitsOnly, cosineWeight: s.opts.CosineWeight, u: u}, sc) {
+		ranks, _ := authoritative(v, cand, u, sayingAll(v, q))
+		for _, x := range rank(v, ranks, q, q, cos, rankHow{fuzzy: true, hitsOnly: hitsOnly, cosineWeight: s.opts.CosineWeight, u: u}, sc) {
 			if x.hit {
 				out = append(out, fmt.Sprintf("%d %s %.9f %v %v", x.slot, v.Name(x.slot), x.score, x.tier, x.exact))
 			}

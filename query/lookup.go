@@ -422,11 +422,11 @@ func (s *Service) lookup(ctx context.Context, p *plan, req withCommon) (*lkv1.Lo
 		// The query path is search's: typo-tolerant names and aliases,
 		// then what the question's words say of the fields.
 		u := s.understand(v, p.semantic, p.kinds)
-		ranks := cand
+		ranks, said := cand, badgerstore.Set{}
 		if dedupe {
-			ranks = authoritative(v, cand, u, sayingAll(v, p.semantic))
+			ranks, said = authoritative(v, cand, u, sayingAll(v, p.semantic))
 		}
-		how := rankHow{fuzzy: true, cosineWeight: s.opts.CosineWeight, u: u}
+		how := rankHow{fuzzy: true, cosineWeight: s.opts.CosineWeight, u: u, said: said}
 		how.prior, how.priorWeight = s.authorityPrior(v, p, u)
 		items := rank(v, ranks, p.semantic, u.bm25(p.semantic), cos, how, sc)
 		u.orderItems(v, items, how)

@@ -103,6 +103,9 @@ type rankHow struct {
 	u               *understanding
 	prior           *badgerstore.Set
 	priorWeight     float64
+	// said are the candidates whose text, or a copy's they stand for,
+	// has every word of the question (authoritative): hits.
+	said badgerstore.Set
 }
 
 // lift raises x's score by the authority prior when x is in how.prior: a
@@ -164,7 +167,7 @@ func rank(v *badgerstore.View, cand badgerstore.Set, text, terms string, cos *co
 		// name said in the question (understanding.mark), or what the
 		// question's words say of every field (Spider Climb for "a way to
 		// climb", whatever its text's words).
-		hit := bm[slot] > 0 || c >= relevance.SemanticHitAt || exact.Has(slot) || alias.Has(slot) ||
+		hit := bm[slot] > 0 || c >= relevance.SemanticHitAt || exact.Has(slot) || alias.Has(slot) || how.said.Has(slot) ||
 			nearName(v, near, slot) || (u != nil && (u.named.Has(slot) || u.answers() && u.tierOf(slot) >= u.complete))
 		if hitsOnly && !hit {
 			return true

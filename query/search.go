@@ -106,7 +106,7 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		says := sayingAll(v, q)
 		ranks := cand
 		if !p.docsSet {
-			ranks = authoritative(v, cand, u, says) // see authority.go
+			ranks, says = authoritative(v, cand, u, says) // see authority.go
 		}
 		// Only hits are shown, so only hits are ranked, unless a
 		// superlative orders the top tier, hits or not.
@@ -116,7 +116,7 @@ func (s *Service) Search(ctx context.Context, req *lkv1.SearchRequest) (*lkv1.Se
 		// reads it as a rules question already, and without it the best
 		// BM25 among the candidates changes: "how does fire damage work"
 		// ranked the Fire damage type above the Damage Types rule.
-		how := rankHow{fuzzy: true, hitsOnly: hitsOnly, cosineWeight: s.opts.CosineWeight, u: u}
+		how := rankHow{fuzzy: true, hitsOnly: hitsOnly, cosineWeight: s.opts.CosineWeight, u: u, said: says}
 		how.prior, how.priorWeight = s.authorityPrior(v, p, u)
 		scoredAll := rank(v, ranks, q, unframed(q, true), cos, how, sc)
 		u.orderItems(v, scoredAll, how)

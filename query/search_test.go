@@ -572,6 +572,30 @@ func TestSearch_homebrewCopy(t *testing.T) {
 	}
 }
 
+// TestLookup_facetQuestionKeepsAuthority: a question read as facets ("put
+// enemies to sleep": condition inflicted) is answered by the most
+// authoritative copy of each name that does it, not by the copy whose text
+// happens to say the question's words, and that copy ranks with the SRD's
+// prior.
+func TestLookup_facetQuestionKeepsAuthority(t *testing.T) {
+	c := client(t)
+	resp, err := c.LookupSpells(context.Background(), &lkv1.LookupSpellsRequest{Common: &lkv1.Common{SemanticQuery: "put enemies to sleep", Limit: 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range resp.GetResults() {
+		e := r.GetEntity()
+		names = append(names, e.GetName()+" ("+e.GetDocument().GetKey()+")")
+		if e.GetName() == "Sleep" && !strings.HasPrefix(e.GetDocument().GetKey(), "srd-") {
+			t.Errorf("Sleep is %s's copy, want an SRD's", e.GetDocument().GetKey())
+		}
+	}
+	if !slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "Sleep (") }) {
+		t.Errorf("put enemies to sleep: %q, want Sleep among the five", names)
+	}
+}
+
 // TestSearch_noSuchName: a question that reads as a name and names nothing
 // says so before the nearest names, which would otherwise pass for its
 // match; a name, its plural or a known alias says nothing of the kind.
