@@ -388,7 +388,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	findNode.close()
+	os.Exit(code)
 }
 
 // startFloorProcess runs the floor server in a process of its own, as a

@@ -17,7 +17,6 @@ import (
 
 	"lorekeeper.dev/embedder/natsconsume"
 	"lorekeeper.dev/ingest"
-	"lorekeeper.dev/ingest/open5e"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 )
 
@@ -285,8 +284,8 @@ func TestCluster_AnyStartOrderAndFaults(t *testing.T) {
 }
 
 // snapshotCount counts the bundled snapshot's entities in the background
-// (the real fetch, slow under the race detector); the returned func waits
-// for the count.
+// (snapshotEntities: read once per test binary, slow under the race
+// detector); the returned func waits for the count.
 func snapshotCount(t *testing.T) func() uint64 {
 	type result struct {
 		n   uint64
@@ -294,7 +293,7 @@ func snapshotCount(t *testing.T) func() uint64 {
 	}
 	ch := make(chan result, 1)
 	go func() {
-		es, err := open5e.SnapshotEntities(context.Background())
+		es, err := snapshotEntities()
 		ch <- result{uint64(len(es)), err}
 	}()
 	return func() uint64 {

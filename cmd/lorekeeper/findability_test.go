@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -17,7 +19,6 @@ import (
 	"lorekeeper.dev/embedder/vectorbundle"
 	"lorekeeper.dev/embedder/vectorindex"
 	"lorekeeper.dev/embedder/vectorindex/embeddedindex"
-	"lorekeeper.dev/ingest/open5e"
 	"lorekeeper.dev/mcpserver"
 	lkv1 "lorekeeper.dev/proto/lorekeeper/v1"
 	"lorekeeper.dev/query"
@@ -35,13 +36,11 @@ func TestFindability(t *testing.T) {
 	t.Run("parts", func(t *testing.T) { checkParts(t, cs) })
 }
 
-// findSession connects a client to an MCP server over the whole snapshot.
-// Embedding the catalogue takes minutes on shared cores, so vectors are
-// cached in the user's cache directory by model and text (the query
-// tests' cache).
+// findSession connects a client to an MCP server over the whole snapshot
+// with the real model's vectors (findNode's).
 func findSession(t *testing.T) *mcp.ClientSession {
 	t.Helper()
-	svc, err := openFindNode(t)
+	svc, err := findNode.service(testModelDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,30 +54,59 @@ func findSession(t *testing.T) *mcp.ClientSession {
 	return connectSession(t, ct, nil)
 }
 
-// openFindNode stores the snapshot with its vectors in t's temp dir and
-// returns the query service over it; t's cleanup closes it.
-func openFindNode(t *testing.T) (*query.Service, error) {
-	ctx := context.Background()
-	es, err := open5e.SnapshotEntities(ctx)
+// findNode is the snapshot stored with its vectors and the query service
+// over it, opened once per test binary (storing and indexing the whole
+// catalogue is most of what a test over it costs, the more so with the
+// race detector) and closed by TestMain. Its tests only read it.
+var findNode = &sharedNode{}
+
+type sharedNode struct {
+	once    sync.Once
+	svc     *query.Service
+	err     error
+	closers []func()
+}
+
+func (n *sharedNode) service(modelDir string) (*query.Service, error) {
+	n.once.Do(func() { n.svc, n.err = n.open(context.Background(), modelDir) })
+	return n.svc, n.err
+}
+
+// close closes what open opened, last first.
+func (n *sharedNode) close() {
+	for _, c := range slices.Backward(n.closers) {
+		c()
+	}
+}
+
+// open stores the snapshot with its vectors in a temporary directory and
+// returns the query service over it.
+func (n *sharedNode) open(ctx context.Context, modelDir string) (*query.Service, error) {
+	es, err := snapshotEntities()
 	if err != nil {
 		return nil, err
 	}
-	model, err := onnx.Open(testModelDir(t), &onnx.Options{Logger: slog.New(slog.DiscardHandler)})
+	model, err := onnx.Open(modelDir, &onnx.Options{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return nil, err
 	}
-	t.Cleanup(func() { _ = model.Close() })
+	n.closers = append(n.closers, func() { _ = model.Close() })
 	info := model.Info()
 	idx, err := embeddedindex.Open(&vectorindex.Options{Dimensions: info.Dimensions, Model: info.Name, Fields: badgerstore.PayloadFields()})
 	if err != nil {
 		return nil, err
 	}
-	t.Cleanup(func() { _ = idx.Close() })
-	st, err := badgerstore.Open(t.TempDir(), idx, &badgerstore.Options{Model: info.Name})
+	n.closers = append(n.closers, func() { _ = idx.Close() })
+	dir, err := os.MkdirTemp("", "lorekeeper-find-")
 	if err != nil {
 		return nil, err
 	}
-	t.Cleanup(func() { _ = st.Close() })
+	n.closers = append(n.closers, func() { _ = os.RemoveAll(dir) })
+	st, err := badgerstore.Open(dir, idx, &badgerstore.Options{Model: info.Name})
+	if err != nil {
+		return nil, err
+	}
+	n.closers = append(n.closers, func() { _ = st.Close() })
 	// The vectors as a node takes them: the bundled ones, the model's for
 	// any text the bundle lacks.
 	var embed natsconsume.Model = model

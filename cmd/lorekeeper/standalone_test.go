@@ -74,15 +74,8 @@ func (p *desktopProcess) logged(substr string) bool {
 	return false
 }
 
-func startDesktop(t *testing.T, bin string, env []string) *desktopProcess {
-	t.Helper()
-	// The desktop command line, and one flag: only the v2 spells are synced
-	// (the whole catalogue takes minutes to embed on a shared machine and
-	// proves nothing more here; the note measures it).
-	return startDesktopSyncing(t, bin, env, "v2/spells")
-}
-
-// startDesktopSyncing is startDesktop syncing only endpoints.
+// startDesktopSyncing is the desktop command line syncing only endpoints
+// (the whole catalogue proves nothing more there, at many times the cost).
 func startDesktopSyncing(t *testing.T, bin string, env []string, endpoints string) *desktopProcess {
 	t.Helper()
 	return startDesktopArgs(t, bin, env, "--open5e-endpoints", endpoints)
