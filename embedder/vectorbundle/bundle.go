@@ -178,22 +178,23 @@ func (bl *Builder) Encode(w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("vectorbundle: %w", err)
 	}
+	// A bufio.Writer keeps its first error: Flush returns it.
 	bw := bufio.NewWriter(zw)
-	bw.WriteString(magic)
-	bw.Write(head)
-	bw.WriteByte('\n')
-	bw.Write(contents) // one line: JSON escapes newlines in strings
-	bw.WriteByte('\n')
+	_, _ = bw.WriteString(magic)
+	_, _ = bw.Write(head)
+	_ = bw.WriteByte('\n')
+	_, _ = bw.Write(contents) // one line: JSON escapes newlines in strings
+	_ = bw.WriteByte('\n')
 	for _, h := range hashes {
-		bw.Write(h[:])
+		_, _ = bw.Write(h[:])
 	}
 	var scale [4]byte
 	for _, h := range hashes {
 		binary.LittleEndian.PutUint32(scale[:], math.Float32bits(bl.vecs[h].scale))
-		bw.Write(scale[:])
+		_, _ = bw.Write(scale[:])
 	}
 	for _, h := range hashes {
-		bw.Write(bl.vecs[h].codes)
+		_, _ = bw.Write(bl.vecs[h].codes)
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("vectorbundle: write: %w", err)

@@ -106,7 +106,7 @@ func run(ctx context.Context, modelDir, name, out string) error {
 	if err != nil {
 		return err
 	}
-	defer m.Close()
+	defer func() { _ = m.Close() }()
 	info := m.Info()
 	bl := vectorbundle.NewBuilder(vectorbundle.Header{Model: info.Name, Checksum: m.Checksum(), Dimensions: info.Dimensions})
 	bl.SetContents(entries)
