@@ -117,13 +117,15 @@ func effectFields(f *Fields, e *lkv1.Entity) {
 	}
 }
 
-// conditionsInflicted are the conditions e inflicts: a spell's typed
-// conditions and its creature's actions' (filled from their texts at
-// ingestion), else what its text says (r): an item's, an option's, or an
+// conditionsInflicted are the conditions e inflicts: an Open5e spell's
+// typed conditions (read from its text at ingestion, none when it read
+// none), else what its text says (r): an item's, an option's, or an
 // OrcBrew entity's, which ingestion does not fill.
 func conditionsInflicted(e *lkv1.Entity, r effectReading) []string {
-	var typed []string
-	typed = append(typed, e.GetSpell().GetConditions()...)
+	if e.GetKind() == lkv1.Kind_KIND_SPELL && e.GetDocument().GetSource() != lkv1.Source_SOURCE_ORCBREW {
+		return e.GetSpell().GetConditions()
+	}
+	typed := slices.Clone(e.GetSpell().GetConditions())
 	for _, b := range e.GetBlocks() {
 		typed = append(typed, b.GetConditions()...)
 	}
@@ -246,8 +248,10 @@ var (
 	// negated ends the words before a condition that is said not to be:
 	// "isn't charmed", "is not frightened", "can't be".
 	// "neither reduce the target's speed nor cause the target to be
-	// paralyzed" (Freedom of Movement).
-	negated = regexp.MustCompile(`(?:n't|\bnot|\bnever|\bno longer|\bcannot)\s+(?:\w+\s+){0,2}$|\b(?:nor|neither)\s+(?:\S+\s+){0,5}$`)
+	// paralyzed" (Freedom of Movement). Or one a creature is said to be
+	// in, not put in: "if you are prone", "if the creature has the Prone
+	// condition", "a creature that is restrained".
+	negated = regexp.MustCompile(`(?:n't|\bnot|\bnever|\bno longer|\bcannot)\s+(?:\w+\s+){0,2}$|\b(?:nor|neither)\s+(?:\S+\s+){0,5}$|\bif\s+(?:\w+\s+){0,2}(?:is|are|has the|have the)\s+$|\b(?:that|who|which)\s+(?:is|are)\s+$`)
 	// protectVerb ends the words before the conditions an entity protects
 	// from: "can't be charmed, frightened, or possessed", "immune to being
 	// frightened", "advantage on saving throws against being charmed".

@@ -65,3 +65,60 @@ func TestEntityFields_itemDamage(t *testing.T) {
 		}
 	}
 }
+
+// TestEntityFields_effects: what an item's or an option's text says it
+// does (effects.go), as facets: conditions inflicted, ended and warded
+// off, damage protected from, effects; and what it must not read.
+func TestEntityFields_effects(t *testing.T) {
+	tests := []struct {
+		name, desc string
+		want       map[string][]string // field -> values; a field absent: none
+	}{
+		{"Wand of Paralysis", "The target must succeed on a DC 15 Constitution saving throw or be paralyzed for 1 minute.",
+			map[string][]string{badgerstore.FieldConditionInflicted: {"paralyzed"}, badgerstore.FieldEffect: {badgerstore.EffectImmobilize}}},
+		{"Periapt of Proof against Poison", "You can't be poisoned while you wear this pendant. You are immune to poison damage.",
+			map[string][]string{badgerstore.FieldProtection: {"poisoned", "poison"}}},
+		{"Potion of Vitality", "When you drink this potion, it removes any exhaustion you are suffering and cures any disease or poison affecting you.",
+			map[string][]string{badgerstore.FieldConditionEnded: {"exhaustion", "disease", "poisoned"}}},
+		{"Boots of Striding", "If you are prone, you can stand up using only 5 feet of movement.", nil},
+		{"Healing Draught", "If the creature has the Prone condition, it can use its Reaction to stand up.", nil},
+		{"Net of Binding", "A creature that is restrained by the net can use its action to escape.", nil},
+		{"Staff of Frost", "On a failed save, the target is restrained by ice until the end of your next turn.",
+			map[string][]string{badgerstore.FieldConditionInflicted: {"restrained"}, badgerstore.FieldEffect: {badgerstore.EffectImmobilize}}},
+	}
+	fields := []string{badgerstore.FieldConditionInflicted, badgerstore.FieldConditionEnded, badgerstore.FieldProtection, badgerstore.FieldEffect}
+	for _, tt := range tests {
+		e := &lkv1.Entity{Kind: lkv1.Kind_KIND_MAGIC_ITEM, Name: tt.name, Description: tt.desc,
+			Details: &lkv1.Entity_Item{Item: &lkv1.ItemDetails{IsMagic: true}}}
+		kw := badgerstore.EntityFields(e).Keywords
+		for _, f := range fields {
+			got, want := slices.Sorted(slices.Values(kw[f])), slices.Sorted(slices.Values(tt.want[f]))
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: %s %q, want %q", tt.name, f, got, want)
+			}
+		}
+	}
+}
+
+// TestEntityFields_typedConditions: the conditions ingestion read into an
+// Open5e spell's field are its conditions inflicted, none when it read
+// none; its text is not read a second time, by other rules.
+func TestEntityFields_typedConditions(t *testing.T) {
+	text := "The target regains all its Hit Points. If the creature has the Prone condition, it can use its Reaction to stand up."
+	for _, tt := range []struct {
+		source lkv1.Source
+		typed  []string
+		want   []string
+	}{
+		{lkv1.Source_SOURCE_OPEN5E_V2, nil, nil},
+		{lkv1.Source_SOURCE_OPEN5E_V2, []string{"charmed"}, []string{"charmed"}},
+		{lkv1.Source_SOURCE_ORCBREW, nil, nil},
+	} {
+		e := &lkv1.Entity{Kind: lkv1.Kind_KIND_SPELL, Name: "Power Word Heal", Description: text,
+			Document: &lkv1.Document{Key: "book", Source: tt.source},
+			Details:  &lkv1.Entity_Spell{Spell: &lkv1.SpellDetails{Conditions: tt.typed}}}
+		if got := badgerstore.EntityFields(e).Keywords[badgerstore.FieldConditionInflicted]; !slices.Equal(got, tt.want) {
+			t.Errorf("%s spell with conditions %q: inflicted %q, want %q", tt.source, tt.typed, got, tt.want)
+		}
+	}
+}
