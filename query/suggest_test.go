@@ -296,6 +296,9 @@ func TestSearch_Aliases(t *testing.T) {
 		{"bigbys hand", "Arcane Hand"},
 		{"Melf's Acid Arrow", "Acid Arrow"},
 		{"tashas hideous laughter", "Hideous Laughter"},
+		{"aoo", "Opportunity Attacks"},
+		{"hp", "Hit Points"},
+		{"AC", "Armor Class"},
 	} {
 		for _, semantic := range []bool{true, false} {
 			resp, err := c.Search(ctx, &lkv1.SearchRequest{Query: tc.q, Semantic: &semantic})
@@ -334,7 +337,7 @@ func TestAliasTable_TargetsExist(t *testing.T) {
 			if have["any/"+rel.NormalizeName(a.Known)] {
 				t.Errorf("not-open %q is in the snapshot", a.Known)
 			}
-		case rel.AliasWizard, rel.AliasRenamed:
+		case rel.AliasWizard, rel.AliasRenamed, rel.AliasShort:
 			if !have[a.Kind.Slug()+"/"+strings.ToLower(a.Name)] {
 				t.Errorf("%s alias %q -> %s %q: no such entity in the snapshot", a.Type, a.Known, a.Kind.Slug(), a.Name)
 			}

@@ -17,6 +17,7 @@ const (
 	AliasWizard  = "wizard"   // a book name with a wizard's name the SRD leaves out
 	AliasRenamed = "renamed"  // the same entity named differently in SRD 5.1 and 5.2
 	AliasNotOpen = "not-open" // a well-known name no open document carries
+	AliasShort   = "short"    // an abbreviation players type ("AoO", "HP")
 )
 
 // Alias is a row of the alias table: Known is the name players know; Name
@@ -73,7 +74,7 @@ func ParseAliases(text string) (*AliasTable, error) {
 			return nil, fmt.Errorf("alias table line %d: empty name", i+1)
 		}
 		switch a.Type {
-		case AliasWizard, AliasNotOpen:
+		case AliasWizard, AliasNotOpen, AliasShort:
 			t.add(a)
 		case AliasRenamed:
 			t.add(a)
@@ -140,6 +141,9 @@ func (t *AliasTable) Near(name string, minSim float64) map[*Alias]float64 {
 	out := map[*Alias]float64{}
 	for i := range t.rows {
 		a := &t.rows[i]
+		if a.Type == AliasShort {
+			continue // two or three letters are near too much
+		}
 		best := 0.0
 		for j, k := range t.spellings[i] {
 			if d := len(k) - len(q); float64(max(d, -d)) > (1-minSim)*float64(max(len(k), len(q))) {
