@@ -70,6 +70,14 @@ var afflictions = map[string]string{
 	"blindness": "blinded", "deafness": "deafened", "exhaustion": "exhaustion",
 }
 
+// conditionCues are in every word of conditionWords and afflictions;
+// protectCues in every match of protectDamage.
+var (
+	conditionCues = []string{"blind", "charm", "deaf", "frighten", "grappl", "incapacitat", "invisible", "paraly",
+		"petrif", "poison", "prone", "restrain", "stun", "unconscious", "curse", "disease", "exhaust"}
+	protectCues = []string{"resistan", "immun", "protect"}
+)
+
 // stopping are the conditions that stop a creature moving.
 var stopping = []string{"restrained", "paralyzed", "grappled", "petrified"}
 
@@ -207,8 +215,15 @@ func readEffects(text string) effectReading {
 	for _, s := range sentences(lower) {
 		listed := strings.HasPrefix(s, "- ") || strings.HasPrefix(s, "* ")
 		carry := carried && (listed || strings.HasPrefix(s, "the condition") || strings.HasPrefix(s, "the effect"))
-		r.conditions(s, carry)
-		r.protections(s)
+		// Each reading runs only on a sentence with its words (a cheap
+		// look first): a store's open reads every homebrew text, 40,000
+		// of them in a large store.
+		if containsAny(s, conditionCues) {
+			r.conditions(s, carry)
+		}
+		if containsAny(s, protectCues) {
+			r.protections(s)
+		}
 		r.otherEffects(s)
 		carried = carry && listed || endAt(s) >= 0 && (strings.HasSuffix(s, ":") || strings.Contains(s, "condition"))
 	}
@@ -293,7 +308,7 @@ func (r *effectReading) conditions(s string, carried bool) {
 		if !ok {
 			return
 		}
-		before := s[:at]
+		before := tail(s[:at])
 		var list *[]string
 		switch {
 		case lastEnd >= 0 && listed.MatchString(s[lastEnd:at]):
@@ -311,6 +326,21 @@ func (r *effectReading) conditions(s string, carried bool) {
 		}
 		last, lastEnd = list, at+len(w)
 	})
+}
+
+// tail is the last words of s, as many as inflictVerb and negated look
+// back over (a few words before a condition): matching an expression
+// anchored at the end still walks the whole of what it is given.
+func tail(s string) string {
+	const reach = 120
+	if len(s) <= reach {
+		return s
+	}
+	t := s[len(s)-reach:]
+	if i := strings.IndexByte(t, ' '); i >= 0 {
+		return t[i:] // from a word's start: \b must not see a word cut
+	}
+	return t
 }
 
 // endAt is where the first verb ending a condition is in s, or -1: not
