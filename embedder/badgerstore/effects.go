@@ -419,7 +419,9 @@ var effectPatterns = []struct {
 	re     *regexp.Regexp
 }{
 	{"speed", EffectImmobilize, regexp.MustCompile(`\bspeed (?:becomes|is|of|drops to|is reduced to|falls to|to) 0\b|\bspeed is 0\b`)},
-	{"move", EffectImmobilize, regexp.MustCompile(`\b(?:can't|cannot|can not|unable to) move\b`)},
+	// A creature that can't move, not "you" or the spell's own disk, and
+	// not Haste's lethargy "when the spell ends" (otherEffects).
+	{"move", EffectImmobilize, regexp.MustCompile(`\b(?:target|creature|creatures|it|they)\s+(?:can't|cannot|can not|is unable to|are unable to)\s+move\b|\b(?:becomes?|is|are|and) unable to move\b`)},
 	{"speed", EffectSlow, regexp.MustCompile(`\bspeed (?:is )?(?:halved|reduced)|\bhalf (?:its |their |your |the target's )?speed\b|\breduc\w* (?:its|their|the target's|the creature's) speed`)},
 	{"difficult terrain", EffectSlow, regexp.MustCompile(`\bdifficult terrain\b`)},
 	{"fly", EffectFly, regexp.MustCompile(`\bfl(?:ying|y) speed\b|\bcan fly\b|\bability to fly\b`)},
@@ -452,7 +454,11 @@ var (
 
 // otherEffects reads what else sentence s says the entity does.
 func (r *effectReading) otherEffects(s string) {
+	aftermath := strings.HasPrefix(s, "when the spell ends")
 	for _, p := range effectPatterns {
+		if aftermath && p.effect == EffectImmobilize {
+			continue // what the spell leaves its own target with
+		}
 		if strings.Contains(s, p.cue) && p.re.MatchString(s) {
 			r.add(&r.effects, p.effect)
 		}

@@ -85,6 +85,15 @@ func TestEntityFields_effects(t *testing.T) {
 		{"Net of Binding", "A creature that is restrained by the net can use its action to escape.", nil},
 		{"Staff of Frost", "On a failed save, the target is restrained by ice until the end of your next turn.",
 			map[string][]string{badgerstore.FieldConditionInflicted: {"restrained"}, badgerstore.FieldEffect: {badgerstore.EffectImmobilize}}},
+		{"Tidal Charm", "If it fails the check, it can't move until the start of your next turn.",
+			map[string][]string{badgerstore.FieldEffect: {badgerstore.EffectImmobilize}}},
+		{"Star Stone", "A creature that fails falls prone and becomes incapacitated and unable to move.",
+			map[string][]string{badgerstore.FieldConditionInflicted: {"prone", "incapacitated"}, badgerstore.FieldEffect: {badgerstore.EffectImmobilize}}},
+		// Not movement the entity stops: its own target's aftermath, its
+		// wielder, a distance it keeps.
+		{"Potion of Haste", "When the spell ends, the target can't move or take actions until after its next turn.", nil},
+		{"Orb of Holding", "You can't move the creature more than 60 feet away from the orb.", nil},
+		{"Floating Disk", "The disk can't move across a 10-foot-deep pit.", nil},
 	}
 	fields := []string{badgerstore.FieldConditionInflicted, badgerstore.FieldConditionEnded, badgerstore.FieldProtection, badgerstore.FieldEffect}
 	for _, tt := range tests {
