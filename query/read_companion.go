@@ -24,7 +24,7 @@ func (companionReader) read(r *reading) {
 		}
 		r.companion = true
 		if mountWords[w] && !sized {
-			r.add(keywordFilter(badgerstore.FieldSize, []string{"large", "huge", "gargantuan"}, false, r.mark(i, i+1)))
+			r.add(keywordFilter(badgerstore.FieldSize, largeOrLarger, false, r.mark(i, i+1)))
 			sized = true
 		}
 	}

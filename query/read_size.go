@@ -37,11 +37,12 @@ func (sizeReader) read(r *reading) {
 }
 
 var (
-	large = []string{"large", "huge", "gargantuan"}
-	small = []string{"tiny", "small"}
+	largeOrLarger  = []string{"large", "huge", "gargantuan"}
+	smallOrSmaller = []string{"tiny", "small"}
 	// sizeWords are the words a table says a size with.
 	sizeWords = map[string][]string{
-		"big": large, "bigger": large, "massive": large, "enormous": large, "gigantic": large, "colossal": large,
-		"towering": large, "immense": large, "hulking": large, "little": small, "smaller": small, "miniature": small,
+		"big": largeOrLarger, "bigger": largeOrLarger, "massive": largeOrLarger, "enormous": largeOrLarger,
+		"gigantic": largeOrLarger, "colossal": largeOrLarger, "towering": largeOrLarger, "immense": largeOrLarger,
+		"hulking": largeOrLarger, "little": smallOrSmaller, "smaller": smallOrSmaller, "miniature": smallOrSmaller,
 	}
 )
