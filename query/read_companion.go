@@ -1,10 +1,6 @@
 package query
 
-import (
-	"slices"
-
-	"lorekeeper.dev/embedder/badgerstore"
-)
+import "lorekeeper.dev/embedder/badgerstore"
 
 // companionReader reads a creature wanted beside the party rather than
 // against it. A mount ("a flying mount", "a steed to ride") is a creature
@@ -17,7 +13,7 @@ type companionReader struct{}
 func (companionReader) facet() string { return "companion" }
 
 func (companionReader) read(r *reading) {
-	sized := slices.ContainsFunc(r.u.filters, func(f softFilter) bool { return f.field == badgerstore.FieldSize })
+	sized := r.hasRead(badgerstore.FieldSize)
 	for i, w := range r.words {
 		if r.used[i] || !companionNouns[w] {
 			continue

@@ -1,8 +1,6 @@
 package query
 
 import (
-	"slices"
-
 	"lorekeeper.dev/embedder/badgerstore"
 	"lorekeeper.dev/embedder/relevance"
 )
@@ -19,7 +17,7 @@ type sizeReader struct{}
 func (sizeReader) facet() string { return "size" }
 
 func (sizeReader) read(r *reading) {
-	if !r.has(badgerstore.FieldSize) || slices.ContainsFunc(r.u.filters, func(f softFilter) bool { return f.field == badgerstore.FieldSize }) {
+	if !r.has(badgerstore.FieldSize) || r.hasRead(badgerstore.FieldSize) {
 		return // a size said in the stat block's words, or a mount's, wins
 	}
 	for i, w := range r.words {

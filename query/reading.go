@@ -108,6 +108,11 @@ func (r *reading) hasKinds(ks []lkv1.Kind) bool {
 // has reports whether the request covers a kind holding field.
 func (r *reading) has(field string) bool { return r.hasKinds(fieldKinds[field]) }
 
+// hasRead reports whether a filter on field has been read already.
+func (r *reading) hasRead(field string) bool {
+	return slices.ContainsFunc(r.u.filters, func(f softFilter) bool { return f.field == field })
+}
+
 // word is the i-th word, or "" outside the question.
 func (r *reading) word(i int) string {
 	if i >= 0 && i < len(r.words) {

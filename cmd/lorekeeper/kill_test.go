@@ -88,23 +88,11 @@ func queryStatus(t *testing.T, addr, dir string) (_ *lkv1.StatusResponse, ok boo
 // storedSoFar is the entities a node at metricsAddr has stored, from its
 // metrics; 0 while it does not answer yet.
 func storedSoFar(metricsAddr string) uint64 {
-	resp, err := http.Get("http://" + metricsAddr + "/metrics")
+	n, _, err := scrapeSum(metricsAddr, `lorekeeper_embedder_messages_total{outcome="stored"}`)
 	if err != nil {
 		return 0
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0
-	}
-	const stored = `lorekeeper_embedder_messages_total{outcome="stored"} `
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), stored); ok {
-			n, _ := strconv.ParseFloat(v, 64)
-			return uint64(n)
-		}
-	}
-	return 0
+	return uint64(n)
 }
 
 // loopbackAddr is 127.0.0.1 with a port free now.

@@ -177,9 +177,19 @@ func metric(t *testing.T, addr, name string) float64 {
 // scrape is the sum of name's samples at addr, and whether there are any.
 func scrape(t *testing.T, addr, name string) (sum float64, found bool) {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
+	sum, found, err := scrapeSum(addr, name)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return sum, found
+}
+
+// scrapeSum is the sum of name's samples at addr, whether there are any,
+// or why the metrics could not be read.
+func scrapeSum(addr, name string) (sum float64, found bool, err error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return 0, false, err
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
@@ -191,15 +201,12 @@ func scrape(t *testing.T, addr, name string) (sum float64, found bool) {
 		}
 		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
 		if err != nil {
-			t.Fatalf("metric line %q: %v", line, err)
+			return 0, false, fmt.Errorf("metric line %q: %w", line, err)
 		}
 		sum += v
 		found = true
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return sum, found
+	return sum, found, sc.Err()
 }
 
 // callLookupSpell calls lookup_spell(name=fireball) and returns the results.

@@ -40,15 +40,16 @@ func ParseSynonyms(text string) (SynonymTable, error) {
 		if !ok {
 			return nil, fmt.Errorf("synonym table line %d: no tab between what is said and what is written", i+1)
 		}
+		words := Tokenize(strings.ReplaceAll(written, ",", " "))
+		if len(words) == 0 {
+			return nil, fmt.Errorf("synonym table line %d: nothing written for %q", i+1, said)
+		}
 		for _, s := range strings.Split(said, ",") {
-			key := strings.Join(Tokenize(s), "")
-			if n := len(Tokenize(s)); n == 0 || n > 2 {
+			terms := Tokenize(s)
+			if len(terms) == 0 || len(terms) > 2 {
 				return nil, fmt.Errorf("synonym table line %d: %q is not one or two words", i+1, s)
 			}
-			words := Tokenize(strings.ReplaceAll(written, ",", " "))
-			if len(words) == 0 {
-				return nil, fmt.Errorf("synonym table line %d: nothing written for %q", i+1, s)
-			}
+			key := strings.Join(terms, "")
 			t[key] = append(t[key], words...)
 		}
 	}
