@@ -173,8 +173,15 @@ func TestStandalone_stalledModelDownload(t *testing.T) {
 	waitUntilFor(t, 10*time.Second, "the log message", func() bool { return p.logged(want) })
 
 	// status names the owner and its state; it does not ask a default
-	// address, where another LoreKeeper may listen.
-	out, err := runCLI(t, bin, env, "status")
+	// address, where another LoreKeeper may listen. The state it reads is
+	// the one the owner last wrote for others, which may lag its answers
+	// by a write ("0 of 112 MB" under load): asked until it has caught up.
+	var out string
+	var err error
+	waitUntilFor(t, 10*time.Second, "status to show the download's figures", func() bool {
+		out, err = runCLI(t, bin, env, "status")
+		return strings.Contains(out, want)
+	})
 	if err == nil || !strings.Contains(out, fmt.Sprint(p.cmd.Process.Pid)) || !strings.Contains(out, want) || !strings.Contains(out, dataDir) || strings.Contains(out, defaultGRPCAddr) {
 		t.Errorf("status during the download: err %v, output:\n%s\nwant the owner's pid %d, its data dir and %q, and no %s", err, out, p.cmd.Process.Pid, want, defaultGRPCAddr)
 	}
