@@ -194,6 +194,9 @@ func itemText(b *textBuilder, e *lkv1.Entity) {
 	if it.GetIsMagic() && !strings.Contains(s, "magic") {
 		s = "magic " + s
 	}
+	if base := it.GetBase(); base != "" {
+		s += " (" + base + ")" // Dwarven Thrower's text never says warhammer
+	}
 	if it.GetRequiresAttunement() {
 		s += ", requires attunement"
 		if d := it.GetAttunementDetail(); d != "" && !strings.EqualFold(d, "requires attunement") {

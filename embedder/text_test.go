@@ -60,6 +60,13 @@ func TestText(t *testing.T) {
 			want: []string{"Cloak of Elvenkind: Magic uncommon wondrous item, requires attunement.", "While you wear"},
 		},
 		{
+			name: "magic weapon: what it is made from",
+			e: &lkv1.Entity{Kind: lkv1.Kind_KIND_MAGIC_ITEM, Name: "Dwarven Thrower", Description: "the weapon flies back to your hand",
+				Details: &lkv1.Entity_Item{Item: &lkv1.ItemDetails{Category: "weapon", IsMagic: true, Rarity: "very rare", Base: "warhammer",
+					Weapon: &lkv1.WeaponStats{DamageType: "bludgeoning"}}}},
+			want: []string{"Dwarven Thrower: Magic very rare martial melee weapon (warhammer).", "flies back"},
+		},
+		{
 			name: "class with no description: its features",
 			e: &lkv1.Entity{Kind: lkv1.Kind_KIND_CLASS, Name: "Barbarian",
 				Blocks: []*lkv1.TextBlock{{Type: "feature", Name: "Rage", Level: 1}, {Type: "feature", Name: "Unarmored Defense"}, {Type: "feature", Name: "Rage"}}},

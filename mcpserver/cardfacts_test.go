@@ -250,6 +250,9 @@ var cardFacts = map[string]cardFact{
 	"blocks.legendary_cost": blockFacts, "blocks.form": blockFacts,
 
 	"item.category": func(e *Entity, _, lower string) []string { return itemHead(e, lower) },
+	"item.base": func(e *Entity, _, lower string) []string {
+		return needIf(e.Item.Base != "", lower, "what it is made from", "*"+strings.ToLower(e.Item.Category)+" ("+e.Item.Base+")")
+	},
 	"item.rarity": func(e *Entity, _, lower string) []string {
 		return needIf(e.Item.Rarity != "", lower, "the rarity", strings.ToLower(e.Item.Rarity))
 	},

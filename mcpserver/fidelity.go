@@ -122,7 +122,7 @@ var correctionFields = map[string]string{
 	"to_hit": "to hit", "damage_type": "damage type", "extra_damage": "extra damage",
 	"attack": "attack summary", "damage_types": "damage types", "damage_roll": "damage roll",
 	"saving_throw_ability": "saving throw", "class_table": "", "reaction_condition": "casting time condition",
-	"glossary": "Rules Glossary entry",
+	"glossary": "Rules Glossary entry", "base": "made from",
 }
 
 // renderCorrections footnotes, in one line, that the card corrects its

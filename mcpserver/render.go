@@ -504,6 +504,9 @@ func renderItem(b *strings.Builder, e *Entity) {
 		if cat == "" {
 			cat = strings.ReplaceAll(e.Kind, "-", " ")
 		}
+		if it.Base != "" {
+			cat += " (" + it.Base + ")"
+		}
 		head = append(head, title(cat))
 	}
 	if it.Rarity != "" {

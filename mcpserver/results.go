@@ -184,6 +184,7 @@ type Item struct {
 	Rarity             string   `json:"rarity,omitempty"`
 	RequiresAttunement bool     `json:"requires_attunement"`
 	AttunementDetail   string   `json:"attunement_detail,omitempty"`
+	Base               string   `json:"base,omitempty"`
 	CostGP             *float64 `json:"cost_gp,omitempty"`
 	WeightLb           *float64 `json:"weight_lb,omitempty"`
 	Weapon             *Weapon  `json:"weapon,omitempty"`
@@ -460,7 +461,7 @@ func entityFromProto(p *lkv1.Entity, uri string) Entity {
 		e.Item = &Item{
 			Category: it.GetCategory(), IsMagic: it.GetIsMagic(), Rarity: it.GetRarity(),
 			RequiresAttunement: it.GetRequiresAttunement(), AttunementDetail: it.GetAttunementDetail(),
-			CostGP: it.CostGp, WeightLb: it.WeightLb,
+			Base: it.GetBase(), CostGP: it.CostGp, WeightLb: it.WeightLb,
 		}
 		if w := it.GetWeapon(); w != nil {
 			e.Item.Weapon = &Weapon{DamageDice: w.GetDamageDice(), DamageType: w.GetDamageType(), Properties: nonNil(w.GetProperties()),

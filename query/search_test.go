@@ -626,3 +626,50 @@ func TestSearch_noSuchName(t *testing.T) {
 		}
 	}
 }
+
+// TestSearch_madeFrom: a magic weapon is found by the weapon it is made
+// from, though its text may only say "this magic weapon" (SRD 5.1's
+// Dwarven Thrower is a warhammer): the base its book names is in its text.
+func TestSearch_madeFrom(t *testing.T) {
+	c := client(t)
+	for _, base := range []string{"warhammer", "longbow"} {
+		want, unsaid := map[string]bool{}, 0
+		for _, e := range snap.entities {
+			if e.GetKind() == lkv1.Kind_KIND_MAGIC_ITEM && e.GetItem().GetBase() == base {
+				want[e.GetKey()] = true
+				if !strings.Contains(strings.ToLower(e.GetName()+" "+e.GetDescription()), base) {
+					unsaid++
+				}
+			}
+		}
+		if unsaid == 0 {
+			t.Fatalf("every magic item made from a %s says so: the test checks nothing", base)
+		}
+		got := map[string]bool{}
+		cursor := ""
+		for page := 0; page < 20; page++ {
+			resp, err := c.Search(context.Background(), &lkv1.SearchRequest{Query: base, Semantic: proto.Bool(false),
+				Kinds: []lkv1.Kind{lkv1.Kind_KIND_MAGIC_ITEM}, Limit: 100, Cursor: cursor})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range resp.GetGroups() {
+				for _, r := range g.GetResults() {
+					got[r.GetEntity().GetKey()] = true
+					for _, a := range r.GetAlternates() {
+						got[a.GetKey()] = true
+					}
+				}
+			}
+			if cursor = resp.GetNextCursor(); cursor == "" {
+				break
+			}
+		}
+		for key := range want {
+			if !got[key] {
+				t.Errorf("%s is made from a %s and is not found by a keyword search for it", key, base)
+			}
+		}
+		t.Logf("%d magic items made from a %s (%d whose name and text do not say it), %d found", len(want), base, unsaid, len(want)-countMissing(want, got))
+	}
+}

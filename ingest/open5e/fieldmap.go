@@ -151,8 +151,8 @@ var FieldMaps = map[string]FieldMap{
 		Mapped:   armorFields(""),
 		Excluded: map[string]string{"document.*": whyDocument},
 	},
-	"v2/magicitems": itemFieldMap(),
-	"v2/items":      itemFieldMap(),
+	"v2/magicitems": itemFieldMap(true),
+	"v2/items":      itemFieldMap(false),
 	"v2/classes": {
 		Mapped: map[string]string{
 			"key": "source_key", "name": "name", "desc": "description",
@@ -346,7 +346,7 @@ var FieldMaps = map[string]FieldMap{
 	"v1/magicitems": {
 		Mapped: map[string]string{
 			"slug": "source_key", "name": "name", "desc": "description",
-			"type": "item.category", "rarity": "item.rarity",
+			"type": "item.category|item.base", "rarity": "item.rarity",
 			"requires_attunement": "item.attunement_detail",
 		},
 		Excluded: map[string]string{"document__*": whyDocument},
@@ -441,7 +441,10 @@ func armorFields(prefix string) map[string]string {
 	return out
 }
 
-func itemFieldMap() FieldMap {
+// itemFieldMap is the map of v2's items, and of its magic items, whose
+// nested weapon or armor is the one they are made from: its name is their
+// base ("Weapon (warhammer)"), where a mundane item's is its own name.
+func itemFieldMap(magic bool) FieldMap {
 	m := map[string]string{
 		"key": "source_key", "name": "name", "desc": "description",
 		"category.key": "item.category", "cost": "item.cost_gp", "weight": "item.weight_lb",
@@ -454,23 +457,28 @@ func itemFieldMap() FieldMap {
 	for k, v := range armorFields("armor.") {
 		m[k] = v
 	}
+	excluded := map[string]string{
+		"document.*":                        whyDocument,
+		"crossreferences.*":                 whyXref,
+		"category.name":                     whyKeyed,
+		"rarity.key":                        whyKeyed,
+		"rarity.rank":                       "the rarity's order (common 1 ... artifact 6); the rarity is mapped",
+		"size.*":                            "the item's size (Tiny for nearly everything): no card prints it",
+		"weapon.key":                        "the base weapon's Open5e key (its fields are mapped here)",
+		"weapon.damage_type.name":           whyKeyed,
+		"weapon.properties[].property.desc": "the property's rule, served by lookup_rule (weapon-property)",
+		"weapon.properties[].property.type": "Mastery or none: a mastery becomes weapon.mastery, the others properties",
+		"armor.key":                         "the base armor's Open5e key (its fields are mapped here)",
+	}
+	if magic {
+		m["weapon.name"], m["armor.name"] = "item.base", "item.base"
+	} else {
+		excluded["weapon.name"] = "the weapon's own name, which is the item's"
+		excluded["armor.name"] = "the armor's own name, which is the item's"
+	}
 	return FieldMap{
-		Mapped: m,
-		Excluded: map[string]string{
-			"document.*":                        whyDocument,
-			"crossreferences.*":                 whyXref,
-			"category.name":                     whyKeyed,
-			"rarity.key":                        whyKeyed,
-			"rarity.rank":                       "the rarity's order (common 1 ... artifact 6); the rarity is mapped",
-			"size.*":                            "the item's size (Tiny for nearly everything): no card prints it",
-			"weapon.key":                        "the base weapon's Open5e key (its fields are mapped here)",
-			"weapon.name":                       "the base weapon's name (\"Longsword\"); the item's name and text say it",
-			"weapon.damage_type.name":           whyKeyed,
-			"weapon.properties[].property.desc": "the property's rule, served by lookup_rule (weapon-property)",
-			"weapon.properties[].property.type": "Mastery or none: a mastery becomes weapon.mastery, the others properties",
-			"armor.key":                         "the base armor's Open5e key (its fields are mapped here)",
-			"armor.name":                        "the base armor's name (\"Shield\"); the item's name and text say it",
-		},
+		Mapped:   m,
+		Excluded: excluded,
 		Defaults: map[string]string{"weight_unit": "lb", "weapon.distance_unit": "feet"},
 	}
 }

@@ -938,3 +938,61 @@ func TestNormalize_codeEchoes(t *testing.T) {
 		t.Error("tob-2023 Vættir: no action named Vættir's Greataxe")
 	}
 }
+
+// TestNormalize_magicItemBase: a magic weapon or armor says what it is made
+// from, as its book's first line does ("Weapon (warhammer)"): from the
+// weapon or armor record v2 nests in it, or from v1's type, which is then
+// filed under its category alone (not "weapon-any-sword", which no
+// category filter finds). Every record that names a base gives one; an
+// SRD 5.2 record that does not gets the text's, with a correction.
+func TestNormalize_magicItemBase(t *testing.T) {
+	named, fromType, filled := 0, 0, 0
+	for _, e := range snapshot(t) {
+		it := e.GetItem()
+		if it == nil {
+			continue
+		}
+		var rec struct {
+			Type   string `json:"type"`
+			Weapon *struct {
+				Name string `json:"name"`
+			} `json:"weapon"`
+			Armor *struct {
+				Name string `json:"name"`
+			} `json:"armor"`
+		}
+		if err := json.Unmarshal(e.GetSourceRecord(), &rec); err != nil {
+			t.Fatalf("%s: %v", e.GetKey(), err)
+		}
+		var want string
+		switch {
+		case !it.GetIsMagic():
+		case rec.Weapon != nil:
+			want = strings.ToLower(rec.Weapon.Name)
+		case rec.Armor != nil:
+			want = strings.ToLower(rec.Armor.Name)
+		default:
+			if _, in, ok := strings.Cut(strings.TrimSuffix(rec.Type, ")"), " ("); ok {
+				want = strings.ToLower(in)
+				fromType++
+			}
+		}
+		if want != "" {
+			named++
+		}
+		if want == "" && slices.ContainsFunc(e.GetCorrections(), func(c *lkv1.Correction) bool { return c.GetField() == "base" && c.GetCorrectedValue() == it.GetBase() }) {
+			want = it.GetBase() // what the SRD 5.2 text says, footnoted
+			filled++
+		}
+		if it.GetBase() != want {
+			t.Errorf("%s: base %q, want %q", e.GetKey(), it.GetBase(), want)
+		}
+		if strings.ContainsAny(it.GetCategory(), "()") || it.GetBase() != "" && strings.Contains(it.GetCategory(), "-"+lkv1.Slugify(it.GetBase())) {
+			t.Errorf("%s: category %q holds its base %q", e.GetKey(), it.GetCategory(), it.GetBase())
+		}
+	}
+	if named == 0 || fromType == 0 || filled == 0 {
+		t.Fatalf("%d magic items name a base, %d of them in v1's type, %d filled from the SRD 5.2 text: the test checks nothing", named, fromType, filled)
+	}
+	t.Logf("%d magic items name their base, %d in v1's type; %d filled from the SRD 5.2 text", named, fromType, filled)
+}

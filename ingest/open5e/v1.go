@@ -49,8 +49,10 @@ func normalizeV1(ep Endpoint, o obj, e *lkv1.Entity) string {
 		e.Details = &lkv1.Entity_Item{Item: it}
 	case "magicitems":
 		att := o.str("requires_attunement")
+		typ, base := magicItemType(o.str("type"))
 		e.Details = &lkv1.Entity_Item{Item: &lkv1.ItemDetails{
-			Category:           lkv1.Slugify(o.str("type")),
+			Category:           lkv1.Slugify(typ),
+			Base:               base,
 			IsMagic:            true,
 			Rarity:             strings.ToLower(o.str("rarity")),
 			RequiresAttunement: att != "",
@@ -176,6 +178,15 @@ func costWeightV1(o obj, it *lkv1.ItemDetails) {
 			it.WeightLb = &lb
 		}
 	}
+}
+
+// magicItemType splits a magic item's type as v1 gives it, the book's
+// first line: "Weapon (any sword)" is a weapon made from any sword.
+func magicItemType(s string) (typ, base string) {
+	if m := propertyDetail.FindStringSubmatch(strings.TrimSpace(s)); m != nil {
+		return m[1], strings.ToLower(strings.TrimSpace(m[2]))
+	}
+	return s, ""
 }
 
 var propertyDetail = regexp.MustCompile(`^([^(]+?)\s*\((.*)\)$`)

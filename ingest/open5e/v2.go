@@ -623,9 +623,21 @@ func itemV2(o obj, magic bool) *lkv1.ItemDetails {
 	}
 	if w := o.obj("weapon"); w != nil {
 		it.Weapon = weaponV2(w)
+		it.Base = magicBase(it, w)
 	}
 	if a := o.obj("armor"); a != nil {
 		it.Armor = armorV2(a)
+		it.Base = magicBase(it, a)
 	}
 	return it
+}
+
+// magicBase is the weapon or armor a magic item is made from ("Weapon
+// (warhammer)"), named by the record nested in it; a mundane item's nested
+// record is itself.
+func magicBase(it *lkv1.ItemDetails, nested obj) string {
+	if !it.GetIsMagic() {
+		return ""
+	}
+	return strings.ToLower(nested.str("name"))
 }

@@ -2,8 +2,9 @@
 // chapters bundled with LoreKeeper (srd52.tar.zst, from the data pack's
 // srd-5.2-markdown; CC-BY-4.0, see Notice). It parses the chapters into
 // sections with their headings as a path, the Rules Glossary into its
-// entries (tags, "See also" names) and the Spells chapter into its spells,
-// and turns them into entities of the book's document, srd-2024: the
+// entries (tags, "See also" names), the Spells chapter into its spells and
+// the Magic Items chapter into its items' first lines, and turns them into
+// entities of the book's document, srd-2024: the
 // glossary's rules and the rules chapters' sections that Open5e's records
 // of SRD 5.2 lack (Entities), and what those records lack where they have
 // the entity (Complete).
@@ -47,6 +48,8 @@ type Book struct {
 	Glossary []*Entry
 	// Spells are the Spells chapter's spells, in its order.
 	Spells []*Spell
+	// MagicItems are the Magic Items chapter's items, in its order.
+	MagicItems []*MagicItem
 	// Attribution is the statement the licence asks every use to carry,
 	// as the text's legal page gives it.
 	Attribution string
@@ -88,6 +91,13 @@ func Parse(files map[string][]byte) (*Book, error) {
 		return nil, err
 	}
 	if b.Spells, err = spells(s); err != nil {
+		return nil, err
+	}
+	m, err := chapterOf(files, magicItemsFile)
+	if err != nil {
+		return nil, err
+	}
+	if b.MagicItems, err = magicItems(m); err != nil {
 		return nil, err
 	}
 	legal, ok := files[legalFile]

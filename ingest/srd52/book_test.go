@@ -365,6 +365,35 @@ func TestBook_spells(t *testing.T) {
 	}
 }
 
+// TestBook_magicItems checks every magic item of the Magic Items chapter
+// was read with its line's category and base, and Dwarven Thrower's as
+// printed.
+func TestBook_magicItems(t *testing.T) {
+	raw := string(files(t)["10_MagicItems.md"])
+	b := book(t)
+	lines := regexp.MustCompile(`(?m)^\*(Armor|Potion|Ring|Rod|Scroll|Staff|Wand|Weapon|Wondrous Item)\b[^*\n]*, [^*\n]*\*`).FindAllString(raw, -1)
+	if len(b.MagicItems) != len(lines) || len(lines) < 100 {
+		t.Errorf("%d magic items, want %d (item lines)", len(b.MagicItems), len(lines))
+	}
+	bases := 0
+	for _, it := range b.MagicItems {
+		if it.Name == "" || strings.ContainsAny(it.Name, "*_") || strings.ContainsAny(it.Base, "*_()") {
+			t.Errorf("line %d read as %+v", it.Line, *it)
+		}
+		if it.Base != "" {
+			bases++
+		}
+	}
+	if want := strings.Count(raw, "\n*Weapon (") + strings.Count(raw, "\n*Armor ("); bases != want {
+		t.Errorf("%d items with a base, want %d", bases, want)
+	}
+	want := srd52.MagicItem{Name: "Dwarven Thrower", Category: "Weapon", Base: "Warhammer"}
+	if i := slices.IndexFunc(b.MagicItems, func(it *srd52.MagicItem) bool { return it.Name == want.Name }); i < 0 ||
+		b.MagicItems[i].Category != want.Category || b.MagicItems[i].Base != want.Base {
+		t.Errorf("Dwarven Thrower not read as %+v", want)
+	}
+}
+
 // TestParse_badText breaks the text in the ways a rebuilt bundle could
 // be broken, and checks each is an error naming where.
 func TestParse_badText(t *testing.T) {
@@ -383,6 +412,9 @@ func TestParse_badText(t *testing.T) {
 		{"a spell without its level line", func(f map[string][]byte) {
 			f["07_Spells.md"] = []byte(strings.Replace(string(f["07_Spells.md"]), "*Level 1 Evocation (Paladin)*", "Level one", 1))
 		}, `07_Spells.md:1925: spell "Divine Smite": the line after its heading is not its level and school`},
+		{"no magic items", func(f map[string][]byte) {
+			f["10_MagicItems.md"] = []byte(strings.ReplaceAll(string(f["10_MagicItems.md"]), "\n*", "\n"))
+		}, "10_MagicItems.md: no magic items"},
 		{"no attribution", func(f map[string][]byte) {
 			f["00_Legal.md"] = []byte(strings.ReplaceAll(string(f["00_Legal.md"]), "> ", ""))
 		}, "00_Legal.md: no attribution statement"},

@@ -25,6 +25,8 @@ import (
 //     duration, its material, its higher-level paragraph and the
 //     paragraphs of its description it lacks, each with a Correction
 //     naming the text (SourceName) as its source.
+//   - A magic item gets what it is made from ("Weapon (Warhammer)") where
+//     its record does not say, with a Correction likewise.
 func (b *Book) Complete(es []*lkv1.Entity, has Has) []*lkv1.Entity {
 	if has == nil {
 		has = func(string) string { return "" }
@@ -37,6 +39,10 @@ func (b *Book) Complete(es []*lkv1.Entity, has Has) []*lkv1.Entity {
 	spells := map[string]*Spell{}
 	for _, s := range b.Spells {
 		spells[strings.ToLower(s.Name)] = s
+	}
+	items := map[string]*MagicItem{}
+	for _, it := range b.MagicItems {
+		items[strings.ToLower(it.Name)] = it
 	}
 	var key func(string) string
 	var changed []*lkv1.Entity
@@ -54,6 +60,10 @@ func (b *Book) Complete(es []*lkv1.Entity, has Has) []*lkv1.Entity {
 		case e.GetSpell() != nil:
 			if s := spells[strings.ToLower(e.GetName())]; s != nil {
 				did = b.completeSpell(e, s)
+			}
+		case e.GetItem().GetIsMagic():
+			if it := items[strings.ToLower(e.GetName())]; it != nil {
+				did = b.completeItem(e, it)
 			}
 		}
 		if did {
@@ -122,6 +132,17 @@ func (b *Book) completeRule(e *lkv1.Entity, g *Entry, path []string, key func(st
 		}
 	}
 	return changed
+}
+
+// completeItem gives e what the text says it is made from, where its
+// record does not say: Open5e's SRD 5.2 Dwarven Thrower has no weapon.
+func (b *Book) completeItem(e *lkv1.Entity, it *MagicItem) bool {
+	if e.GetItem().GetBase() != "" || it.Base == "" {
+		return false
+	}
+	e.GetItem().Base = strings.ToLower(it.Base)
+	b.correct(e, "", "base", "", e.GetItem().Base)
+	return true
 }
 
 // correct records a field the text corrected or filled.

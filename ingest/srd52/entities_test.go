@@ -144,9 +144,16 @@ func TestBook_Complete(t *testing.T) {
 		Details:     &lkv1.Entity_Spell{Spell: &lkv1.SpellDetails{Level: 1, CastingTime: "1 bonus action", CastingTimeKey: "bonus-action", Duration: "instantaneous", Verbal: true}}}
 	other := &lkv1.Entity{Key: "open5e_v2:srd-2014:spell:divine-smite", Kind: lkv1.Kind_KIND_SPELL, Name: "Divine Smite", Document: &lkv1.Document{Key: "srd-2014"},
 		Details: &lkv1.Entity_Spell{Spell: &lkv1.SpellDetails{CastingTime: "1 bonus action"}}}
-	changed := b.Complete([]*lkv1.Entity{grappled, cover, smite, other}, nil)
-	if len(changed) != 3 {
-		t.Fatalf("changed %d entities, want 3 (not SRD 5.1's)", len(changed))
+	thrower := &lkv1.Entity{Key: "open5e_v2:srd-2024:magic-item:dwarven-thrower", Kind: lkv1.Kind_KIND_MAGIC_ITEM, Name: "Dwarven Thrower", Document: doc,
+		Details: &lkv1.Entity_Item{Item: &lkv1.ItemDetails{Category: "weapon", IsMagic: true, Rarity: "very rare"}}}
+	based := &lkv1.Entity{Key: "open5e_v2:srd-2024:magic-item:dwarven-plate", Kind: lkv1.Kind_KIND_MAGIC_ITEM, Name: "Dwarven Plate", Document: doc,
+		Details: &lkv1.Entity_Item{Item: &lkv1.ItemDetails{Category: "armor", IsMagic: true, Base: "plate"}}}
+	changed := b.Complete([]*lkv1.Entity{grappled, cover, smite, other, thrower, based}, nil)
+	if len(changed) != 4 {
+		t.Fatalf("changed %d entities, want 4 (not SRD 5.1's, nor an item whose record names its base)", len(changed))
+	}
+	if c := thrower.GetCorrections(); thrower.GetItem().GetBase() != "warhammer" || len(c) != 1 || c[0].GetField() != "base" || c[0].GetSource() != srd52.SourceName {
+		t.Errorf("Dwarven Thrower: base %q, corrections %v", thrower.GetItem().GetBase(), c)
 	}
 	if r := grappled.GetRule(); r.GetCategory() != "Condition" || len(grappled.GetBlocks()) != 0 {
 		t.Errorf("Grappled: %v, blocks %v (its text holds the glossary's already)", r, grappled.GetBlocks())

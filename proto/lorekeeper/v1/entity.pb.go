@@ -1935,7 +1935,12 @@ type ItemDetails struct {
 	// Set for weapons and for magic items based on a weapon.
 	Weapon *WeaponStats `protobuf:"bytes,8,opt,name=weapon,proto3" json:"weapon,omitempty"`
 	// Set for armor and for magic items based on armor.
-	Armor         *ArmorStats `protobuf:"bytes,9,opt,name=armor,proto3" json:"armor,omitempty"`
+	Armor *ArmorStats `protobuf:"bytes,9,opt,name=armor,proto3" json:"armor,omitempty"`
+	// What a magic weapon or armor is made from, as the book's first line
+	// says it, lower-case: "warhammer" (Dwarven Thrower is "Weapon
+	// (warhammer)"), "any sword", "plate"; empty where the source does not
+	// say.
+	Base          string `protobuf:"bytes,10,opt,name=base,proto3" json:"base,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2031,6 +2036,13 @@ func (x *ItemDetails) GetArmor() *ArmorStats {
 		return x.Armor
 	}
 	return nil
+}
+
+func (x *ItemDetails) GetBase() string {
+	if x != nil {
+		return x.Base
+	}
+	return ""
 }
 
 // CharacterOptionDetails serves classes, subclasses, races, subraces,
@@ -2668,7 +2680,7 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\n" +
 	"ac_display\x18\x05 \x01(\tR\tacDisplay\x121\n" +
 	"\x14stealth_disadvantage\x18\x06 \x01(\bR\x13stealthDisadvantage\x12+\n" +
-	"\x11strength_required\x18\a \x01(\x05R\x10strengthRequired\"\xf9\x02\n" +
+	"\x11strength_required\x18\a \x01(\x05R\x10strengthRequired\"\x8d\x03\n" +
 	"\vItemDetails\x12\x1a\n" +
 	"\bcategory\x18\x01 \x01(\tR\bcategory\x12\x19\n" +
 	"\bis_magic\x18\x02 \x01(\bR\aisMagic\x12\x16\n" +
@@ -2678,7 +2690,9 @@ const file_lorekeeper_v1_entity_proto_rawDesc = "" +
 	"\acost_gp\x18\x06 \x01(\x01H\x00R\x06costGp\x88\x01\x01\x12 \n" +
 	"\tweight_lb\x18\a \x01(\x01H\x01R\bweightLb\x88\x01\x01\x122\n" +
 	"\x06weapon\x18\b \x01(\v2\x1a.lorekeeper.v1.WeaponStatsR\x06weapon\x12/\n" +
-	"\x05armor\x18\t \x01(\v2\x19.lorekeeper.v1.ArmorStatsR\x05armorB\n" +
+	"\x05armor\x18\t \x01(\v2\x19.lorekeeper.v1.ArmorStatsR\x05armor\x12\x12\n" +
+	"\x04base\x18\n" +
+	" \x01(\tR\x04baseB\n" +
 	"\n" +
 	"\b_cost_gpB\f\n" +
 	"\n" +
