@@ -37,6 +37,9 @@ type Catalog struct {
 	// first text that needs them (spellLists).
 	spells     map[string]bool
 	spellsOnce sync.Once
+	// environments are every environment Open5e lists (v2/environments),
+	// as creature environment keys.
+	environments map[string]bool
 }
 
 // spellNames are SRD 5.1's spell names, lower-case, from its second
@@ -296,6 +299,34 @@ func (c *Catalog) LearnRulesets(records []json.RawMessage) {
 			c.rulesets[v.Key] = v.Name
 		}
 	}
+}
+
+// LearnEnvironments teaches c the environments Open5e lists, from the
+// records of /v2/environments.
+func (c *Catalog) LearnEnvironments(records []json.RawMessage) {
+	c.environments = map[string]bool{}
+	for _, r := range records {
+		var v struct{ Name string }
+		if json.Unmarshal(r, &v) == nil && lkv1.Slugify(v.Name) != "" {
+			c.environments[lkv1.Slugify(v.Name)] = true
+		}
+	}
+}
+
+// everywhere reports whether envs are every environment Open5e lists: a
+// record's stand-in for unknown (a Giant Ant of Tome of Beasts, or SRD
+// 5.1's Clay Golem, in Hell, Elysium and the Plane of Fire alike), which
+// says nothing of where the creature lives.
+func (c *Catalog) everywhere(envs []string) bool {
+	if c == nil || len(c.environments) < 2 || len(envs) < len(c.environments) {
+		return false
+	}
+	for k := range c.environments {
+		if !slices.Contains(envs, k) {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *Catalog) rulesetName(k string) string {

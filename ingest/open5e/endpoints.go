@@ -98,13 +98,16 @@ func Endpoints() []Endpoint {
 	return append(append([]Endpoint(nil), V2Endpoints...), V1Endpoints...)
 }
 
-// MetadataEndpoints are read into the Catalog before any content.
+// MetadataEndpoints are read into the Catalog before any content: the
+// documents' (NewCatalog's arguments, in order), then the environments
+// (LearnEnvironments).
 var MetadataEndpoints = []Endpoint{
 	{Version: "v2", Name: "documents"},
 	{Version: "v2", Name: "publishers"},
 	{Version: "v2", Name: "licenses"},
 	{Version: "v2", Name: "gamesystems"},
 	{Version: "v1", Name: "documents"},
+	{Version: "v2", Name: "environments"},
 }
 
 // KindDoc is a (kind, document key) pair.

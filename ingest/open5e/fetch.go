@@ -30,6 +30,7 @@ func FetchCatalog(ctx context.Context, c *Client) (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fetch open5e catalog: %w", err)
 	}
+	cat.LearnEnvironments(lists[5])
 	return cat, nil
 }
 

@@ -797,9 +797,10 @@ func TestFetcher_Sync_lease(t *testing.T) {
 	}
 
 	// Two fetchers (two processes) started together: never two runs at once.
-	// Each run reads 9 pages (5 catalogue lists, 4 spell pages) one after
-	// the other, so without overlap the requests come in blocks of 9 from
-	// one fetcher; overlapping runs would interleave their requests.
+	// Each run reads its pages (runPages) one after the other, so without
+	// overlap the requests come in blocks of that many from one fetcher;
+	// overlapping runs would interleave their requests.
+	run := runPages(t, "v2/spells")
 	var (
 		mu     sync.Mutex
 		agents []string
@@ -841,7 +842,7 @@ func TestFetcher_Sync_lease(t *testing.T) {
 		for j < len(agents) && agents[j] == agents[i] {
 			j++
 		}
-		if (j-i)%9 != 0 {
+		if (j-i)%run != 0 {
 			t.Fatalf("runs overlapped: requests by agent %v", agents)
 		}
 		i = j
@@ -889,7 +890,7 @@ func TestFetcher_progressAndMetrics(t *testing.T) {
 	if problems, err := testutil.GatherAndLint(reg); err != nil || len(problems) > 0 {
 		t.Errorf("promlint: %v %v", problems, err)
 	}
-	// Pages: the catalogue's five lists plus 4 + 1 + 3 content pages at 500 a page.
+	// Pages: the catalogue's lists and the content pages (runPages).
 	fams, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -918,18 +919,9 @@ func TestFetcher_progressAndMetrics(t *testing.T) {
 			}
 		}
 	}
-	// The catalogue's five lists plus the content pages at 500 a page,
-	// and the v1 records the SRD 5.1 cross-check reads, when the run
-	// does not read them anyway.
-	wantPages := 5
+	wantPages := runPages(t, small...)
 	wantPublished := map[string]float64{}
-	for _, ep := range endpoints(small...) {
-		if other, ok := open5e.SRDOtherSource(ep); ok && !slices.Contains(small, other.Version+"/"+other.Name) {
-			wantPages += (recorded(t, other.Version+"/"+other.Name) + 499) / 500
-		}
-	}
 	for _, ep := range small {
-		wantPages += (recorded(t, ep) + 499) / 500
 		for _, e := range snapshot(t) {
 			if strings.HasPrefix(e.GetSourceUrl(), open5e.CanonicalOrigin+"/"+ep+"/") {
 				wantPublished[e.GetKind().Slug()+"/"+e.GetDocument().GetKey()+"/created"]++
@@ -1265,4 +1257,21 @@ func TestFetcher_Sync_interrupted(t *testing.T) {
 	if st := state(t, js, "sync.v2.conditions"); len(st.GetEntities()) != v2Conditions(t) || st.GetLastAttempt() == nil {
 		t.Errorf("conditions after the next run: %d entities of %d, last attempt %v", len(st.GetEntities()), v2Conditions(t), st.GetLastAttempt())
 	}
+}
+
+// runPages is how many pages a run of the fetcher over eps reads at 500 a
+// page: the catalogue's lists, the endpoints' pages, and the v1 records
+// the SRD 5.1 cross-check reads, when the run does not read them anyway.
+func runPages(t *testing.T, eps ...string) int {
+	t.Helper()
+	n := len(open5e.MetadataEndpoints)
+	for _, ep := range endpoints(eps...) {
+		if other, ok := open5e.SRDOtherSource(ep); ok && !slices.Contains(eps, other.Version+"/"+other.Name) {
+			n += (recorded(t, other.Version+"/"+other.Name) + 499) / 500
+		}
+	}
+	for _, ep := range eps {
+		n += (recorded(t, ep) + 499) / 500
+	}
+	return n
 }

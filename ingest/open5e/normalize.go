@@ -255,6 +255,11 @@ func normalize(ep Endpoint, raw []byte, cat *Catalog) (es []*lkv1.Entity, parent
 		parent = normalizeV2(ep, o, e, cat)
 	}
 	dropPlaceholders(e)
+	if c := e.GetCreature(); c != nil && cat.everywhere(c.Environments) {
+		e.Corrections = append(e.Corrections, &lkv1.Correction{Field: "environments",
+			SourceValue: fmt.Sprintf("every environment Open5e lists (%d)", len(c.Environments)), CorrectedValue: "none"})
+		c.Environments = nil
+	}
 	for _, b := range e.Blocks {
 		b.Text = numberWikiLists(b.Text)
 		if spellListRunOn.MatchString(b.Text) {

@@ -996,3 +996,48 @@ func TestNormalize_magicItemBase(t *testing.T) {
 	}
 	t.Logf("%d magic items name their base, %d in v1's type; %d filled from the SRD 5.2 text", named, fromType, filled)
 }
+
+// TestNormalize_everywhere: a creature whose record lists every
+// environment Open5e lists (v2/environments) has none: that list is the
+// record's stand-in for unknown, and a card or a "monsters of the swamp"
+// filter would place a Giant Ant in Hell. The drop is a correction;
+// creatures listing fewer keep theirs.
+func TestNormalize_everywhere(t *testing.T) {
+	h, err := open5esnapshot.NewHandler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct{ Results []struct{ Name string } }
+	if err := json.Unmarshal(mustFile(t, h, "v2/environments/page-1.json"), &page); err != nil || len(page.Results) < 2 {
+		t.Fatalf("v2/environments: %d environments, %v", len(page.Results), err)
+	}
+	all := len(page.Results)
+	dropped, kept := 0, 0
+	for _, e := range snapshot(t) {
+		c := e.GetCreature()
+		if c == nil {
+			continue
+		}
+		var rec struct {
+			Environments []json.RawMessage `json:"environments"`
+		}
+		_ = json.Unmarshal(e.GetSourceRecord(), &rec)
+		corrected := slices.ContainsFunc(e.GetCorrections(), func(c *lkv1.Correction) bool { return c.GetField() == "environments" })
+		switch n := len(rec.Environments); {
+		case n >= all:
+			dropped++
+			if len(c.GetEnvironments()) > 0 || !corrected {
+				t.Errorf("%s lists all %d environments: kept %d, corrected %v", e.GetKey(), n, len(c.GetEnvironments()), corrected)
+			}
+		case n > 0:
+			kept++
+			if len(c.GetEnvironments()) == 0 || corrected {
+				t.Errorf("%s lists %d of %d environments: kept %d, corrected %v", e.GetKey(), n, all, len(c.GetEnvironments()), corrected)
+			}
+		}
+	}
+	if dropped == 0 || kept == 0 {
+		t.Fatalf("%d creatures list every environment, %d fewer: the test checks nothing", dropped, kept)
+	}
+	t.Logf("%d creatures list all %d environments (dropped), %d list fewer (kept)", dropped, all, kept)
+}
