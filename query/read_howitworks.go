@@ -74,3 +74,31 @@ func asksRule(words []string) (from, to int, ok bool) {
 	}
 	return 0, 0, false
 }
+
+// definesRule reports whether the question asks what a rule's name
+// means ("what is a bonus action", "what are opportunity attacks",
+// "what's a saving throw"), and the name (words[from:to]): all that
+// follows the asking words must be one stored name (names, at spans)
+// that a rule bears. "What is a lich" asks for the creature, "what is the
+// best spell" for no rule.
+func definesRule(v *badgerstore.View, words, names []string, spans [][2]int) (from, to int, ok bool) {
+	i := 0
+	switch {
+	case len(words) > 2 && words[0] == "what" && (words[1] == "is" || words[1] == "are"):
+		i = 2
+	case len(words) > 1 && words[0] == "whats":
+		i = 1
+	default:
+		return 0, 0, false
+	}
+	if words[i] == "a" || words[i] == "an" || words[i] == "the" {
+		i++
+	}
+	rules := lkv1.RuleKinds()
+	for k, h := range spans {
+		if h == [2]int{i, len(words)} && bornBy(v, names[k], func(ks []lkv1.Kind) bool { return slices.Contains(rules, ks[0]) }) {
+			return i, len(words), true
+		}
+	}
+	return 0, 0, false
+}

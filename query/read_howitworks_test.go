@@ -11,6 +11,10 @@ var howItWorksReads = []readCase{
 	{"search_dnd_content", "how does the magic work in 2024", ruleKinds()},
 	{"search_dnd_content", "can I cast two spells in one turn", ruleKinds()},
 	{"search_dnd_content", "wat happens when ur stunned", ruleKinds()},
+	// What a rule's name means.
+	{"search_dnd_content", "what is a bonus action", ruleKinds()},
+	{"search_dnd_content", "what are opportunity attacks", ruleKinds()},
+	{"search_dnd_content", "what's a saving throw", ruleKinds()},
 	// A name something else bears, a lookup of rules or spells alone, no
 	// such question.
 	{"search_dnd_content", "how do spell slots work", nil},
@@ -19,4 +23,6 @@ var howItWorksReads = []readCase{
 	{"lookup_rule", "how does concentration work", nil},
 	{"search_dnd_content", "what happens to fire elementals", nil},
 	{"lookup_rule", "what happens when I fall", nil},
+	{"search_dnd_content", "what is a lich", nil},
+	{"search_dnd_content", "what is the best spell for a bonus action", nil},
 }

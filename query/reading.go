@@ -90,6 +90,9 @@ func newReading(v *badgerstore.View, q string, kinds []lkv1.Kind) *reading {
 	// spells above it.
 	rules := lkv1.RuleKinds()
 	from, to, asks := asksRule(words)
+	if !asks {
+		from, to, asks = definesRule(v, words, names, spans)
+	}
 	r.howItWorksWords = strings.Join(r.said[from:to], " ")
 	r.howItWorks = asks && r.hasKinds(rules) && slices.ContainsFunc(kinds, func(k lkv1.Kind) bool { return !slices.Contains(rules, k) })
 	return r

@@ -425,6 +425,8 @@ func TestSearch_howItWorks(t *testing.T) {
 		{"rules for ranged attacks in melee", []string{"Ranged Attacks in Close Combat"}},
 		{"what happens when a Large creature drops to 0 hit points", []string{"Dropping to 0 Hit Points"}},
 		{"can I cast two spells in one turn", []string{"Bonus Action"}},
+		// Read as a casting time, it put five bonus-action spells first.
+		{"what is a bonus action", []string{"Bonus Action", "Bonus Actions"}},
 		// SRD 5.1's Damage Types was fifth; SRD 5.2's glossary put
 		// Burning (fire damage each turn) and Breaking Objects above it.
 		{"how does fire damage work", []string{"Damage Types", "Burning"}},
