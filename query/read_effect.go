@@ -42,19 +42,28 @@ func (effectReader) read(r *reading) {
 
 // effectPhrase is a way a question says an effect: a first word (one of
 // first), then within reach words one of next (none: the first word
-// alone).
+// alone); when after is set, the first word comes within afterReach words
+// after one of after ("walk upside down on the ceiling").
 type effectPhrase struct {
 	first   []string
 	next    []string
 	reach   int
+	after   []string
 	effects []string
 	field   string // the field read, if not badgerstore.FieldEffect
 }
+
+// afterReach is how many words an effectPhrase's first word may come
+// after one of its after words.
+const afterReach = 3
 
 // at reads the phrase at word i: the end of its words, and whether it is
 // there.
 func (p effectPhrase) at(r *reading, i int) (int, bool) {
 	if !slices.Contains(p.first, r.words[i]) {
+		return 0, false
+	}
+	if len(p.after) > 0 && !slices.ContainsFunc(r.words[max(i-afterReach, 0):i], func(w string) bool { return slices.Contains(p.after, w) }) {
 		return 0, false
 	}
 	if len(p.next) == 0 {
@@ -96,6 +105,7 @@ var effectPhrases = []effectPhrase{
 	{first: []string{"cross", "crossing", "across", "over"}, next: crossings, reach: 2, effects: []string{badgerstore.EffectClimb, badgerstore.EffectJump, badgerstore.EffectFly}},
 	{first: []string{"climb", "climbing", "scale"}, next: []string{"wall", "walls", "cliff", "tower", "up"}, reach: 3, effects: []string{badgerstore.EffectClimb}},
 	{first: []string{"climb", "climbing", "climber"}, effects: []string{badgerstore.EffectClimb}},
+	{first: []string{"on", "up", "along", "across"}, next: []string{"wall", "walls", "ceiling", "ceilings"}, reach: 1, after: []string{"walk", "walks", "walking", "run", "running", "crawl", "crawling", "stand", "standing"}, effects: []string{badgerstore.EffectClimb}},
 	{first: []string{"jump", "jumping", "leap", "leaping"}, effects: []string{badgerstore.EffectJump}},
 	{first: []string{"fly", "flying", "flight", "levitate"}, effects: []string{badgerstore.EffectFly}},
 	{first: []string{"breathe", "breathing"}, next: []string{"underwater", "water"}, reach: 1, effects: []string{badgerstore.EffectSwim}},

@@ -11,6 +11,8 @@ var effectReads = []readCase{
 	{"lookup_spell", "speak with animals", []string{"effect=talk-beasts"}},
 	{"search_dnd_content", "a cheap way to cross a chasm", []string{"effect=climb", "effect=jump", "effect=fly"}},
 	{"lookup_spell", "magic so I can scale the tower wall without any rope", []string{"effect=climb"}},
+	{"lookup_equipment", "boots that let me walk on walls", []string{"effect=climb"}},
+	{"lookup_equipment", "walking upside down on the ceiling", []string{"effect=climb"}},
 	{"lookup_spell", "my monk needs to leap across a 30-foot chasm", []string{"effect=jump"}},
 	{"lookup_spell", "a spell to fly", []string{"effect=fly"}},
 	{"search_dnd_content", "a spell that lets a creature fly", []string{"effect=fly"}},
@@ -27,5 +29,7 @@ var effectReads = []readCase{
 	{"lookup_spell", "hurl a bead of fire that explodes", nil},
 	{"lookup_rule", "how does jumping work", nil},
 	{"lookup_spell", "stop a spell", nil},
+	{"lookup_creature", "a monster that walks through walls", nil},
+	{"lookup_equipment", "a rune carved on the wall", nil},
 	{"lookup_spell", "dig a tunnel", nil},
 }
