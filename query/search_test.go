@@ -451,7 +451,6 @@ func TestSearch_howItWorks(t *testing.T) {
 // search for the word, or an alternate of one (a copy of its name).
 func TestSearch_wordInText(t *testing.T) {
 	c := client(t)
-	ctx := context.Background()
 	const word = "petrified"
 	says := func(text string) bool {
 		for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return r < 'a' || r > 'z' }) {
@@ -475,25 +474,7 @@ func TestSearch_wordInText(t *testing.T) {
 		if len(want) < 10 {
 			t.Fatalf("%d %ss say %q: too few to measure recall", len(want), k.Slug(), word)
 		}
-		got := map[string]bool{}
-		cursor := ""
-		for page := 0; page < 20; page++ {
-			resp, err := c.Search(ctx, &lkv1.SearchRequest{Query: word, Semantic: proto.Bool(false), Kinds: []lkv1.Kind{k}, Limit: 100, Cursor: cursor})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, g := range resp.GetGroups() {
-				for _, r := range g.GetResults() {
-					got[r.GetEntity().GetKey()] = true
-					for _, a := range r.GetAlternates() {
-						got[a.GetKey()] = true
-					}
-				}
-			}
-			if cursor = resp.GetNextCursor(); cursor == "" {
-				break
-			}
-		}
+		got := keywordHits(t, c, word, k)
 		for key := range want {
 			if !got[key] {
 				t.Errorf("%s says %q and is not found by a keyword search for it", key, word)
@@ -501,6 +482,32 @@ func TestSearch_wordInText(t *testing.T) {
 		}
 		t.Logf("%ss saying %q: %d, found %d", k.Slug(), word, len(want), len(want)-countMissing(want, got))
 	}
+}
+
+// keywordHits are the keys of every entity of kind a keyword search for
+// q finds, page after page, with the copies each result stands for.
+func keywordHits(t *testing.T, c lkv1.QueryServiceClient, q string, kind lkv1.Kind) map[string]bool {
+	t.Helper()
+	got := map[string]bool{}
+	cursor := ""
+	for page := 0; page < 20; page++ {
+		resp, err := c.Search(t.Context(), &lkv1.SearchRequest{Query: q, Semantic: proto.Bool(false), Kinds: []lkv1.Kind{kind}, Limit: 100, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, g := range resp.GetGroups() {
+			for _, r := range g.GetResults() {
+				got[r.GetEntity().GetKey()] = true
+				for _, a := range r.GetAlternates() {
+					got[a.GetKey()] = true
+				}
+			}
+		}
+		if cursor = resp.GetNextCursor(); cursor == "" {
+			break
+		}
+	}
+	return got
 }
 
 func countMissing(want, got map[string]bool) int {
@@ -647,26 +654,7 @@ func TestSearch_madeFrom(t *testing.T) {
 		if unsaid == 0 {
 			t.Fatalf("every magic item made from a %s says so: the test checks nothing", base)
 		}
-		got := map[string]bool{}
-		cursor := ""
-		for page := 0; page < 20; page++ {
-			resp, err := c.Search(context.Background(), &lkv1.SearchRequest{Query: base, Semantic: proto.Bool(false),
-				Kinds: []lkv1.Kind{lkv1.Kind_KIND_MAGIC_ITEM}, Limit: 100, Cursor: cursor})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, g := range resp.GetGroups() {
-				for _, r := range g.GetResults() {
-					got[r.GetEntity().GetKey()] = true
-					for _, a := range r.GetAlternates() {
-						got[a.GetKey()] = true
-					}
-				}
-			}
-			if cursor = resp.GetNextCursor(); cursor == "" {
-				break
-			}
-		}
+		got := keywordHits(t, c, base, lkv1.Kind_KIND_MAGIC_ITEM)
 		for key := range want {
 			if !got[key] {
 				t.Errorf("%s is made from a %s and is not found by a keyword search for it", key, base)
