@@ -28,12 +28,16 @@ func TestStem(t *testing.T) {
 
 func TestTokenize(t *testing.T) {
 	got := relevance.Tokenize("What does the Owlbear's beak do? Heals 2d6!")
-	want := []string{"owlbear", "s", "beak", "heal", "2d6"}
+	want := []string{"owlbear", "beak", "heal", "2d6"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Tokenize = %q, want %q", got, want)
 	}
 	if got := relevance.QueryTerms("owl bear"); !slices.Equal(got, []string{"owl", "bear", "owlbear"}) {
 		t.Errorf("QueryTerms(owl bear) = %q, want the pair joined as well", got)
+	}
+	// A possessive's "s" is no word, and parts no pair.
+	if got := relevance.QueryTerms("the wizard's spellbook"); !slices.Equal(got, []string{"wizard", "spellbook", "wizardspellbook"}) {
+		t.Errorf("QueryTerms(the wizard's spellbook) = %q, want no s", got)
 	}
 }
 

@@ -13,6 +13,10 @@ var stopwords = map[string]bool{
 	"that": true, "the": true, "their": true, "them": true, "this": true, "to": true, "was": true,
 	"what": true, "when": true, "which": true, "who": true, "with": true, "you": true, "your": true,
 	"does": true, "do": true, "me": true, "my": true,
+	// What an apostrophe leaves of a possessive or a contraction ("an
+	// enemy's spell", "don't"): no word, and it would part the words
+	// around it (joinPairs).
+	"s": true, "t": true, "d": true, "ll": true, "m": true, "re": true, "ve": true,
 }
 
 // Tokenize splits text into the lower-case BM25 terms: letters and digits,
