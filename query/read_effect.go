@@ -27,13 +27,21 @@ func (effectReader) read(r *reading) {
 			if !ok {
 				continue
 			}
-			field := p.field
-			if field == "" {
-				field = badgerstore.FieldEffect
+			fields := p.fields
+			if len(fields) == 0 {
+				fields = []string{badgerstore.FieldEffect}
 			}
-			r.add(keywordFilter(field, p.effects, false, r.mark(i, to)))
+			if !slices.ContainsFunc(fields, r.has) {
+				continue // a later phrase may read the words for these kinds
+			}
+			phrase := r.mark(i, to)
+			for _, f := range fields {
+				r.add(keywordFilter(f, p.effects, false, phrase))
+			}
 			// The words stay in the terms, as a condition's do.
-			r.keep()
+			if !p.taken {
+				r.keep()
+			}
 			i = to - 1
 			break
 		}
@@ -50,7 +58,10 @@ type effectPhrase struct {
 	reach   int
 	after   []string
 	effects []string
-	field   string // the field read, if not badgerstore.FieldEffect
+	// fields are read, each where the request's kinds hold it; none:
+	// badgerstore.FieldEffect.
+	fields []string
+	taken  bool // the words leave the terms
 }
 
 // afterReach is how many words an effectPhrase's first word may come
@@ -108,12 +119,15 @@ var effectPhrases = []effectPhrase{
 	{first: []string{"on", "up", "along", "across"}, next: []string{"wall", "walls", "ceiling", "ceilings"}, reach: 1, after: []string{"walk", "walks", "walking", "run", "running", "crawl", "crawling", "stand", "standing"}, effects: []string{badgerstore.EffectClimb}},
 	{first: []string{"jump", "jumping", "leap", "leaping"}, effects: []string{badgerstore.EffectJump}},
 	{first: []string{"fly", "flying", "flight", "levitate"}, effects: []string{badgerstore.EffectFly}},
+	// Wings are a creature's fly speed, and a spell's or an item's flight;
+	// the word leaves the terms, which every dragon's Wing Attack says.
+	{first: []string{"winged", "wings"}, effects: []string{badgerstore.EffectFly}, fields: []string{badgerstore.FieldMovement, badgerstore.FieldEffect}, taken: true},
 	{first: []string{"breathe", "breathing"}, next: []string{"underwater", "water"}, reach: 1, effects: []string{badgerstore.EffectSwim}},
 	{first: []string{"swim", "swimming"}, effects: []string{badgerstore.EffectSwim}},
 	// A creature's own way of moving, said as what it does ("bursts up
 	// out of the ground").
-	{first: []string{"burst", "bursts", "erupt", "erupts", "emerge", "emerges", "rise", "rises"}, next: []string{"ground", "earth", "sand", "underground"}, reach: 4, effects: []string{"burrow"}, field: badgerstore.FieldMovement},
-	{first: []string{"underground", "tunnel", "tunnels", "tunneling", "tunnelling", "dig", "digs", "digging"}, effects: []string{"burrow"}, field: badgerstore.FieldMovement},
+	{first: []string{"burst", "bursts", "erupt", "erupts", "emerge", "emerges", "rise", "rises"}, next: []string{"ground", "earth", "sand", "underground"}, reach: 4, effects: []string{"burrow"}, fields: []string{badgerstore.FieldMovement}},
+	{first: []string{"underground", "tunnel", "tunnels", "tunneling", "tunnelling", "dig", "digs", "digging"}, effects: []string{"burrow"}, fields: []string{badgerstore.FieldMovement}},
 	{first: []string{"teleport", "teleports", "teleportation", "teleporting"}, effects: []string{badgerstore.EffectTeleport}},
 	{first: []string{"summon", "summons", "summoning", "conjure", "conjuring"}, effects: []string{badgerstore.EffectSummon}},
 	{first: []string{"detect", "detects", "detecting", "detection", "locate", "locating"}, effects: []string{badgerstore.EffectDetect}},

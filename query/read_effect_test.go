@@ -22,6 +22,9 @@ var effectReads = []readCase{
 	{"lookup_spell", "a spell to detect invisible creatures", []string{"effect=detect"}},
 	{"lookup_creature", "land shark monstr that bursts up out of the ground", []string{"movement=burrow"}},
 	{"lookup_creature", "something that tunnels under the city", []string{"movement=burrow"}},
+	{"lookup_creature", "a horse with wings", []string{"movement=fly"}},
+	{"lookup_equipment", "boots with little wings", []string{"effect=fly"}},
+	{"search_dnd_content", "a spell to give me wings", []string{"movement=fly", "effect=fly"}},
 	// Light said of equipment, a creature's own flying, a question with
 	// no effect, a rule's name.
 	{"lookup_equipment", "a light crossbow", nil},

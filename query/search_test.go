@@ -605,6 +605,28 @@ func TestLookup_facetQuestionKeepsAuthority(t *testing.T) {
 	}
 }
 
+// TestLookup_wings: wings are a creature's fly speed, and the word is no
+// term: "a horse with wings" gives fliers, Pegasus among them, not the
+// dragons whose Wing Attack says "wing".
+func TestLookup_wings(t *testing.T) {
+	c := client(t)
+	resp, err := c.LookupCreatures(t.Context(), &lkv1.LookupCreaturesRequest{Common: &lkv1.Common{SemanticQuery: "a horse with wings", Limit: 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range resp.GetResults() {
+		e := r.GetEntity()
+		names = append(names, e.GetName())
+		if e.GetCreature().GetSpeed()["fly"] == 0 {
+			t.Errorf("%s (%s) cannot fly", e.GetName(), e.GetDocument().GetKey())
+		}
+	}
+	if !slices.Contains(names, "Pegasus") {
+		t.Errorf("a horse with wings: %q, want Pegasus among the five", names)
+	}
+}
+
 // TestSearch_noSuchName: a question that reads as a name and names nothing
 // says so before the nearest names, which would otherwise pass for its
 // match; a name, its plural or a known alias says nothing of the kind.
