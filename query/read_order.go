@@ -90,6 +90,9 @@ var (
 		"youngest": {[]orderField{orderCR}, false}, "cheapest": {[]orderField{orderCost}, false}, "most expensive": {[]orderField{orderCost}, true},
 		"priciest": {[]orderField{orderCost}, true}, "costliest": {[]orderField{orderCost}, true}, "heaviest": {[]orderField{orderWeight}, true},
 		"lightest": {[]orderField{orderWeight}, false}, "best": {[]orderField{orderAC}, true},
+		// Plain weak and easy ask for the weakest too ("weak undead for
+		// level 1 characters"), but not "weak to sunlight".
+		"weak": {power, false}, "easy": {power, false},
 	}
 )
 
@@ -98,6 +101,13 @@ var (
 // armor"), not the best weapon or monster.
 func armorNear(stems []string, i int) bool {
 	return slices.ContainsFunc(stems[i+1:min(i+4, len(stems))], func(s string) bool { return s == "armor" || s == "armour" })
+}
+
+// weakTo reports whether plain weak or easy says what a creature is
+// vulnerable to or what is easy to do ("weak to sunlight", "easy to
+// hide"), not its power.
+func weakTo(phrase, next string) bool {
+	return (phrase == "weak" || phrase == "easy") && (next == "to" || next == "against")
 }
 
 // orderReader reads a superlative ("longest range", "highest AC",
@@ -145,7 +155,7 @@ func (orderReader) read(r *reading) {
 			continue
 		}
 		for _, phrase := range []string{w + " " + strings.Join(words[i+1:min(i+2, len(words))], ""), w} {
-			if sup, ok := implied[phrase]; ok && (phrase != "best" || armorNear(stems, i)) {
+			if sup, ok := implied[phrase]; ok && (phrase != "best" || armorNear(stems, i)) && !weakTo(phrase, r.word(i+1)) {
 				if o := pick(sup.fields, sup.desc, phrase); o != nil {
 					r.setOrder(o, i, i+len(strings.Fields(phrase)))
 					return

@@ -11,6 +11,9 @@ var superlativeReads = []readCase{
 	{"lookup_creature", "a big dumb giant for my party, the weakest kind of giant", []string{"order=challenge_rating asc"}},
 	{"lookup_creature", "something I can throw at level 8 players", []string{"order=challenge_rating desc"}},
 	{"lookup_creature", "the weakest giant for my level 5 party", []string{"order=challenge_rating asc"}},
+	{"lookup_creature", "weak undead for level 1 characters", []string{"order=challenge_rating asc"}},
+	{"lookup_creature", "an easy fight for new players", []string{"order=challenge_rating asc"}},
+	{"lookup_creature", "undead weak to sunlight", nil},
 	{"lookup_equipment", "armor with the highest AC", []string{"order=armor_class desc"}},
 	// "Best" is the highest armor class of armor only; kinds without the
 	// field; a rules question.
