@@ -157,6 +157,10 @@ func TestAudit_snapshotCards(t *testing.T) {
 			r.faults++
 			report("summary", e.Key, "search line prints a heading's marks: %q", summary(&e))
 		}
+		if e.Item != nil && e.Item.Base != "" && !strings.Contains(summary(&e), "("+e.Item.Base+")") {
+			r.faults++
+			report("summary", e.Key, "search line does not say what the item is made from (%s): %q", e.Item.Base, summary(&e))
+		}
 	}
 
 	ids := make([]string, 0, len(rows))

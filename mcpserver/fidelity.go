@@ -283,8 +283,11 @@ func firstText(e *Entity) string {
 func itemSummary(e *Entity) string {
 	it := e.Item
 	s := strings.ReplaceAll(e.Kind, "-", " ")
-	if e.Kind == "item" && it.Category != "" {
+	switch {
+	case e.Kind == "item" && it.Category != "":
 		s += " (" + strings.ReplaceAll(it.Category, "-", " ") + ")"
+	case it.Base != "":
+		s += " (" + it.Base + ")" // "magic item (warhammer)"
 	}
 	var facts []string
 	if it.Rarity != "" {
