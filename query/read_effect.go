@@ -131,4 +131,6 @@ var effectPhrases = []effectPhrase{
 	{first: []string{"teleport", "teleports", "teleportation", "teleporting"}, effects: []string{badgerstore.EffectTeleport}},
 	{first: []string{"summon", "summons", "summoning", "conjure", "conjuring"}, effects: []string{badgerstore.EffectSummon}},
 	{first: []string{"detect", "detects", "detecting", "detection", "locate", "locating"}, effects: []string{badgerstore.EffectDetect}},
+	{first: []string{"see", "look", "peek", "peer", "watch", "hear", "listen"}, next: []string{"through", "beyond", "behind", "afar", "remotely"}, reach: 1, effects: []string{badgerstore.EffectScry}},
+	{first: []string{"spy", "spying", "scry", "scrying", "eavesdrop", "eavesdropping"}, effects: []string{badgerstore.EffectScry}},
 }

@@ -12,6 +12,8 @@ var effectReads = []readCase{
 	{"search_dnd_content", "a cheap way to cross a chasm", []string{"effect=climb", "effect=jump", "effect=fly"}},
 	{"lookup_spell", "magic so I can scale the tower wall without any rope", []string{"effect=climb"}},
 	{"lookup_equipment", "boots that let me walk on walls", []string{"effect=climb"}},
+	{"lookup_spell", "see through walls", []string{"effect=scry"}},
+	{"lookup_spell", "spy on the duke from far away", []string{"effect=scry"}},
 	{"lookup_equipment", "walking upside down on the ceiling", []string{"effect=climb"}},
 	{"lookup_spell", "my monk needs to leap across a 30-foot chasm", []string{"effect=jump"}},
 	{"lookup_spell", "a spell to fly", []string{"effect=fly"}},

@@ -51,6 +51,7 @@ const (
 	EffectTalkPlant  = "talk-plants" // with plants
 	EffectSummon     = "summon"      // calls creatures
 	EffectDetect     = "detect"      // senses or finds what is hidden
+	EffectScry       = "scry"        // sees or hears from afar: a sensor, another's eyes
 )
 
 // conditionWords are the conditions as a text says them, and the
@@ -439,6 +440,11 @@ var effectPatterns = []struct {
 	{"detect", EffectDetect, regexp.MustCompile(`\bdetects?\b`)},
 	{"sense", EffectDetect, regexp.MustCompile(`\bsense the presence\b`)},
 	{"locat", EffectDetect, regexp.MustCompile(`\b(?:learn|know|sense|reveal)s? the location\b|\blocates?\b`)},
+	// Not "scrying" alone: Nondetection's targets can't be perceived
+	// through scrying sensors.
+	{"sensor", EffectScry, regexp.MustCompile(`\b(?:invisible|magical|scrying) sensor\b`)},
+	{"through", EffectScry, regexp.MustCompile(`\b(?:see|hear) through (?:the|its|a|an|this|that|your) (?:\S+ )?(?:eyes?|ears?|sensor)\b`)},
+	{"visual information", EffectScry, regexp.MustCompile(`\bvisual information\b`)},
 }
 
 // talking reads that the entity lets one speak with another, and with

@@ -94,6 +94,14 @@ func TestEntityFields_effects(t *testing.T) {
 		{"Potion of Haste", "When the spell ends, the target can't move or take actions until after its next turn.", nil},
 		{"Orb of Holding", "You can't move the creature more than 60 feet away from the orb.", nil},
 		{"Floating Disk", "The disk can't move across a 10-foot-deep pit.", nil},
+		// Seeing from afar: a sensor, another's eyes; not hiding from it.
+		{"Clairvoyance", "You create an invisible sensor within range in a location familiar to you.",
+			map[string][]string{badgerstore.FieldEffect: {badgerstore.EffectScry}}},
+		{"Find Familiar", "As an action, you can see through your familiar's eyes and hear what it hears.",
+			map[string][]string{badgerstore.FieldEffect: {badgerstore.EffectScry}}},
+		{"Arcane Eye", "You mentally receive visual information from the eye.",
+			map[string][]string{badgerstore.FieldEffect: {badgerstore.EffectScry}}},
+		{"Nondetection", "The target can't be targeted by any divination magic or perceived through magical scrying sensors.", nil},
 	}
 	fields := []string{badgerstore.FieldConditionInflicted, badgerstore.FieldConditionEnded, badgerstore.FieldProtection, badgerstore.FieldEffect}
 	for _, tt := range tests {
