@@ -93,6 +93,8 @@ var (
 		// Plain weak and easy ask for the weakest too ("weak undead for
 		// level 1 characters"), but not "weak to sunlight".
 		"weak": {power, false}, "easy": {power, false},
+		// "A bow with long range" wants the longest.
+		"long range": {[]orderField{orderRange}, true},
 	}
 )
 

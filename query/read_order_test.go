@@ -14,6 +14,7 @@ var superlativeReads = []readCase{
 	{"lookup_creature", "weak undead for level 1 characters", []string{"order=challenge_rating asc"}},
 	{"lookup_creature", "an easy fight for new players", []string{"order=challenge_rating asc"}},
 	{"lookup_creature", "undead weak to sunlight", nil},
+	{"lookup_equipment", "a bow with long range", []string{"order=range desc"}},
 	{"lookup_equipment", "armor with the highest AC", []string{"order=armor_class desc"}},
 	// "Best" is the highest armor class of armor only; kinds without the
 	// field; a rules question.
