@@ -443,9 +443,15 @@ var effectPatterns = []struct {
 	// Not "scrying" alone: Nondetection's targets can't be perceived
 	// through scrying sensors.
 	{"sensor", EffectScry, regexp.MustCompile(`\b(?:invisible|magical|scrying) sensor\b`)},
-	{"through", EffectScry, regexp.MustCompile(`\b(?:see|hear) through (?:the|its|a|an|this|that|your) (?:\S+ )?(?:eyes?|ears?|sensor)\b`)},
+	{"see through", EffectScry, throughEyes},
+	{"hear through", EffectScry, throughEyes},
 	{"visual information", EffectScry, regexp.MustCompile(`\bvisual information\b`)},
 }
+
+// throughEyes is seeing or hearing through another's eyes or ears, or a
+// sensor. Its cues are the two verbs with "through": "through" alone is
+// in too many of the texts a store's open reads.
+var throughEyes = regexp.MustCompile(`\b(?:see|hear) through (?:the|its|a|an|this|that|your) (?:\S+ )?(?:eyes?|ears?|sensor)\b`)
 
 // talking reads that the entity lets one speak with another, and with
 // whom: "speak with", "communicate with", "telepathically", "answer the
